@@ -1,0 +1,3 @@
+/* placeholder: being written */
+int main(void);
+int main(void) { return 0; }

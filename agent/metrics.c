@@ -1,0 +1,186 @@
+/*
+ * Metric set: an array plus a small open-addressing hash index so that
+ * put-with-replace stays O(1) on the parser's hot path.
+ */
+#include "metrics.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t
+hash_name(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+void
+metric_set_clear(struct metric_set *set)
+{
+	set->count = 0;
+	memset(set->slots, 0, sizeof(set->slots));
+}
+
+/* Returns the slot holding NAME, or the empty slot where it would go. */
+static size_t
+find_slot(const struct metric_set *set, const char *name, size_t len)
+{
+	size_t mask = METRIC_HASH_SLOTS - 1;
+	size_t i = hash_name(name, len) & mask;
+	for (;;) {
+		uint16_t v = set->slots[i];
+		if (v == 0) {
+			return i;
+		}
+		const char *have = set->items[v - 1].name;
+		if (strncmp(have, name, len) == 0 && have[len] == '\0') {
+			return i;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+int
+metric_set_put_n(struct metric_set *set, const char *name, size_t len, double value)
+{
+	if (len == 0 || len >= METRIC_NAME_MAX) {
+		return -EINVAL;
+	}
+	size_t slot = find_slot(set, name, len);
+	uint16_t v = set->slots[slot];
+	if (v != 0) {
+		set->items[v - 1].value = value;
+		return 0;
+	}
+	if (set->count >= METRIC_SET_MAX) {
+		return -ENOSPC;
+	}
+	struct metric *m = &set->items[set->count];
+	memcpy(m->name, name, len);
+	m->name[len] = '\0';
+	m->value = value;
+	set->count++;
+	set->slots[slot] = (uint16_t)set->count;
+	return 0;
+}
+
+int
+metric_set_put(struct metric_set *set, const char *name, double value)
+{
+	return metric_set_put_n(set, name, strlen(name), value);
+}
+
+int
+metric_set_putf(struct metric_set *set, double value, const char *fmt, ...)
+{
+	char name[METRIC_NAME_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (n <= 0 || (size_t)n >= sizeof(name)) {
+		return -EINVAL;
+	}
+	return metric_set_put_n(set, name, (size_t)n, value);
+}
+
+const struct metric *
+metric_set_find(const struct metric_set *set, const char *name)
+{
+	size_t len = strlen(name);
+	if (len == 0 || len >= METRIC_NAME_MAX) {
+		return NULL;
+	}
+	uint16_t v = set->slots[find_slot(set, name, len)];
+	return v ? &set->items[v - 1] : NULL;
+}
+
+bool
+metric_set_get(const struct metric_set *set, const char *name, double *out)
+{
+	const struct metric *m = metric_set_find(set, name);
+	if (!m) {
+		return false;
+	}
+	*out = m->value;
+	return true;
+}
+
+static void
+rebuild_index(struct metric_set *set)
+{
+	memset(set->slots, 0, sizeof(set->slots));
+	for (size_t i = 0; i < set->count; i++) {
+		const char *n = set->items[i].name;
+		set->slots[find_slot(set, n, strlen(n))] = (uint16_t)(i + 1);
+	}
+}
+
+bool
+metric_set_remove(struct metric_set *set, const char *name)
+{
+	const struct metric *m = metric_set_find(set, name);
+	if (!m) {
+		return false;
+	}
+	size_t idx = (size_t)(m - set->items);
+	memmove(&set->items[idx], &set->items[idx + 1],
+		(set->count - idx - 1) * sizeof(set->items[0]));
+	set->count--;
+	rebuild_index(set);
+	return true;
+}
+
+int
+metric_set_merge(struct metric_set *dst, const struct metric_set *src)
+{
+	int ret = 0;
+	for (size_t i = 0; i < src->count; i++) {
+		int r = metric_set_put(dst, src->items[i].name, src->items[i].value);
+		if (r < 0) {
+			ret = r;
+		}
+	}
+	return ret;
+}
+
+static int
+cmp_metric(const void *a, const void *b)
+{
+	return strcmp(((const struct metric *)a)->name, ((const struct metric *)b)->name);
+}
+
+void
+metric_set_sort(struct metric_set *set)
+{
+	qsort(set->items, set->count, sizeof(set->items[0]), cmp_metric);
+	rebuild_index(set);
+}
+
+bool
+metric_name_valid(const char *name)
+{
+	size_t seg = 0;
+	size_t len = 0;
+	for (const char *p = name; *p; p++, len++) {
+		char c = *p;
+		if (c == '.') {
+			if (seg == 0) {
+				return false;
+			}
+			seg = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') {
+			seg++;
+		} else {
+			return false;
+		}
+	}
+	return len > 0 && len < METRIC_NAME_MAX && seg > 0;
+}

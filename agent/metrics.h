@@ -1,0 +1,67 @@
+/*
+ * A flat set of named metrics (canonical dotted names, unit in the last
+ * segment) as produced by every source for one sample. Fixed capacity, no
+ * allocation, so parsers can fill it on the hot path.
+ */
+#ifndef TEGRAWATCH_METRICS_H
+#define TEGRAWATCH_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRIC_NAME_MAX 64  /* including the NUL */
+#define METRIC_SET_MAX 512
+#define METRIC_HASH_SLOTS 1024 /* power of two, > 1.5 x METRIC_SET_MAX */
+
+struct metric {
+	char name[METRIC_NAME_MAX];
+	double value;
+};
+
+struct metric_set {
+	size_t count;
+	struct metric items[METRIC_SET_MAX];
+	/* open-addressing index: item index + 1, 0 = empty */
+	uint16_t slots[METRIC_HASH_SLOTS];
+};
+
+/** Empties the set. */
+void metric_set_clear(struct metric_set *set);
+
+/**
+ * Sets NAME (LEN bytes, no NUL needed) to VALUE, replacing an earlier value
+ * of the same name. Returns 0, -EINVAL for an empty or too long name, or
+ * -ENOSPC when the set is full.
+ */
+int metric_set_put_n(struct metric_set *set, const char *name, size_t len, double value);
+
+/** As metric_set_put_n() for a NUL-terminated name. */
+int metric_set_put(struct metric_set *set, const char *name, double value);
+
+/** As metric_set_put() with a printf-style name. Not for hot paths. */
+int metric_set_putf(struct metric_set *set, double value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** Returns the metric called NAME, or NULL. */
+const struct metric *metric_set_find(const struct metric_set *set, const char *name);
+
+/** Writes the value of NAME to *out and returns true when present. */
+bool metric_set_get(const struct metric_set *set, const char *name, double *out);
+
+/** Removes NAME if present; returns true when something was removed. */
+bool metric_set_remove(struct metric_set *set, const char *name);
+
+/** Copies every metric of SRC into DST (replacing same names). */
+int metric_set_merge(struct metric_set *dst, const struct metric_set *src);
+
+/** Sorts the items by name (for stable output); keeps the index valid. */
+void metric_set_sort(struct metric_set *set);
+
+/**
+ * Returns true when NAME is a canonical metric name: lower-case ASCII
+ * letters, digits, '_' and '.' separated segments, none empty.
+ */
+bool metric_name_valid(const char *name);
+
+#endif

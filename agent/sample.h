@@ -1,0 +1,49 @@
+/*
+ * One sample of the board: metrics plus the throttle state derived from
+ * them. This is what sources fill and sinks consume.
+ */
+#ifndef TEGRAWATCH_SAMPLE_H
+#define TEGRAWATCH_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metrics.h"
+
+enum throttle_reason {
+	THROTTLE_THERMAL,     /* zone at/above passive trip, throttle cdev engaged */
+	THROTTLE_OVERCURRENT, /* ocN_event_cnt increased (over-current/under-voltage) */
+	THROTTLE_RAIL_ALARM,  /* INA3221 crit/max alarm raised */
+	THROTTLE_FREQ_CAP,    /* clock below its ceiling under load, no other cause */
+	THROTTLE_REASON_COUNT,
+};
+
+#define THROTTLE_WHY_MAX 192
+#define THROTTLE_CONTEXT_MAX 320
+
+struct throttle_state {
+	bool active;
+	bool reason[THROTTLE_REASON_COUNT];
+	/* one sentence per active reason: which zone, counter or clock */
+	char why[THROTTLE_REASON_COUNT][THROTTLE_WHY_MAX];
+	/* power-mode ceilings, jetson_clocks: reported, never throttling */
+	char context[THROTTLE_CONTEXT_MAX];
+};
+
+#define POWER_MODE_NAME_MAX 48
+
+struct sample {
+	uint64_t seq;      /* monotonic per agent run, from 1 */
+	int64_t time_ms;   /* wall clock, ms since the epoch (local stamp for replays) */
+	char power_mode[POWER_MODE_NAME_MAX]; /* nvpmodel name, "" if unknown */
+	struct metric_set metrics;
+	struct throttle_state throttle;
+};
+
+/** Returns the stable lower-case name of R ("thermal", "overcurrent", ...). */
+const char *throttle_reason_name(enum throttle_reason r);
+
+/** Resets S to an empty sample (keeps nothing). */
+void sample_clear(struct sample *s);
+
+#endif

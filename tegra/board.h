@@ -1,0 +1,43 @@
+/*
+ * The board read through sysfs/procfs below a root: capabilities are
+ * probed once at open (thermal zones, cooling devices, GPU devfreq,
+ * cpufreq, INA3221 rails, OC counters, fans, nvpmodel, identity), then
+ * each board_sample() reads the discovered files and emits canonical
+ * metrics. Never gates on a hard-coded model table.
+ */
+#ifndef TEGRAWATCH_BOARD_H
+#define TEGRAWATCH_BOARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/sample.h"
+#include "identity.h"
+
+struct board;
+
+/** Probes the board below ROOT ("" or "/" = this machine). Returns 0 and *OUT, or -errno. */
+int board_open(const char *root, struct board **out);
+
+/** Frees B; NULL is a no-op. */
+void board_destroy(struct board *b);
+
+/** Identity read at open. */
+const struct board_identity *board_identity(const struct board *b);
+
+/** True when any Jetson signal was found (Tegra SoC, nv_tegra_release, GPU devfreq, tegra zones). */
+bool board_is_jetson(const struct board *b);
+
+/**
+ * Reads every discovered quantity once and adds its metrics to S->metrics
+ * (temperatures, trips, cooling states, clocks and ceilings, loads since
+ * the previous call, memory, rails, OC counters, fans, nvpmodel id) and
+ * sets S->power_mode. Files that fail are left out and counted; this only
+ * fails (-errno) when nothing at all could be read.
+ */
+int board_sample(struct board *b, struct sample *s);
+
+/** Read errors counted since open. */
+uint64_t board_read_errors(const struct board *b);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * Throttle detection: one state per sample with named reasons, derived
+ * from the sample's metrics only (pure, no I/O), so it works the same on
+ * sysfs samples, live tegrastats and replays.
+ */
+#ifndef TEGRAWATCH_THROTTLE_H
+#define TEGRAWATCH_THROTTLE_H
+
+#include "agent/sample.h"
+
+struct throttle_detector;
+
+struct throttle_detector *throttle_detector_create(void);
+void throttle_detector_destroy(struct throttle_detector *det);
+
+/**
+ * Evaluates S->metrics against the previous samples seen by DET, writes
+ * S->throttle and adds `throttle.active` and one `throttle.REASON` (0/1)
+ * metric per reason to S->metrics.
+ */
+void throttle_detector_update(struct throttle_detector *det, struct sample *s);
+
+#endif
