@@ -1,1 +1,225 @@
-/* placeholder: being written */
+/* JSON writer: aborts on OOM like the rest of the agent's allocations. */
+#include "json.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+json_init(struct json *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->first[0] = true;
+}
+
+void
+json_free(struct json *j)
+{
+	free(j->buf);
+	json_init(j);
+}
+
+void
+json_reset(struct json *j)
+{
+	char *buf = j->buf;
+	size_t cap = j->cap;
+	json_init(j);
+	j->buf = buf;
+	j->cap = cap;
+	if (buf) {
+		buf[0] = '\0';
+	}
+}
+
+static void
+reserve(struct json *j, size_t more)
+{
+	if (j->len + more + 1 <= j->cap) {
+		return;
+	}
+	size_t cap = j->cap ? j->cap : 256;
+	while (cap < j->len + more + 1) {
+		cap *= 2;
+	}
+	char *p = realloc(j->buf, cap);
+	if (!p) {
+		abort();
+	}
+	j->buf = p;
+	j->cap = cap;
+}
+
+void
+json_raw(struct json *j, const char *s, size_t len)
+{
+	reserve(j, len);
+	memcpy(j->buf + j->len, s, len);
+	j->len += len;
+	j->buf[j->len] = '\0';
+}
+
+static void
+put_char(struct json *j, char c)
+{
+	reserve(j, 1);
+	j->buf[j->len++] = c;
+	j->buf[j->len] = '\0';
+}
+
+/* Writes the comma before a value unless it follows a key or opens a container. */
+static void
+before_value(struct json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (!j->first[j->depth]) {
+		put_char(j, ',');
+	}
+	j->first[j->depth] = false;
+}
+
+static void
+open_container(struct json *j, char c)
+{
+	before_value(j);
+	put_char(j, c);
+	if (j->depth + 1 < JSON_DEPTH_MAX) {
+		j->depth++;
+	}
+	j->first[j->depth] = true;
+}
+
+static void
+close_container(struct json *j, char c)
+{
+	if (j->depth > 0) {
+		j->depth--;
+	}
+	put_char(j, c);
+}
+
+void
+json_object_begin(struct json *j)
+{
+	open_container(j, '{');
+}
+
+void
+json_object_end(struct json *j)
+{
+	close_container(j, '}');
+}
+
+void
+json_array_begin(struct json *j)
+{
+	open_container(j, '[');
+}
+
+void
+json_array_end(struct json *j)
+{
+	close_container(j, ']');
+}
+
+static void
+put_escaped(struct json *j, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	reserve(j, len + 2);
+	put_char(j, '"');
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			put_char(j, '\\');
+			put_char(j, (char)c);
+		} else if (c == '\n') {
+			json_raw(j, "\\n", 2);
+		} else if (c == '\t') {
+			json_raw(j, "\\t", 2);
+		} else if (c < 0x20 || c == 0x7f) {
+			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			json_raw(j, u, sizeof(u));
+		} else {
+			put_char(j, (char)c);
+		}
+	}
+	put_char(j, '"');
+}
+
+void
+json_key(struct json *j, const char *key)
+{
+	before_value(j);
+	put_escaped(j, key, strlen(key));
+	put_char(j, ':');
+	j->after_key = true;
+}
+
+void
+json_string_n(struct json *j, const char *s, size_t len)
+{
+	before_value(j);
+	put_escaped(j, s, len);
+}
+
+void
+json_string(struct json *j, const char *s)
+{
+	json_string_n(j, s, strlen(s));
+}
+
+void
+json_number(struct json *j, double v)
+{
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	char tmp[40];
+	int n;
+	if (v == floor(v) && fabs(v) < 1e15) {
+		n = snprintf(tmp, sizeof(tmp), "%.0f", v);
+	} else {
+		n = snprintf(tmp, sizeof(tmp), "%.15g", v);
+	}
+	before_value(j);
+	json_raw(j, tmp, (size_t)n);
+}
+
+void
+json_int(struct json *j, int64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+	before_value(j);
+	json_raw(j, tmp, (size_t)n);
+}
+
+void
+json_uint(struct json *j, uint64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	before_value(j);
+	json_raw(j, tmp, (size_t)n);
+}
+
+void
+json_bool(struct json *j, bool v)
+{
+	before_value(j);
+	json_raw(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void
+json_null(struct json *j)
+{
+	before_value(j);
+	json_raw(j, "null", 4);
+}

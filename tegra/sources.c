@@ -1,1 +1,438 @@
-/* placeholder: being written */
+/*
+ * Board sources as vtables: sysfs, tegrastats replay, live tegrastats.
+ */
+#include "sources.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/log.h"
+#include "tegrastats.h"
+
+extern char **environ;
+
+static int64_t
+monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp)
+{
+	struct tm tm = {
+		.tm_year = stamp->year - 1900,
+		.tm_mon = stamp->month - 1,
+		.tm_mday = stamp->day,
+		.tm_hour = stamp->hour,
+		.tm_min = stamp->minute,
+		.tm_sec = stamp->second,
+		.tm_isdst = -1,
+	};
+	time_t t = mktime(&tm);
+	return (int64_t)t * 1000;
+}
+
+/* ---- sysfs ---- */
+
+struct sysfs_source {
+	struct source base;
+	struct board *board;
+};
+
+static int
+sysfs_source_read(struct source *src, struct sample *s)
+{
+	struct sysfs_source *ss = (struct sysfs_source *)src;
+	int ret = board_sample(ss->board, s);
+	metric_set_put(&s->metrics, "agent.read_errors_total", (double)board_read_errors(ss->board));
+	return ret;
+}
+
+static void
+sysfs_source_destroy(struct source *src)
+{
+	free(src);
+}
+
+static const struct source_ops sysfs_source_ops = {
+	.name = "sysfs",
+	.read = sysfs_source_read,
+	.destroy = sysfs_source_destroy,
+};
+
+int
+sysfs_source_create(struct board *board, struct source **out)
+{
+	struct sysfs_source *ss = calloc(1, sizeof(*ss));
+	if (!ss) {
+		return -ENOMEM;
+	}
+	ss->base.ops = &sysfs_source_ops;
+	ss->board = board;
+	*out = &ss->base;
+	return 0;
+}
+
+/* ---- replay ---- */
+
+struct replay_source {
+	struct source base;
+	FILE *file;
+	char *path;
+	double speed;
+	char *line;
+	size_t line_cap;
+	unsigned long lineno;
+	/* the next sample, read ahead so its stamp sets the pace */
+	bool have_next;
+	struct metric_set next;
+	struct tegrastats_info next_info;
+	int64_t delay_ms;
+	int64_t due_ms; /* monotonic time the pending sample is due */
+	int64_t no_stamp_ms; /* synthetic clock for logs without stamps */
+	uint64_t parse_errors;
+	uint64_t unknown_tokens;
+};
+
+/* Reads ahead to the next good data line. Returns true when one was found. */
+static bool
+replay_advance(struct replay_source *rs)
+{
+	ssize_t n;
+	while ((n = getline(&rs->line, &rs->line_cap, rs->file)) >= 0) {
+		rs->lineno++;
+		size_t len = (size_t)n;
+		while (len > 0 && (rs->line[len - 1] == '\n' || rs->line[len - 1] == '\r')) {
+			len--;
+		}
+		size_t i = 0;
+		while (i < len && (rs->line[i] == ' ' || rs->line[i] == '\t')) {
+			i++;
+		}
+		if (i == len || rs->line[i] == '#') {
+			continue;
+		}
+		struct parse_error err = {0};
+		metric_set_clear(&rs->next);
+		if (tegrastats_parse_line(rs->line, len, &rs->next, &rs->next_info, &err) < 0) {
+			rs->parse_errors++;
+			log_warn("%s:%lu:%d: %s", rs->path, rs->lineno, err.column, err.msg);
+			continue;
+		}
+		rs->unknown_tokens += rs->next_info.unknown_tokens;
+		return true;
+	}
+	return false;
+}
+
+static int
+replay_read(struct source *src, struct sample *s)
+{
+	struct replay_source *rs = (struct replay_source *)src;
+	if (!rs->have_next) {
+		return -ENODATA;
+	}
+	metric_set_merge(&s->metrics, &rs->next);
+	if (rs->next_info.stamp.present) {
+		s->time_ms = tegrastats_stamp_to_ms(&rs->next_info.stamp);
+	} else {
+		s->time_ms = rs->no_stamp_ms;
+		rs->no_stamp_ms += 1000;
+	}
+	struct tegrastats_stamp prev = rs->next_info.stamp;
+	rs->have_next = replay_advance(rs);
+	metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);
+	metric_set_put(&s->metrics, "agent.unknown_tokens_total", (double)rs->unknown_tokens);
+
+	int64_t gap_ms = 1000;
+	if (rs->have_next && prev.present && rs->next_info.stamp.present) {
+		gap_ms = tegrastats_stamp_to_ms(&rs->next_info.stamp) - tegrastats_stamp_to_ms(&prev);
+		if (gap_ms < 0 || gap_ms > 60000) {
+			gap_ms = 1000; /* a jump in the recording: keep a steady pace */
+		}
+	}
+	rs->delay_ms = rs->speed > 0 ? (int64_t)((double)gap_ms / rs->speed) : 0;
+	rs->due_ms = monotonic_ms() + rs->delay_ms;
+	return 0;
+}
+
+static int64_t
+replay_next_tick_ms(struct source *src)
+{
+	struct replay_source *rs = (struct replay_source *)src;
+	if (!rs->have_next) {
+		return 0; /* let the loop see the end at once */
+	}
+	int64_t left = rs->due_ms - monotonic_ms();
+	return left > 0 ? left : 0;
+}
+
+static void
+replay_destroy(struct source *src)
+{
+	struct replay_source *rs = (struct replay_source *)src;
+	if (rs->file) {
+		fclose(rs->file);
+	}
+	free(rs->line);
+	free(rs->path);
+	free(rs);
+}
+
+static const struct source_ops replay_source_ops = {
+	.name = "replay",
+	.read = replay_read,
+	.next_tick_ms = replay_next_tick_ms,
+	.destroy = replay_destroy,
+};
+
+int
+replay_source_create(const char *path, double speed, struct source **out)
+{
+	if (speed < 0) {
+		return -EINVAL;
+	}
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		return -errno;
+	}
+	struct replay_source *rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	rs->base.ops = &replay_source_ops;
+	rs->file = f;
+	rs->path = strdup(path);
+	rs->speed = speed;
+	rs->no_stamp_ms = (int64_t)time(NULL) * 1000;
+	rs->have_next = replay_advance(rs);
+	rs->due_ms = monotonic_ms();
+	*out = &rs->base;
+	return 0;
+}
+
+/* ---- live tegrastats ---- */
+
+#define LIVE_BUF 8192
+#define LIVE_BACKOFF_MAX_MS 60000
+
+struct live_source {
+	struct source base;
+	char *program;
+	int interval_ms;
+	pid_t pid;
+	int fd;
+	char buf[LIVE_BUF];
+	size_t len;
+	bool discarding; /* inside an over-long line */
+	bool fresh;
+	struct metric_set latest;
+	int64_t respawn_at_ms;
+	int64_t backoff_ms;
+	uint64_t parse_errors;
+	uint64_t unknown_tokens;
+	uint64_t restarts;
+};
+
+static int
+live_spawn(struct live_source *ls)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		return -errno;
+	}
+	char interval[16];
+	snprintf(interval, sizeof(interval), "%d", ls->interval_ms);
+	char *argv[] = {ls->program, "--interval", interval, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	pid_t pid;
+	int r = posix_spawnp(&pid, ls->program, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (r != 0) {
+		close(pipefd[0]);
+		return -r;
+	}
+	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+	ls->pid = pid;
+	ls->fd = pipefd[0];
+	ls->len = 0;
+	ls->discarding = false;
+	return 0;
+}
+
+static void
+live_reap(struct live_source *ls)
+{
+	if (ls->fd >= 0) {
+		close(ls->fd);
+		ls->fd = -1;
+	}
+	if (ls->pid > 0) {
+		kill(ls->pid, SIGTERM);
+		waitpid(ls->pid, NULL, 0);
+		ls->pid = -1;
+	}
+}
+
+static void
+live_schedule_respawn(struct live_source *ls)
+{
+	live_reap(ls);
+	ls->restarts++;
+	ls->backoff_ms = ls->backoff_ms ? ls->backoff_ms * 2 : 1000;
+	if (ls->backoff_ms > LIVE_BACKOFF_MAX_MS) {
+		ls->backoff_ms = LIVE_BACKOFF_MAX_MS;
+	}
+	ls->respawn_at_ms = monotonic_ms() + ls->backoff_ms;
+	log_warn("tegrastats ended; restarting it in %lld ms", (long long)ls->backoff_ms);
+}
+
+static void
+live_line(struct live_source *ls, const char *line, size_t len)
+{
+	struct tegrastats_info info;
+	struct parse_error err = {0};
+	struct metric_set *tmp = malloc(sizeof(*tmp));
+	if (!tmp) {
+		return;
+	}
+	metric_set_clear(tmp);
+	if (tegrastats_parse_line(line, len, tmp, &info, &err) < 0) {
+		ls->parse_errors++;
+		log_warn("tegrastats:%d: %s", err.column, err.msg);
+	} else {
+		ls->latest = *tmp;
+		ls->unknown_tokens += info.unknown_tokens;
+		ls->fresh = true;
+		ls->backoff_ms = 0;
+	}
+	free(tmp);
+}
+
+static int
+live_dispatch(struct source *src)
+{
+	struct live_source *ls = (struct live_source *)src;
+	for (;;) {
+		ssize_t n = read(ls->fd, ls->buf + ls->len, sizeof(ls->buf) - ls->len);
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			if (errno == EAGAIN) {
+				return 0;
+			}
+			live_schedule_respawn(ls);
+			return -errno;
+		}
+		if (n == 0) {
+			live_schedule_respawn(ls);
+			return 0;
+		}
+		ls->len += (size_t)n;
+		size_t start = 0;
+		for (size_t i = 0; i < ls->len; i++) {
+			if (ls->buf[i] != '\n') {
+				continue;
+			}
+			if (!ls->discarding) {
+				live_line(ls, ls->buf + start, i - start);
+			}
+			ls->discarding = false;
+			start = i + 1;
+		}
+		memmove(ls->buf, ls->buf + start, ls->len - start);
+		ls->len -= start;
+		if (ls->len == sizeof(ls->buf)) {
+			/* a line longer than any real one: drop it, count it */
+			ls->parse_errors++;
+			ls->discarding = true;
+			ls->len = 0;
+		}
+	}
+}
+
+static int
+live_get_fd(struct source *src)
+{
+	return ((struct live_source *)src)->fd;
+}
+
+static int
+live_read(struct source *src, struct sample *s)
+{
+	struct live_source *ls = (struct live_source *)src;
+	if (ls->fd < 0 && monotonic_ms() >= ls->respawn_at_ms) {
+		int r = live_spawn(ls);
+		if (r < 0) {
+			log_warn("cannot start %s: %s", ls->program, strerror(-r));
+			live_schedule_respawn(ls);
+		}
+	}
+	metric_set_put(&s->metrics, "agent.parse_errors_total", (double)ls->parse_errors);
+	metric_set_put(&s->metrics, "agent.unknown_tokens_total", (double)ls->unknown_tokens);
+	if (!ls->fresh) {
+		return -EAGAIN;
+	}
+	metric_set_merge(&s->metrics, &ls->latest);
+	ls->fresh = false;
+	return 0;
+}
+
+static void
+live_destroy(struct source *src)
+{
+	struct live_source *ls = (struct live_source *)src;
+	live_reap(ls);
+	free(ls->program);
+	free(ls);
+}
+
+static const struct source_ops live_source_ops = {
+	.name = "tegrastats",
+	.read = live_read,
+	.get_fd = live_get_fd,
+	.dispatch = live_dispatch,
+	.destroy = live_destroy,
+};
+
+int
+tegrastats_source_create(const char *program, int interval_ms, struct source **out)
+{
+	if (interval_ms <= 0) {
+		return -EINVAL;
+	}
+	struct live_source *ls = calloc(1, sizeof(*ls));
+	if (!ls) {
+		return -ENOMEM;
+	}
+	ls->base.ops = &live_source_ops;
+	ls->program = strdup(program);
+	ls->interval_ms = interval_ms;
+	ls->pid = -1;
+	ls->fd = -1;
+	int r = live_spawn(ls);
+	if (r < 0) {
+		free(ls->program);
+		free(ls);
+		return r;
+	}
+	*out = &ls->base;
+	return 0;
+}

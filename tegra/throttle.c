@@ -1,1 +1,396 @@
-/* placeholder: being written */
+/*
+ * Throttle detection from a sample's metrics (see docs/throttling.md).
+ * Pure: the detector only remembers what it needs between samples (the
+ * previous OC counters and the GPU clock reached under load).
+ */
+#include "throttle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OC_MAX 16
+/* GPU load at which a governor should run the clock at its ceiling */
+#define HIGH_LOAD_PCT 90.0
+/* tegrastats-only rule: a drop of more than 20 % under load while hot */
+#define GPU_DROP_RATIO 0.8
+#define GPU_LOADED_PCT 70.0
+#define HOT_C 75.0
+/* a clock counts as capped when below 90 % of its ceiling */
+#define CAP_RATIO 0.9
+
+struct throttle_detector {
+	bool oc_seen[OC_MAX];
+	double oc_prev[OC_MAX];
+	double gpu_peak_mhz; /* highest GPU clock seen under load */
+	double mode_id;      /* nvpmodel id the peak belongs to */
+	bool have_mode;
+};
+
+struct throttle_detector *
+throttle_detector_create(void)
+{
+	struct throttle_detector *det = calloc(1, sizeof(*det));
+	if (!det) {
+		abort();
+	}
+	return det;
+}
+
+void
+throttle_detector_destroy(struct throttle_detector *det)
+{
+	free(det);
+}
+
+/* Appends "; "-separated text to a fixed buffer, truncating quietly. */
+static void
+appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+appendf(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strnlen(buf, size);
+	if (len + 3 >= size) {
+		return;
+	}
+	if (len > 0) {
+		memcpy(buf + len, "; ", 3);
+		len += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
+}
+
+static void
+set_reason(struct throttle_state *t, enum throttle_reason r)
+{
+	t->reason[r] = true;
+	t->active = true;
+}
+
+static bool
+has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool
+has_suffix(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* Zones at or above their passive (or hot) trip point. */
+static void
+check_trips(const struct metric_set *ms, struct throttle_state *t)
+{
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		if (!has_prefix(m->name, "trip.")) {
+			continue;
+		}
+		size_t len = strlen(m->name);
+		const char *kind;
+		size_t kind_len;
+		if (has_suffix(m->name, len, ".passive_c")) {
+			kind = "passive";
+			kind_len = strlen(".passive_c");
+		} else if (has_suffix(m->name, len, ".hot_c")) {
+			kind = "hot";
+			kind_len = strlen(".hot_c");
+		} else {
+			continue;
+		}
+		const char *sensor = m->name + 5;
+		size_t sensor_len = len - 5 - kind_len;
+		char temp_name[METRIC_NAME_MAX * 2];
+		int n = snprintf(temp_name, sizeof(temp_name), "temp.%.*s_c", (int)sensor_len, sensor);
+		double temp;
+		if (n <= 0 || (size_t)n >= sizeof(temp_name) || !metric_set_get(ms, temp_name, &temp)) {
+			continue;
+		}
+		if (temp >= m->value) {
+			set_reason(t, THROTTLE_THERMAL);
+			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "%.*s at %.1f C >= %s trip %.1f C",
+				(int)sensor_len, sensor, temp, kind, m->value);
+		}
+	}
+}
+
+/*
+ * Cooling devices other than fans with a non-zero state: on L4T these are
+ * the *-balanced throttle devices (seen on Xavier); other names are
+ * unconfirmed, so any non-fan device counts.
+ */
+static void
+check_cooling(const struct metric_set *ms, struct throttle_state *t)
+{
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		size_t len = strlen(m->name);
+		if (!has_prefix(m->name, "cooling.") || !has_suffix(m->name, len, ".state")) {
+			continue;
+		}
+		const char *type = m->name + 8;
+		size_t type_len = len - 8 - strlen(".state");
+		char typebuf[METRIC_NAME_MAX];
+		snprintf(typebuf, sizeof(typebuf), "%.*s", (int)type_len, type);
+		if (strstr(typebuf, "fan") || strstr(typebuf, "pwm") || m->value <= 0) {
+			continue;
+		}
+		char max_name[METRIC_NAME_MAX * 2];
+		double max_state = 0;
+		snprintf(max_name, sizeof(max_name), "cooling.%s.max_state", typebuf);
+		set_reason(t, THROTTLE_THERMAL);
+		if (metric_set_get(ms, max_name, &max_state)) {
+			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f of %.0f",
+				typebuf, m->value, max_state);
+		} else {
+			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f",
+				typebuf, m->value);
+		}
+	}
+}
+
+/* Over-current / under-voltage: a soctherm_oc event counter went up. */
+static void
+check_oc(struct throttle_detector *det, const struct metric_set *ms, struct throttle_state *t)
+{
+	for (int n = 0; n < OC_MAX; n++) {
+		char name[32];
+		double v;
+		snprintf(name, sizeof(name), "oc.%d.events", n);
+		if (!metric_set_get(ms, name, &v)) {
+			continue;
+		}
+		if (det->oc_seen[n] && v > det->oc_prev[n]) {
+			set_reason(t, THROTTLE_OVERCURRENT);
+			appendf(t->why[THROTTLE_OVERCURRENT], THROTTLE_WHY_MAX, "oc%d event count %.0f -> %.0f (+%.0f)",
+				n, det->oc_prev[n], v, v - det->oc_prev[n]);
+		}
+		det->oc_seen[n] = true;
+		det->oc_prev[n] = v;
+	}
+}
+
+static void
+check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
+{
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		size_t len = strlen(m->name);
+		const char *what;
+		size_t suffix_len;
+		if (!has_prefix(m->name, "power.") || m->value < 1) {
+			continue;
+		}
+		if (has_suffix(m->name, len, ".crit_alarm")) {
+			what = "critical";
+			suffix_len = strlen(".crit_alarm");
+		} else if (has_suffix(m->name, len, ".max_alarm")) {
+			what = "warning";
+			suffix_len = strlen(".max_alarm");
+		} else {
+			continue;
+		}
+		const char *rail = m->name + 6;
+		int rail_len = (int)(len - 6 - suffix_len);
+		char name[METRIC_NAME_MAX * 2];
+		double ma, crit;
+		set_reason(t, THROTTLE_RAIL_ALARM);
+		snprintf(name, sizeof(name), "power.%.*s.ma", rail_len, rail);
+		bool have_ma = metric_set_get(ms, name, &ma);
+		snprintf(name, sizeof(name), "power.%.*s.crit_ma", rail_len, rail);
+		bool have_crit = metric_set_get(ms, name, &crit);
+		if (have_ma && have_crit) {
+			appendf(t->why[THROTTLE_RAIL_ALARM], THROTTLE_WHY_MAX,
+				"%.*s current %.0f mA raised the %s alarm (limit %.0f mA)", rail_len, rail, ma,
+				what, crit);
+		} else {
+			appendf(t->why[THROTTLE_RAIL_ALARM], THROTTLE_WHY_MAX, "%.*s raised the %s current alarm",
+				rail_len, rail, what);
+		}
+	}
+}
+
+/* The hottest temperature of the sample, and its sensor. */
+static bool
+hottest(const struct metric_set *ms, double *temp, const char **name)
+{
+	bool found = false;
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		size_t len = strlen(m->name);
+		if (has_prefix(m->name, "temp.") && has_suffix(m->name, len, "_c") &&
+		    (!found || m->value > *temp)) {
+			*temp = m->value;
+			*name = m->name;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/*
+ * GPU clock well below what it reached under load. With a known ceiling
+ * (sysfs) the ceiling is the reference; with tegrastats alone it is the
+ * highest clock seen under load in this power mode.
+ */
+static void
+check_gpu_clock(struct throttle_detector *det, const struct metric_set *ms, struct throttle_state *t,
+		bool *unexplained_gpu)
+{
+	double load, freq, mode;
+	*unexplained_gpu = false;
+	if (metric_set_get(ms, "nvpmodel.id", &mode)) {
+		if (det->have_mode && mode != det->mode_id) {
+			det->gpu_peak_mhz = 0; /* a new mode has other ceilings */
+		}
+		det->mode_id = mode;
+		det->have_mode = true;
+	}
+	if (!metric_set_get(ms, "gpu.load_pct", &load) || !metric_set_get(ms, "gpu.freq_mhz", &freq)) {
+		return;
+	}
+	if (load < GPU_LOADED_PCT) {
+		return;
+	}
+	if (freq > det->gpu_peak_mhz) {
+		det->gpu_peak_mhz = freq;
+	}
+	double ceiling;
+	bool known_ceiling = metric_set_get(ms, "gpu.max_freq_mhz", &ceiling);
+	double ref = known_ceiling ? ceiling : det->gpu_peak_mhz;
+	if (ref <= 0 || freq >= ref * GPU_DROP_RATIO) {
+		goto capped_check;
+	}
+	double temp = 0;
+	const char *sensor = NULL;
+	if (hottest(ms, &temp, &sensor) && temp > HOT_C) {
+		set_reason(t, THROTTLE_THERMAL);
+		appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX,
+			"gpu at %.0f MHz, %.0f%% below %.0f MHz under %.0f%% load while %.*s is %.1f C", freq,
+			100.0 * (1.0 - freq / ref), ref, load, (int)strlen(sensor) - 7, sensor + 5, temp);
+		return;
+	}
+capped_check:
+	if (load >= HIGH_LOAD_PCT && ref > 0 && freq < ref * CAP_RATIO) {
+		*unexplained_gpu = true;
+	}
+}
+
+/* Clocks below their ceiling under high load, reported only when nothing else explains it. */
+static void
+check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gpu_capped)
+{
+	double load, freq, ceiling;
+	if (gpu_capped && metric_set_get(ms, "gpu.load_pct", &load) &&
+	    metric_set_get(ms, "gpu.freq_mhz", &freq)) {
+		bool known = metric_set_get(ms, "gpu.max_freq_mhz", &ceiling);
+		set_reason(t, THROTTLE_FREQ_CAP);
+		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX, "gpu at %.0f MHz under %.0f%% load%s", freq,
+			load, known ? " below its ceiling" : " below the clock it reached earlier");
+	}
+	for (int n = 0; n < 256; n++) {
+		char name[METRIC_NAME_MAX];
+		snprintf(name, sizeof(name), "cpu.%d.freq_mhz", n);
+		if (!metric_set_get(ms, name, &freq)) {
+			if (n > 0) {
+				snprintf(name, sizeof(name), "cpu.%d.online", n);
+				if (!metric_set_find(ms, name)) {
+					break;
+				}
+			}
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.load_pct", n);
+		if (!metric_set_get(ms, name, &load) || load < HIGH_LOAD_PCT) {
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.max_freq_mhz", n);
+		if (!metric_set_get(ms, name, &ceiling) || freq >= ceiling * CAP_RATIO) {
+			continue;
+		}
+		set_reason(t, THROTTLE_FREQ_CAP);
+		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
+			"cpu%d at %.0f MHz under %.0f%% load, ceiling %.0f MHz", n, freq, load, ceiling);
+	}
+}
+
+/* Power-mode ceilings and jetson_clocks: context, never throttling. */
+static void
+describe_context(const struct sample *s, struct throttle_state *t)
+{
+	const struct metric_set *ms = &s->metrics;
+	double a, b;
+	if (s->power_mode[0]) {
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "power mode %s", s->power_mode);
+	}
+	if (metric_set_get(ms, "gpu.max_freq_mhz", &a) && metric_set_get(ms, "gpu.hw_max_freq_mhz", &b) &&
+	    a < b) {
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "gpu ceiling %.0f of %.0f MHz", a, b);
+	}
+	if (metric_set_get(ms, "cpu.0.max_freq_mhz", &a) && metric_set_get(ms, "cpu.0.hw_max_freq_mhz", &b) &&
+	    a < b) {
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "cpu ceiling %.0f of %.0f MHz", a, b);
+	}
+	int cores = 0, offline = 0;
+	bool pinned = true, any_cpu_floor = false;
+	for (int n = 0; n < 256; n++) {
+		char name[METRIC_NAME_MAX];
+		double online;
+		snprintf(name, sizeof(name), "cpu.%d.online", n);
+		if (!metric_set_get(ms, name, &online)) {
+			break;
+		}
+		cores++;
+		if (online < 1) {
+			offline++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.min_freq_mhz", n);
+		bool have_min = metric_set_get(ms, name, &a);
+		snprintf(name, sizeof(name), "cpu.%d.max_freq_mhz", n);
+		if (have_min && metric_set_get(ms, name, &b)) {
+			any_cpu_floor = true;
+			pinned = pinned && a == b;
+		}
+	}
+	if (offline > 0) {
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "%d of %d cores offline", offline, cores);
+	}
+	if (any_cpu_floor && pinned && metric_set_get(ms, "gpu.min_freq_mhz", &a) &&
+	    metric_set_get(ms, "gpu.max_freq_mhz", &b) && a == b) {
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "jetson_clocks active (clocks pinned at their ceiling)");
+	}
+}
+
+void
+throttle_detector_update(struct throttle_detector *det, struct sample *s)
+{
+	struct throttle_state *t = &s->throttle;
+	bool gpu_capped;
+	memset(t, 0, sizeof(*t));
+
+	check_trips(&s->metrics, t);
+	check_cooling(&s->metrics, t);
+	check_oc(det, &s->metrics, t);
+	check_rail_alarms(&s->metrics, t);
+	check_gpu_clock(det, &s->metrics, t, &gpu_capped);
+	if (!t->active) {
+		check_unexplained(&s->metrics, t, gpu_capped);
+	}
+	describe_context(s, t);
+
+	metric_set_put(&s->metrics, "throttle.active", t->active ? 1 : 0);
+	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
+		char name[METRIC_NAME_MAX];
+		snprintf(name, sizeof(name), "throttle.%s", throttle_reason_name((enum throttle_reason)r));
+		metric_set_put(&s->metrics, name, t->reason[r] ? 1 : 0);
+	}
+}

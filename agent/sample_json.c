@@ -1,0 +1,72 @@
+/* JSON shapes of samples and throttle states. */
+#include "sample_json.h"
+
+#include <stdio.h>
+#include <time.h>
+
+void
+iso_local_time(int64_t time_ms, char *buf, size_t size)
+{
+	time_t t = (time_t)(time_ms / 1000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		snprintf(buf, size, "1970-01-01T00:00:00");
+	}
+}
+
+void
+metrics_to_json(struct json *j, const struct metric_set *set)
+{
+	json_object_begin(j);
+	for (size_t i = 0; i < set->count; i++) {
+		json_key(j, set->items[i].name);
+		json_number(j, set->items[i].value);
+	}
+	json_object_end(j);
+}
+
+void
+throttle_to_json(struct json *j, const struct throttle_state *t)
+{
+	json_object_begin(j);
+	json_key(j, "active");
+	json_bool(j, t->active);
+	json_key(j, "reasons");
+	json_object_begin(j);
+	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
+		if (!t->reason[r]) {
+			continue;
+		}
+		json_key(j, throttle_reason_name((enum throttle_reason)r));
+		json_string(j, t->why[r]);
+	}
+	json_object_end(j);
+	json_key(j, "context");
+	json_string(j, t->context);
+	json_object_end(j);
+}
+
+void
+sample_to_json(struct json *j, const struct sample *s)
+{
+	char ts[32];
+	iso_local_time(s->time_ms, ts, sizeof(ts));
+	json_object_begin(j);
+	json_key(j, "seq");
+	json_uint(j, s->seq);
+	json_key(j, "ts");
+	json_string(j, ts);
+	json_key(j, "time_ms");
+	json_int(j, s->time_ms);
+	json_key(j, "power_mode");
+	if (s->power_mode[0]) {
+		json_string(j, s->power_mode);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "metrics");
+	metrics_to_json(j, &s->metrics);
+	json_key(j, "throttle");
+	throttle_to_json(j, &s->throttle);
+	json_object_end(j);
+}

@@ -1,0 +1,26 @@
+/*
+ * The one JSON shape of a sample, shared by the JSON Lines sink, the
+ * snapshot command and (later) MQTT and the HTTP API.
+ */
+#ifndef TEGRAWATCH_SAMPLE_JSON_H
+#define TEGRAWATCH_SAMPLE_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+#include "sample.h"
+
+/** Writes "YYYY-MM-DDTHH:MM:SS" (local time) for TIME_MS into BUF (>= 20 bytes). */
+void iso_local_time(int64_t time_ms, char *buf, size_t size);
+
+/** Writes the metrics as a JSON object {name: number, ...} in set order. */
+void metrics_to_json(struct json *j, const struct metric_set *set);
+
+/** Writes the throttle state: {"active": b, "reasons": {...}, "context": "..."}. */
+void throttle_to_json(struct json *j, const struct throttle_state *t);
+
+/** Writes {"seq", "ts", "time_ms", "power_mode", "metrics", "throttle"}. */
+void sample_to_json(struct json *j, const struct sample *s);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * The agent's board sources: sysfs (struct board), a recorded tegrastats
+ * log, and a live tegrastats process. Each is a struct source (agent/source.h).
+ */
+#ifndef TEGRAWATCH_SOURCES_H
+#define TEGRAWATCH_SOURCES_H
+
+#include "agent/source.h"
+#include "board.h"
+
+/** A source reading BOARD (borrowed: it must outlive the source) on every tick. */
+int sysfs_source_create(struct board *board, struct source **out);
+
+/**
+ * A source replaying the tegrastats log PATH, one sample per data line
+ * ('#' comments and blank lines skipped). SPEED scales the pace: the gaps
+ * between line stamps (1 s per line without stamps) are divided by it;
+ * 0 replays as fast as possible. Bad lines are reported as PATH:LINE:COL,
+ * counted (agent.parse_errors_total) and skipped. Returns 0 and *OUT, or -errno.
+ */
+int replay_source_create(const char *path, double speed, struct source **out);
+
+/**
+ * A source running `PROGRAM --interval MS` (the tegrastats binary, found
+ * in PATH when PROGRAM has no '/') and parsing its lines as they arrive;
+ * each tick takes the newest line. The process is restarted with back-off
+ * if it dies. Returns 0 and *OUT, or -errno.
+ */
+int tegrastats_source_create(const char *program, int interval_ms, struct source **out);
+
+/** Converts a tegrastats stamp (local time) to ms since the epoch. */
+struct tegrastats_stamp;
+int64_t tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp);
+
+#endif

@@ -1,0 +1,163 @@
+/* Metric sets and the JSON writer. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/json.h"
+#include "agent/metrics.h"
+#include "agent/sample_json.h"
+
+static struct metric_set *
+new_set(void)
+{
+	struct metric_set *set = malloc(sizeof(*set));
+	assert_non_null(set);
+	metric_set_clear(set);
+	return set;
+}
+
+static void
+test_put_replace_find(void **state)
+{
+	(void)state;
+	struct metric_set *set = new_set();
+	double v = 0;
+	assert_int_equal(metric_set_put(set, "temp.cpu_c", 40.5), 0);
+	assert_int_equal(metric_set_put(set, "temp.gpu_c", 39), 0);
+	assert_int_equal(metric_set_put(set, "temp.cpu_c", 41.25), 0);
+	assert_int_equal(set->count, 2);
+	assert_true(metric_set_get(set, "temp.cpu_c", &v));
+	assert_true(v == 41.25);
+	assert_false(metric_set_get(set, "temp.cp", &v));
+	assert_int_equal(metric_set_put_n(set, "cpu.0.load_pctXXXX", 14, 7), 0);
+	assert_true(metric_set_get(set, "cpu.0.load_pct", &v));
+	assert_true(v == 7);
+	assert_int_equal(metric_set_put(set, "", 1), -EINVAL);
+	char longname[METRIC_NAME_MAX + 1];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[METRIC_NAME_MAX] = '\0';
+	assert_int_equal(metric_set_put(set, longname, 1), -EINVAL);
+	assert_true(metric_set_remove(set, "temp.gpu_c"));
+	assert_false(metric_set_remove(set, "temp.gpu_c"));
+	assert_int_equal(set->count, 2);
+	assert_true(metric_set_get(set, "cpu.0.load_pct", &v));
+	assert_int_equal(metric_set_putf(set, 3, "cpu.%d.online", 11), 0);
+	assert_true(metric_set_get(set, "cpu.11.online", &v) && v == 3);
+	free(set);
+}
+
+static void
+test_capacity_and_sort(void **state)
+{
+	(void)state;
+	struct metric_set *set = new_set();
+	for (int i = 0; i < METRIC_SET_MAX; i++) {
+		assert_int_equal(metric_set_putf(set, i, "m.%04d", METRIC_SET_MAX - i), 0);
+	}
+	assert_int_equal(metric_set_put(set, "one.more", 1), -ENOSPC);
+	/* replacing still works when full */
+	assert_int_equal(metric_set_put(set, "m.0001", -1), 0);
+	metric_set_sort(set);
+	assert_string_equal(set->items[0].name, "m.0001");
+	assert_true(set->items[0].value == -1);
+	double v;
+	assert_true(metric_set_get(set, "m.0512", &v) && v == 0);
+	free(set);
+}
+
+static void
+test_name_valid(void **state)
+{
+	(void)state;
+	assert_true(metric_name_valid("temp.cpu_c"));
+	assert_true(metric_name_valid("gpu.gpc.1.freq_mhz"));
+	assert_false(metric_name_valid("Temp.cpu_c"));
+	assert_false(metric_name_valid("temp..cpu"));
+	assert_false(metric_name_valid(".temp"));
+	assert_false(metric_name_valid("temp."));
+	assert_false(metric_name_valid("temp cpu"));
+	assert_false(metric_name_valid(""));
+}
+
+static void
+test_json_writer(void **state)
+{
+	(void)state;
+	struct json j;
+	json_init(&j);
+	json_object_begin(&j);
+	json_key(&j, "s");
+	json_string(&j, "a\"b\\c\n\x01");
+	json_key(&j, "n");
+	json_array_begin(&j);
+	json_number(&j, 44.562);
+	json_number(&j, 1750);
+	json_number(&j, -256);
+	json_number(&j, 0.1 + 0.2);
+	json_number(&j, NAN);
+	json_int(&j, -3);
+	json_bool(&j, true);
+	json_null(&j);
+	json_array_end(&j);
+	json_key(&j, "o");
+	json_object_begin(&j);
+	json_object_end(&j);
+	json_object_end(&j);
+	assert_string_equal(j.buf, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"n\":[44.562,1750,-256,0.3,null,-3,true,null],\"o\":{}}");
+	json_reset(&j);
+	json_array_begin(&j);
+	json_array_end(&j);
+	assert_string_equal(j.buf, "[]");
+	json_free(&j);
+}
+
+static void
+test_sample_json(void **state)
+{
+	(void)state;
+	struct sample *s = malloc(sizeof(*s));
+	assert_non_null(s);
+	sample_clear(s);
+	s->seq = 7;
+	s->time_ms = 0;
+	strcpy(s->power_mode, "MAXN");
+	metric_set_put(&s->metrics, "temp.cpu_c", 50.5);
+	s->throttle.active = true;
+	s->throttle.reason[THROTTLE_THERMAL] = true;
+	strcpy(s->throttle.why[THROTTLE_THERMAL], "cpu at 96.0 C >= passive trip 95.0 C");
+	struct json j;
+	json_init(&j);
+	sample_to_json(&j, s);
+	char ts[32];
+	iso_local_time(0, ts, sizeof(ts));
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "{\"seq\":7,\"ts\":\"%s\",\"time_ms\":0,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":50.5},"
+		 "\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96.0 C >= passive trip 95.0 C\"},"
+		 "\"context\":\"\"}}",
+		 ts);
+	assert_string_equal(j.buf, want);
+	json_free(&j);
+	free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_put_replace_find),
+		cmocka_unit_test(test_capacity_and_sort),
+		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_sample_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
