@@ -43,6 +43,7 @@ static const char usage_text[] =
 	"      --interval MS        sampling interval (default 1000)\n"
 	"      --count N            stop after N samples\n"
 	"      --no-tegrastats      do not start the tegrastats binary next to sysfs\n"
+	"      --tegrastats PROGRAM run PROGRAM --interval MS as the live tegrastats source\n"
 	"  help                     show this text\n"
 	"  version                  print the version\n"
 	"\n"
@@ -342,6 +343,7 @@ cmd_run(int argc, char **argv)
 		{"interval", required_argument, NULL, 'i'},
 		{"count", required_argument, NULL, 'n'},
 		{"no-tegrastats", no_argument, NULL, 'T'},
+		{"tegrastats", required_argument, NULL, 't'},
 		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -350,6 +352,7 @@ cmd_run(int argc, char **argv)
 	char demo_log[4096], demo_root[4096];
 	double speed = 1.0;
 	bool use_tegrastats = true;
+	const char *tegrastats_program = NULL;
 	struct agent_options aopts = {.interval_ms = 1000};
 	int c;
 	char *end;
@@ -398,6 +401,9 @@ cmd_run(int argc, char **argv)
 		case 'T':
 			use_tegrastats = false;
 			break;
+		case 't':
+			tegrastats_program = optarg;
+			break;
 		case 'c':
 			fprintf(stderr, "tegrawatch run: configuration files are not supported yet\n");
 			return EX_USAGE;
@@ -444,8 +450,10 @@ cmd_run(int argc, char **argv)
 			return EX_IOERR;
 		}
 		agent_add_source(agent, src);
-	} else if (use_tegrastats && !root) {
-		r = tegrastats_source_create("tegrastats", aopts.interval_ms, &src);
+	} else if (use_tegrastats && (tegrastats_program || !root)) {
+		/* next to a fixture root only when asked for: the host's binary would not match it */
+		r = tegrastats_source_create(tegrastats_program ? tegrastats_program : "tegrastats",
+					     aopts.interval_ms, &src);
 		if (r == 0) {
 			agent_add_source(agent, src);
 		} else {

@@ -1,1 +1,263 @@
-/* placeholder: being written */
+/*
+ * Pure parsers for /proc/stat, /proc/meminfo and CPU range lists. The
+ * text comes from tegra/sysfs.c; nothing here touches a file.
+ */
+#include "procfs.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool
+is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Parses the digits at *P into *OUT and advances *P. False on no digit or overflow. */
+static bool
+parse_u64(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	if (!is_digit(*s)) {
+		return false;
+	}
+	for (; is_digit(*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10) {
+			return false;
+		}
+		v = v * 10 + d;
+	}
+	*p = s;
+	*out = v;
+	return true;
+}
+
+static const char *
+next_line(const char *p)
+{
+	const char *nl = strchr(p, '\n');
+	return nl ? nl + 1 : p + strlen(p);
+}
+
+/* "cpuN f1 f2 ..." with at least user, nice, system, idle. */
+static int
+parse_cpu_line(const char *p, struct proc_stat *st)
+{
+	uint64_t n;
+	uint64_t f[8] = {0};
+	if (!parse_u64(&p, &n)) {
+		return -EINVAL;
+	}
+	int count = 0;
+	while (count < 8) {
+		while (is_blank(*p)) {
+			p++;
+		}
+		if (*p == '\n' || *p == '\0') {
+			break;
+		}
+		if (!parse_u64(&p, &f[count])) {
+			return -EINVAL;
+		}
+		count++;
+	}
+	if (count < 4) {
+		return -EINVAL;
+	}
+	if (n >= PROCFS_CPU_MAX) {
+		return 0; /* beyond what we track */
+	}
+	/* user nice system idle iowait irq softirq steal; guest is inside user */
+	struct cpu_times *c = &st->cpu[n];
+	c->busy = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
+	c->total = c->busy + f[3] + f[4];
+	c->present = true;
+	if (n + 1 > st->cpu_count) {
+		st->cpu_count = (unsigned)n + 1;
+	}
+	return 0;
+}
+
+int
+procfs_parse_stat(const char *text, struct proc_stat *out)
+{
+	if (!text || !out) {
+		return -EINVAL;
+	}
+	struct proc_stat st;
+	memset(&st, 0, sizeof(st));
+	bool found = false;
+	for (const char *p = text; *p; p = next_line(p)) {
+		/* "cpu " is the aggregate line; only "cpuN" lines are per core */
+		if (strncmp(p, "cpu", 3) != 0 || !is_digit(p[3])) {
+			continue;
+		}
+		int err = parse_cpu_line(p + 3, &st);
+		if (err < 0) {
+			return err;
+		}
+		found = true;
+	}
+	if (!found) {
+		return -EINVAL;
+	}
+	*out = st;
+	return 0;
+}
+
+bool
+procfs_cpu_load(const struct cpu_times *prev, const struct cpu_times *cur, double *pct)
+{
+	if (!prev->present || !cur->present) {
+		return false;
+	}
+	/* counters only grow; anything else is a hot-plug reset */
+	if (cur->total <= prev->total || cur->busy < prev->busy) {
+		return false;
+	}
+	uint64_t dt = cur->total - prev->total;
+	uint64_t db = cur->busy - prev->busy;
+	double v = 100.0 * (double)db / (double)dt;
+	if (v > 100.0) {
+		v = 100.0;
+	}
+	*pct = v;
+	return true;
+}
+
+struct meminfo_key {
+	const char *name;
+	size_t offset;
+};
+
+static const struct meminfo_key meminfo_keys[] = {
+	{"MemTotal", offsetof(struct meminfo, mem_total_kb)},
+	{"MemAvailable", offsetof(struct meminfo, mem_available_kb)},
+	{"MemFree", offsetof(struct meminfo, mem_free_kb)},
+	{"Buffers", offsetof(struct meminfo, buffers_kb)},
+	{"Cached", offsetof(struct meminfo, cached_kb)},
+	{"SwapTotal", offsetof(struct meminfo, swap_total_kb)},
+	{"SwapFree", offsetof(struct meminfo, swap_free_kb)},
+	{"SwapCached", offsetof(struct meminfo, swap_cached_kb)},
+};
+
+int
+procfs_parse_meminfo(const char *text, struct meminfo *out)
+{
+	if (!text || !out) {
+		return -EINVAL;
+	}
+	struct meminfo mi = {
+		.mem_total_kb = -1, .mem_available_kb = -1, .mem_free_kb = -1,
+		.buffers_kb = -1, .cached_kb = -1, .swap_total_kb = -1,
+		.swap_free_kb = -1, .swap_cached_kb = -1,
+	};
+	for (const char *p = text; *p; p = next_line(p)) {
+		const char *colon = p;
+		while (*colon && *colon != ':' && *colon != '\n') {
+			colon++;
+		}
+		if (*colon != ':') {
+			continue;
+		}
+		size_t klen = (size_t)(colon - p);
+		const struct meminfo_key *key = NULL;
+		for (size_t i = 0; i < sizeof(meminfo_keys) / sizeof(meminfo_keys[0]); i++) {
+			if (strlen(meminfo_keys[i].name) == klen &&
+			    memcmp(meminfo_keys[i].name, p, klen) == 0) {
+				key = &meminfo_keys[i];
+				break;
+			}
+		}
+		if (!key) {
+			continue;
+		}
+		const char *v = colon + 1;
+		while (is_blank(*v)) {
+			v++;
+		}
+		uint64_t kb;
+		if (!parse_u64(&v, &kb) || kb > INT64_MAX) {
+			return -EINVAL;
+		}
+		while (is_blank(*v)) {
+			v++;
+		}
+		/* every line we read is in kB; anything else is not meminfo */
+		if (strncmp(v, "kB", 2) == 0) {
+			v += 2;
+		}
+		while (is_blank(*v) || *v == '\r') {
+			v++;
+		}
+		if (*v != '\n' && *v != '\0') {
+			return -EINVAL;
+		}
+		*(int64_t *)((char *)&mi + key->offset) = (int64_t)kb;
+	}
+	if (mi.mem_total_kb < 0) {
+		return -EINVAL;
+	}
+	*out = mi;
+	return 0;
+}
+
+static bool
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int
+procfs_parse_cpulist(const char *text, uint64_t *mask)
+{
+	if (!text || !mask) {
+		return -EINVAL;
+	}
+	const char *p = text;
+	const char *end = text + strlen(text);
+	while (p < end && is_space(*p)) {
+		p++;
+	}
+	while (end > p && is_space(end[-1])) {
+		end--;
+	}
+	uint64_t m = 0;
+	/* "" is a valid empty list (e.g. "offline" with every CPU online) */
+	while (p < end) {
+		uint64_t lo;
+		uint64_t hi;
+		if (!parse_u64(&p, &lo)) {
+			return -EINVAL;
+		}
+		hi = lo;
+		if (p < end && *p == '-') {
+			p++;
+			if (!parse_u64(&p, &hi) || hi < lo) {
+				return -EINVAL;
+			}
+		}
+		/* CPUs past 63 are valid but do not fit the mask */
+		for (uint64_t n = lo; n <= hi && n < 64; n++) {
+			m |= UINT64_C(1) << n;
+		}
+		if (p == end) {
+			break;
+		}
+		if (*p != ',' || p + 1 == end) {
+			return -EINVAL;
+		}
+		p++;
+	}
+	*mask = m;
+	return 0;
+}

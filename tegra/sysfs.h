@@ -79,4 +79,11 @@ int sysfs_realpath(struct sysfs *fs, const char *path, char *buf, size_t size);
 /** Errors counted since creation (all paths). */
 uint64_t sysfs_error_count(const struct sysfs *fs);
 
+/**
+ * Tests: resolve paths below a fixture root with the user-space walk used
+ * on kernels without openat2() (before 5.6, e.g. JetPack 4) instead of
+ * openat2(RESOLVE_IN_ROOT). Both treat the root as "/" for symlinks.
+ */
+void sysfs_disable_openat2(struct sysfs *fs);
+
 #endif

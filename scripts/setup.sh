@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what tegrawatch needs (Debian/Ubuntu, only the missing packages)
+# and builds it into build/. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want=$(grep -v '^#' scripts/deps.txt | tr '\n' ' ')
+missing=()
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	echo "setup: installing ${missing[*]}"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f build/build.ninja ]; then
+	meson setup build --buildtype=debugoptimized >/dev/null
+fi
+ninja -C build >/dev/null
+echo "setup: built build/tegrawatch"

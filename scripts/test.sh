@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the whole test suite twice: a normal build (build/) and an
+# ASan+UBSan build (build-asan/). Ends with "N passed, N failed[, N skipped]".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh || exit 1
+
+total_ok=0 total_fail=0 total_skip=0
+run_suite() {
+	local dir=$1; shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >/dev/null || { total_fail=$((total_fail + 1)); return; }
+	fi
+	ninja -C "$dir" >/dev/null || { echo "test: build in $dir failed"; ninja -C "$dir" | tail -30; total_fail=$((total_fail + 1)); return; }
+	local log
+	log=$(mktemp)
+	meson test -C "$dir" --print-errorlogs --num-processes 2 2>&1 | tee "$log"
+	local ok fail skip to
+	ok=$(awk '/^Ok:/ {print $2}' "$log")
+	fail=$(awk '/^Fail:/ {print $2}' "$log")
+	skip=$(awk '/^Skipped:/ {print $2}' "$log")
+	to=$(awk '/^Timeout:/ {print $2}' "$log")
+	total_ok=$((total_ok + ${ok:-0}))
+	total_fail=$((total_fail + ${fail:-0} + ${to:-0}))
+	total_skip=$((total_skip + ${skip:-0}))
+	rm -f "$log"
+}
+
+echo "== normal build (build/)"
+run_suite build --buildtype=debugoptimized
+echo "== ASan+UBSan build (build-asan/)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suite build-asan -Db_sanitize=address,undefined -Dbuildtype=debug -Dbench=false
+
+echo
+if [ "$total_skip" -gt 0 ]; then
+	echo "$total_ok passed, $total_fail failed, $total_skip skipped"
+else
+	echo "$total_ok passed, $total_fail failed"
+fi
+[ "$total_fail" -eq 0 ]

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""The real tegrawatch binary on real files: parse, snapshot, run.
+
+Usage: test_cli.py TEGRAWATCH SOURCE_ROOT
+"""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BIN = None
+SRC = None
+
+
+def run(args, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 60)
+    return subprocess.run([BIN] + args, **kw)
+
+
+def data_lines(path):
+    """(line number, text) of the data lines of a recorded tegrastats file."""
+    out = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            s = line.strip()
+            if s and not s.startswith("#"):
+                out.append((n, line.rstrip("\n")))
+    return out
+
+
+class ParseTest(unittest.TestCase):
+    def test_every_real_line(self):
+        files = sorted(glob.glob(os.path.join(SRC, "tests/fixtures/tegrastats/*.txt")))
+        self.assertGreaterEqual(len(files), 11)
+        for path in files:
+            p = run(["parse", path])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            docs = [json.loads(l) for l in p.stdout.splitlines()]
+            want = data_lines(path)
+            self.assertEqual([d["line"] for d in docs], [n for n, _ in want], path)
+            for d, (n, text) in zip(docs, want):
+                self.assertNotIn("error", d, "%s:%d" % (path, n))
+                self.assertIn("ram.total_mb", d["metrics"])
+                stamped = text[:2].isdigit()
+                if stamped:
+                    self.assertRegex(d["ts"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
+                else:
+                    self.assertIsNone(d["ts"])
+
+    def test_stdin_stamp_and_values(self):
+        line = ("11-15-2024 08:38:09 RAM 6185/7620MB (lfb 8x2MB) SWAP 851/3810MB (cached 1MB) "
+                "CPU [15%@729,11%@729,14%@729,13%@729,11%@729,8%@729] EMC_FREQ 43%@2133 GR3D_FREQ 63%@[621] "
+                "NVDEC off NVJPG off NVJPG1 off VIC off OFA off APE 200 cpu@53.968C soc2@52.437C soc0@50.75C "
+                "gpu@53.343C tj@53.968C soc1@51.656C VDD_IN 12479mW/12479mW VDD_CPU_GPU_CV 4667mW/4667mW "
+                "VDD_SOC 2817mW/2817mW\n")
+        p = run(["parse"], input=line)
+        self.assertEqual(p.returncode, 0)
+        d = json.loads(p.stdout)
+        self.assertEqual(d["line"], 1)
+        self.assertEqual(d["ts"], "2024-11-15T08:38:09")
+        m = d["metrics"]
+        self.assertEqual(m["gpu.freq_mhz"], 621)
+        self.assertEqual(m["gpu.load_pct"], 63)
+        self.assertEqual(m["temp.cpu_c"], 53.968)
+        self.assertEqual(m["power.vdd_in.mw"], 12479)
+        self.assertEqual(m["engine.nvdec.on"], 0)
+        self.assertEqual(m["engine.ape.freq_mhz"], 200)
+        self.assertEqual(m["cpu.5.load_pct"], 8)
+
+    def test_bad_lines_are_errors_with_a_column(self):
+        text = ("RAM 1923/3964MB (lfb 2x2MB) CPU [5%@1224,4%@1224\n"
+                "RAM 1409/3964MB (lfb 28x4MB) CPU [22%@518,67%@518,off,off] GR3D_FREQ 0%@76\n"
+                "\n# a comment\n"
+                "garbage with no tokens at all\n")
+        p = run(["parse"], input=text)
+        self.assertEqual(p.returncode, 0)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual([d["line"] for d in docs], [1, 2, 5])
+        self.assertIn("error", docs[0])
+        self.assertRegex(docs[0]["error"], r"^column \d+: ")
+        self.assertNotIn("metrics", docs[0])
+        self.assertEqual(docs[1]["metrics"]["cpu.2.online"], 0)
+        self.assertIn("error", docs[2])
+
+    def test_missing_file(self):
+        p = run(["parse", "/nonexistent/tegrastats.log"])
+        self.assertEqual(p.returncode, 74)
+        self.assertIn("/nonexistent/tegrastats.log", p.stderr)
+
+
+class RunTest(unittest.TestCase):
+    def test_demo_tells_the_story(self):
+        p = run(["run", "--demo", "--speed", "0"], timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        lines = data_lines(os.path.join(SRC, "configs/demo/tegrastats.log"))
+        self.assertEqual(len(docs), len(lines))
+        self.assertEqual([d["seq"] for d in docs], list(range(1, len(docs) + 1)))
+        self.assertTrue(all(d["power_mode"] == "MAXN_SUPER" for d in docs))
+        active = [d for d in docs if d["throttle"]["active"]]
+        self.assertGreater(len(active), 30, "the demo has a throttle episode")
+        self.assertTrue(all("thermal" in d["throttle"]["reasons"] for d in active))
+        # warm-up first: nothing throttled in the first minute, and the end has recovered
+        self.assertFalse(any(d["throttle"]["active"] for d in docs[:60]))
+        self.assertFalse(any(d["throttle"]["active"] for d in docs[-60:]))
+        # the fixture tree adds what the log lacks, the log wins where both have a value
+        first = docs[0]["metrics"]
+        self.assertIn("trip.cpu.passive_c", first)
+        self.assertIn("gpu.max_freq_mhz", first)
+        self.assertEqual(first["agent.parse_errors_total"], 0)
+
+    def test_replay_pacing_and_count(self):
+        start = time.monotonic()
+        p = run(["run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "--speed", "20",
+                 "--count", "6"])
+        took = time.monotonic() - start
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(p.stdout.splitlines()), 6)
+        # 5 gaps of 1 s at 20x: about 0.25 s; never the 5 s of real time
+        self.assertLess(took, 3.0)
+        self.assertGreater(took, 0.2)
+
+    def test_bad_replay_line_is_reported_and_skipped(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.write("RAM 1923/3964MB (lfb 2x2MB) CPU [5%@1224,4%@1224,3%@1224,6%@1224] GR3D_FREQ 0%@76\n")
+            f.write("RAM 1923/3964MB (lfb 2x2MB) CPU [5%@1224,4%@12\n")
+            f.write("RAM 1924/3964MB (lfb 2x2MB) CPU [5%@1224,4%@1224,3%@1224,6%@1224] GR3D_FREQ 5%@76\n")
+            name = f.name
+        try:
+            p = run(["run", "--replay", name, "--speed", "0"])
+        finally:
+            os.unlink(name)
+        self.assertEqual(p.returncode, 0)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(len(docs), 2)
+        self.assertEqual(docs[1]["metrics"]["ram.used_mb"], 1924)
+        self.assertEqual(docs[1]["metrics"]["agent.parse_errors_total"], 1)
+        self.assertRegex(p.stderr, r"%s:2:\d+: " % name)
+
+    def test_no_jetson_explains_the_demo(self):
+        with tempfile.TemporaryDirectory() as root:
+            p = run(["run", "--root", root, "--count", "1"])
+        self.assertEqual(p.returncode, 69)
+        self.assertIn("no Jetson board found", p.stderr)
+        self.assertIn("--demo", p.stderr)
+
+    def test_sigterm_stops_cleanly(self):
+        proc = subprocess.Popen([BIN, "run", "--demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=5)
+        self.assertEqual(proc.returncode, 0, err)
+        docs = [json.loads(l) for l in out.splitlines()]
+        self.assertGreaterEqual(len(docs), 1)
+
+    def test_live_tegrastats_next_to_sysfs(self):
+        """A stand-in tegrastats prints real lines; sysfs adds trips and ceilings."""
+        root = os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6")
+        line = data_lines(os.path.join(SRC, "tests/fixtures/tegrastats/orin_nano_jetpack6_l4t_r36.txt"))[0][1]
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "tegrastats")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n# stand-in: $1 $2 = --interval MS\n"
+                        "while :; do echo '%s'; sleep 0.1; done\n" % line)
+            os.chmod(fake, 0o755)
+            p = run(["run", "--root", root, "--tegrastats", fake, "--interval", "200", "--count", "4"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(len(docs), 4)
+        last = docs[-1]["metrics"]
+        self.assertEqual(last["engine.ape.freq_mhz"], 200)   # only tegrastats has it
+        self.assertEqual(last["gpu.freq_mhz"], 621)           # tegrastats wins over the tree
+        self.assertIn("trip.cpu.passive_c", last)             # only sysfs has it
+
+
+if __name__ == "__main__":
+    BIN, SRC = sys.argv[1], sys.argv[2]
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
