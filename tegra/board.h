@@ -37,6 +37,12 @@ bool board_is_jetson(const struct board *b);
  */
 int board_sample(struct board *b, struct sample *s);
 
+/**
+ * Sets the monotonic clock (ms) used for the slow refresh and the sysfs
+ * back-off (tests). NULL restores CLOCK_MONOTONIC.
+ */
+void board_set_clock(struct board *b, int64_t (*now_ms)(void *data), void *data);
+
 /** Read errors counted since open. */
 uint64_t board_read_errors(const struct board *b);
 

@@ -1,0 +1,211 @@
+/*
+ * Internals of the sysfs board source, shared by board.c (probing,
+ * thermal, clocks, memory, nvpmodel, identity) and board_power.c (INA3221
+ * rails, over-current counters, fans). Not a public API.
+ *
+ * Everything a sample reads is found once at open and kept here with its
+ * path already built, so board_sample() only reads files and puts values.
+ */
+#ifndef TEGRAWATCH_BOARD_PRIV_H
+#define TEGRAWATCH_BOARD_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/metrics.h"
+#include "board.h"
+#include "nvpmodel.h"
+#include "procfs.h"
+#include "sysfs.h"
+
+/* Longest path kept; longer sysfs paths are skipped at probe time. */
+#define BOARD_PATH_LEN 160
+/* Metric name prefixes ("power.vdd_cpu_gpu_cv"), leaving room for a suffix. */
+#define BOARD_PREFIX_LEN 48
+
+#define BOARD_ZONES_MAX 64
+#define BOARD_TRIPS_MAX 16
+#define BOARD_CDEVS_MAX 64
+#define BOARD_RAILS_MAX 24
+#define BOARD_OCS_MAX 8
+#define BOARD_FANS_MAX 8
+
+/*
+ * The slow group (trip points, limits, clock floors, hardware maxima, the
+ * nvpmodel status) is re-read this often instead of on every sample.
+ */
+#define BOARD_SLOW_MS 5000
+
+enum trip_kind {
+	TRIP_PASSIVE,
+	TRIP_HOT,
+	TRIP_CRITICAL,
+	TRIP_ACTIVE,
+	TRIP_KIND_COUNT,
+};
+
+struct zone {
+	char temp_path[BOARD_PATH_LEN];
+	char prefix[BOARD_PREFIX_LEN]; /* "cpu" as in temp.cpu_c / trip.cpu.* */
+	bool offline; /* last read was the -256 sentinel: re-read with the slow group */
+	unsigned trip_count;
+	char trip_path[BOARD_TRIPS_MAX][BOARD_PATH_LEN];
+	enum trip_kind trip_kind[BOARD_TRIPS_MAX];
+	/* lowest trip of each kind, from the last slow refresh */
+	bool trip_ok[TRIP_KIND_COUNT];
+	double trip_c[TRIP_KIND_COUNT];
+};
+
+struct cdev {
+	char cur_path[BOARD_PATH_LEN];
+	char max_path[BOARD_PATH_LEN];
+	char prefix[BOARD_PREFIX_LEN]; /* "cooling.skin_balanced" */
+	bool max_ok;
+	double max_state;
+};
+
+struct gpu {
+	bool found;
+	char cur_path[BOARD_PATH_LEN];
+	char max_path[BOARD_PATH_LEN];
+	char min_path[BOARD_PATH_LEN];
+	char avail_path[BOARD_PATH_LEN];
+	char load_path[BOARD_PATH_LEN]; /* "" when no load file was found */
+	bool hw_max_ok;
+	double hw_max_mhz;
+	bool min_ok; /* the floor is in the slow group */
+	double min_mhz;
+};
+
+/* One cpufreq policy: the cores that share a clock. */
+struct policy {
+	char dir[BOARD_PATH_LEN]; /* resolved, e.g. /sys/devices/system/cpu/cpufreq/policy0 */
+	char cur_path[BOARD_PATH_LEN];
+	char hw_cur_path[BOARD_PATH_LEN]; /* cpuinfo_cur_freq; "" when not readable */
+	char max_path[BOARD_PATH_LEN];
+	char min_path[BOARD_PATH_LEN];
+	char hw_max_path[BOARD_PATH_LEN];
+	bool hw_max_ok;
+	double hw_max_mhz;
+	bool min_ok; /* slow group */
+	double min_mhz;
+	/* per sample */
+	bool wanted; /* some core of it is (or may be) online */
+	bool cur_ok, max_ok;
+	double cur_mhz, max_mhz;
+};
+
+struct core {
+	unsigned n;
+	int policy; /* index into policies, -1 without cpufreq */
+	bool has_online_file;
+	char online_path[BOARD_PATH_LEN];
+	char prefix[16]; /* "cpu.11" */
+};
+
+struct rail {
+	char prefix[BOARD_PREFIX_LEN]; /* "power.vdd_in" */
+	char mv_path[BOARD_PATH_LEN];
+	char ma_path[BOARD_PATH_LEN];
+	char mw_path[BOARD_PATH_LEN];  /* iio in_powerN_input; "" on hwmon */
+	char crit_path[BOARD_PATH_LEN];
+	char crit_alarm_path[BOARD_PATH_LEN]; /* "" when absent */
+	char max_alarm_path[BOARD_PATH_LEN];  /* "" when absent */
+	bool crit_ok;
+	double crit_ma;
+};
+
+struct oc_counter {
+	char prefix[16]; /* "oc.3" for oc3_event_cnt */
+	char events_path[BOARD_PATH_LEN];
+	char throt_path[BOARD_PATH_LEN];
+	bool throt_ok;
+	double throt_en;
+};
+
+struct fan_input {
+	char path[BOARD_PATH_LEN];
+	char name[METRIC_NAME_MAX]; /* "fan.0.pwm" */
+};
+
+struct board {
+	struct sysfs *fs;
+	struct board_identity id;
+	bool jetson_hint; /* Tegra-style zone types seen */
+
+	int64_t (*now_ms)(void *data);
+	void *clock_data;
+	bool slow_done;
+	int64_t slow_last_ms;
+
+	unsigned zone_count;
+	struct zone *zones;
+	unsigned cdev_count;
+	struct cdev *cdevs;
+
+	struct gpu gpu;
+
+	unsigned core_count;
+	struct core cores[PROCFS_CPU_MAX];
+	unsigned policy_count;
+	struct policy policies[PROCFS_CPU_MAX];
+	bool prev_stat_ok;
+	struct proc_stat prev_stat;
+
+	char emc_path[BOARD_PATH_LEN]; /* "" when no EMC clock is readable */
+
+	unsigned rail_count;
+	struct rail rails[BOARD_RAILS_MAX];
+	unsigned oc_count;
+	struct oc_counter ocs[BOARD_OCS_MAX];
+	unsigned fan_count;
+	struct fan_input fans[BOARD_FANS_MAX];
+	unsigned fan_pwm_next, fan_rpm_next;
+
+	bool conf_ok;
+	struct nvpmodel_conf conf;
+	bool mode_ok;
+	int mode_id;
+
+	uint64_t parse_errors; /* text that read fine but did not parse */
+	/* per sample */
+	unsigned reads_ok;
+	int first_err;
+};
+
+/* Probes rails, OC counters and fans (board_power.c). */
+void board_probe_power(struct board *b);
+
+/* Re-reads the rail limits and OC enables (slow group). */
+void board_refresh_power(struct board *b);
+
+/* Reads rails, OC counters and fans into SET. */
+void board_sample_power(struct board *b, struct metric_set *set);
+
+/* Shared helpers (board.c) */
+
+/** Reads PATH as an integer; counts the outcome in B for board_sample()'s result. */
+bool board_read_i64(struct board *b, const char *path, int64_t *out);
+
+/** Reads PATH as a string (see sysfs_read_str); counts the outcome. */
+bool board_read_str(struct board *b, const char *path, char *buf, size_t size);
+
+/** Puts the metric named A + B + C (C may be NULL) = VALUE; names that do not fit are dropped. */
+void board_put(struct metric_set *set, double value, const char *a, const char *b, const char *c);
+
+/**
+ * Replaces PATH by its symlink-free form when it resolves and fits: class
+ * links are walked once at open instead of on every read.
+ */
+void board_resolve(struct board *b, char *path, size_t size);
+
+/** snprintf into BUF; false when it did not fit. */
+bool board_path(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * Writes a metric name segment for TEXT into BUF: lower-case, characters
+ * outside [a-z0-9] turned into '_'. False when nothing usable is left.
+ */
+bool board_segment(const char *text, char *buf, size_t size);
+
+#endif

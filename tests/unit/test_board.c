@@ -1,0 +1,1020 @@
+/*
+ * The sysfs board source on the hand-made fixture roots in
+ * tests/fixtures/boards (see the README there): one snapshot per tree with
+ * every metric written out, then bad files on a temporary copy.
+ *
+ * Each test copies its tree to a temp dir, so it can rewrite /proc/stat
+ * between samples and break files without touching the committed trees.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/sample.h"
+#include "tegra/board.h"
+
+#define BOARDS FIXTURES_DIR "/boards"
+#define DEMO_ROOT FIXTURES_DIR "/../../configs/demo/root"
+
+struct expect {
+	const char *name;
+	double value;
+};
+
+/* ---- temp copies of a tree -------------------------------------------------- */
+
+static const char *copy_src;
+static const char *copy_dst;
+
+static int
+copy_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	char dst[4096];
+	snprintf(dst, sizeof(dst), "%s%s", copy_dst, path + strlen(copy_src));
+	if (type == FTW_D) {
+		return mkdir(dst, 0755) < 0 && errno != EEXIST ? -1 : 0;
+	}
+	if (type == FTW_SL) {
+		char target[4096];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0) {
+			return -1;
+		}
+		target[n] = '\0';
+		return symlink(target, dst);
+	}
+	if (type != FTW_F) {
+		return -1;
+	}
+	int in = open(path, O_RDONLY);
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, st->st_mode & 0777);
+	char buf[8192];
+	ssize_t n;
+	int ret = in < 0 || out < 0 ? -1 : 0;
+	while (ret == 0 && (n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n) {
+			ret = -1;
+		}
+	}
+	if (in >= 0) {
+		close(in);
+	}
+	if (out >= 0) {
+		close(out);
+	}
+	return ret;
+}
+
+/* Copies the tree at SRC into a new temp dir and returns its path (malloc'd). */
+static char *
+temp_copy(const char *src)
+{
+	char *dir = strdup("/tmp/test_board.XXXXXX");
+	assert_non_null(dir);
+	assert_non_null(mkdtemp(dir));
+	copy_src = src;
+	copy_dst = dir;
+	assert_int_equal(nftw(src, copy_entry, 16, FTW_PHYS), 0);
+	return dir;
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+remove_copy(char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+static void
+write_file(const char *root, const char *rel, const char *text)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void
+root_path(char *buf, size_t size, const char *root, const char *rel)
+{
+	snprintf(buf, size, "%s%s", root, rel);
+}
+
+/* ---- clock and checks -------------------------------------------------------- */
+
+static int64_t fake_ms = 1000000;
+
+static int64_t
+fake_now(void *data)
+{
+	(void)data;
+	return fake_ms;
+}
+
+static struct board *
+open_board(const char *root)
+{
+	struct board *b = NULL;
+	assert_int_equal(board_open(root, &b), 0);
+	assert_non_null(b);
+	board_set_clock(b, fake_now, NULL);
+	return b;
+}
+
+/* One sample into *S (cleared first); returns board_sample()'s result. */
+static int
+take(struct board *b, struct sample *s)
+{
+	sample_clear(s);
+	return board_sample(b, s);
+}
+
+static bool
+is_cpu_load(const char *name)
+{
+	size_t len = strlen(name);
+	return strncmp(name, "cpu.", 4) == 0 && len > 9 && strcmp(name + len - 9, ".load_pct") == 0;
+}
+
+/*
+ * SET must hold exactly the metrics of WANT (N entries); with LOADS false
+ * the CPU loads are expected absent (first sample).
+ */
+static void
+check_metrics(const struct metric_set *set, const struct expect *want, size_t n, bool loads)
+{
+	size_t expected = 0;
+	for (size_t i = 0; i < n; i++) {
+		double got;
+		bool present = metric_set_get(set, want[i].name, &got);
+		if (!loads && is_cpu_load(want[i].name)) {
+			if (present) {
+				fail_msg("%s present on the first sample", want[i].name);
+			}
+			continue;
+		}
+		expected++;
+		if (!present) {
+			fail_msg("%s missing", want[i].name);
+		}
+		if (fabs(got - want[i].value) > 1e-9 * (1 + fabs(want[i].value))) {
+			fail_msg("%s = %.10g, want %.10g", want[i].name, got, want[i].value);
+		}
+	}
+	if (set->count != expected) {
+		for (size_t i = 0; i < set->count; i++) {
+			bool listed = false;
+			for (size_t k = 0; k < n && !listed; k++) {
+				listed = strcmp(set->items[i].name, want[k].name) == 0;
+			}
+			if (!listed) {
+				print_error("unexpected metric %s = %g\n", set->items[i].name,
+					    set->items[i].value);
+			}
+		}
+		fail_msg("%zu metrics, want %zu", set->count, expected);
+	}
+}
+
+static void
+check_identity(const struct board *b, const char *model, const char *soc, const char *module,
+	       const char *l4t, const char *jetpack)
+{
+	const struct board_identity *id = board_identity(b);
+	assert_string_equal(id->model, model);
+	assert_string_equal(id->soc, soc);
+	assert_string_equal(id->module, module);
+	assert_string_equal(id->l4t, l4t);
+	assert_string_equal(id->jetpack, jetpack);
+	assert_true(board_is_jetson(b));
+}
+
+/*
+ * Opens a copy of TREE, samples, writes STAT2 as the second /proc/stat
+ * reading one second later, samples again and checks both samples.
+ */
+static void
+snapshot(const char *tree, const char *stat2, const struct expect *want, size_t n,
+	 const char *mode, struct board **keep, char **keep_root)
+{
+	static struct sample s;
+	char *root = temp_copy(tree);
+	struct board *b = open_board(root);
+
+	assert_int_equal(take(b, &s), 0);
+	check_metrics(&s.metrics, want, n, false);
+	assert_string_equal(s.power_mode, mode);
+
+	write_file(root, "/proc/stat", stat2);
+	fake_ms += 1000;
+	assert_int_equal(take(b, &s), 0);
+	check_metrics(&s.metrics, want, n, true);
+	assert_string_equal(s.power_mode, mode);
+	assert_int_equal(board_read_errors(b), 0);
+	*keep = b;
+	*keep_root = root;
+}
+
+/* ---- nano-jp4 ------------------------------------------------------------------ */
+
+#define CPU(n, mhz, max, min, hw, load)                                                   \
+	{"cpu." #n ".online", 1}, {"cpu." #n ".freq_mhz", mhz}, {"cpu." #n ".max_freq_mhz", max}, \
+		{"cpu." #n ".min_freq_mhz", min}, {"cpu." #n ".hw_max_freq_mhz", hw},           \
+		{"cpu." #n ".load_pct", load}
+
+/* power.R.mw/.mv/.ma/.crit_ma, and the hwmon alarms */
+#define RAIL(r, mw, mv, ma, crit)                                                            \
+	{"power." r ".mw", mw}, {"power." r ".mv", mv}, {"power." r ".ma", ma},                  \
+		{"power." r ".crit_ma", crit}
+#define ALARMS(r) {"power." r ".crit_alarm", 0}, {"power." r ".max_alarm", 0}
+
+/*
+ * Nano block A: CPU [5%@1224,4%@1224,3%@1224,6%@1224] GR3D_FREQ 0%@76 EMC 1600,
+ * PLL@37C CPU@40C PMIC@50C GPU@40C AO@45C thermal@40C, POM_5V_IN 1750 ...
+ * Loads: each core ran 200 ticks, busy 10/8/6/12 (cpu0 also had 2 ticks of
+ * iowait, which count as idle).
+ */
+static const char nano_stat2[] = "cpu  123111 76 23068 1567108 2542 0 701 0 0 0\n"
+				 "cpu0 30617 4 6238 403688 768 0 125 0 0 0\n"
+				 "cpu1 37563 32 5774 396055 696 0 130 0 0 0\n"
+				 "cpu2 27038 4 5309 322724 544 0 315 0 0 0\n"
+				 "cpu3 27893 36 5747 444641 534 0 131 0 0 0\n"
+				 "intr 48123471 0 0 0 0 0 0 0 0 0 0\n"
+				 "ctxt 91234999\n";
+
+static const struct expect nano_want[] = {
+	/* PMIC-Die is a placeholder: no temp.pmic_c, no trip.pmic.* */
+	{"temp.ao_c", 45},
+	{"temp.cpu_c", 40},
+	{"temp.gpu_c", 40},
+	{"temp.pll_c", 37},
+	{"temp.thermal_c", 40},
+	{"trip.cpu.critical_c", 101},
+	{"trip.cpu.hot_c", 97},
+	{"trip.gpu.critical_c", 101},
+	{"trip.gpu.hot_c", 97},
+	{"trip.thermal.active_c", 51}, /* lowest of 51/61/71/82 */
+	{"cooling.pwm_fan.state", 0},
+	{"cooling.pwm_fan.max_state", 6},
+	{"gpu.freq_mhz", 76.8},
+	{"gpu.max_freq_mhz", 921.6},
+	{"gpu.min_freq_mhz", 76.8},
+	{"gpu.hw_max_freq_mhz", 998.4},
+	{"gpu.load_pct", 0},
+	CPU(0, 1224, 1479, 102, 1479, 5),
+	CPU(1, 1224, 1479, 102, 1479, 4),
+	CPU(2, 1224, 1479, 102, 1479, 3),
+	CPU(3, 1224, 1479, 102, 1479, 6),
+	{"cpu.load_pct", 4.5},
+	{"ram.total_mb", 3964},
+	{"ram.used_mb", 1923},
+	{"swap.total_mb", 1982},
+	{"swap.used_mb", 191},
+	{"swap.cached_mb", 6},
+	{"emc.freq_mhz", 1600},
+	RAIL("pom_5v_in", 1750, 5000, 350, 4000),
+	RAIL("pom_5v_gpu", 0, 5000, 0, 2000),
+	RAIL("pom_5v_cpu", 366, 5000, 73, 2000), /* iio's own mW, not 5000 * 73 */
+	{"fan.0.pwm", 0},
+	{"fan.0.rpm", 0},
+	{"nvpmodel.id", 0},
+};
+
+static void
+test_nano_jp4(void **state)
+{
+	(void)state;
+	struct board *b;
+	char *root;
+	snapshot(BOARDS "/nano-jp4", nano_stat2, nano_want, sizeof(nano_want) / sizeof(nano_want[0]),
+		 "MAXN", &b, &root);
+	assert_int_equal(sizeof(nano_want) / sizeof(nano_want[0]), 63);
+	check_identity(b, "NVIDIA Jetson Nano Developer Kit", "tegra210", "p3448-0000", "32.7.1",
+		       "4.6.1");
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* ---- agx-xavier-jp4 ------------------------------------------------------------- */
+
+/* Block C: CPU [57%@2188,56%@2188,57%@2188,63%@2188,off,off,off,off] GR3D_FREQ 39% */
+static const char xavier_stat2[] = "cpu  122487 69 32332 1654204 1705 0 1701 0 0 0\n"
+				   "cpu0 24124 3 6873 465398 744 0 399 0 0 0\n"
+				   "cpu1 38977 14 9840 404075 150 0 600 0 0 0\n"
+				   "cpu2 21594 9 9605 334996 396 0 315 0 0 0\n"
+				   "cpu3 37792 43 6014 449735 415 0 387 0 0 0\n"
+				   "intr 73123999 0 0 0 0 0 0 0 0 0 0\n";
+
+static const struct expect xavier_want[] = {
+	{"temp.cpu_c", 37.5},
+	{"temp.gpu_c", 35},
+	{"temp.aux_c", 34.5},
+	{"temp.ao_c", 35},
+	{"temp.tboard_c", 35},
+	{"temp.tdiode_c", 37.75},
+	{"temp.thermal_c", 35.55},
+	{"trip.cpu.critical_c", 96.5},
+	{"trip.cpu.passive_c", 95.5},
+	{"trip.gpu.critical_c", 96.5},
+	{"trip.gpu.passive_c", 95.5},
+	{"trip.aux.critical_c", 96.5},
+	{"trip.aux.passive_c", 95.5},
+	{"trip.thermal.active_c", 35},
+	{"cooling.cpu_balanced.state", 0},
+	{"cooling.cpu_balanced.max_state", 28},
+	{"cooling.gpu_balanced.state", 0},
+	{"cooling.gpu_balanced.max_state", 13},
+	{"cooling.skin_balanced.state", 0},
+	{"cooling.skin_balanced.max_state", 56},
+	{"gpu.freq_mhz", 675.75},
+	{"gpu.max_freq_mhz", 675.75},
+	{"gpu.min_freq_mhz", 318.75},
+	{"gpu.hw_max_freq_mhz", 1377},
+	{"gpu.load_pct", 39},
+	CPU(0, 2188.8, 2188.8, 115.2, 2265.6, 57),
+	CPU(1, 2188.8, 2188.8, 115.2, 2265.6, 56),
+	CPU(2, 2188.8, 2188.8, 115.2, 2265.6, 57),
+	CPU(3, 2188.8, 2188.8, 115.2, 2265.6, 63),
+	/* off: only the online flag, as tegrastats prints "off" */
+	{"cpu.4.online", 0},
+	{"cpu.5.online", 0},
+	{"cpu.6.online", 0},
+	{"cpu.7.online", 0},
+	{"cpu.load_pct", 58.25},
+	{"ram.total_mb", 31920},
+	{"ram.used_mb", 3149},
+	{"swap.total_mb", 15960},
+	{"swap.used_mb", 0},
+	{"swap.cached_mb", 0},
+	RAIL("gpu", 466, 5008, 93, 6000),
+	RAIL("cpu", 466, 5008, 93, 6000),
+	RAIL("soc", 932, 5008, 186, 6000),
+	RAIL("cv", 0, 5008, 0, 6000),
+	RAIL("vddrq", 0, 5008, 0, 6000),
+	RAIL("sys5v", 1854, 5008, 370, 6000),
+	{"fan.0.pwm", 56},
+	{"fan.0.rpm", 1170},
+	{"nvpmodel.id", 7},
+};
+
+static void
+test_agx_xavier_jp4(void **state)
+{
+	(void)state;
+	struct board *b;
+	char *root;
+	snapshot(BOARDS "/agx-xavier-jp4", xavier_stat2, xavier_want,
+		 sizeof(xavier_want) / sizeof(xavier_want[0]), "MODE_15W_DESKTOP", &b, &root);
+	assert_int_equal(sizeof(xavier_want) / sizeof(xavier_want[0]), 86);
+	/* /proc/device-tree and /etc/nvpmodel.conf are absolute links here */
+	check_identity(b, "Jetson-AGX", "tegra194", "p2972-0000", "32.6.1", "4.6");
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* ---- agx-orin-jp5 ---------------------------------------------------------------- */
+
+/* Block A: CPU [0%@729 x 12]; 200 idle ticks per core (cpu0: 198 idle + 2 iowait) */
+static const char orin_stat2[] = "cpu  342673 359 102898 4850932 5962 0 4921 0 0 0\n"
+				 "cpu0 25922 12 5844 452660 686 0 427 0 0 0\n"
+				 "cpu1 32202 36 5798 443787 829 0 132 0 0 0\n"
+				 "cpu2 21953 34 10070 354190 608 0 448 0 0 0\n"
+				 "cpu3 34011 29 11367 382551 576 0 399 0 0 0\n"
+				 "cpu4 31848 49 7455 365323 284 0 457 0 0 0\n"
+				 "cpu5 27998 31 5670 450781 407 0 368 0 0 0\n"
+				 "cpu6 31255 4 10975 417859 394 0 411 0 0 0\n"
+				 "cpu7 23868 21 9193 409808 268 0 487 0 0 0\n"
+				 "cpu8 24980 42 9005 410745 140 0 592 0 0 0\n"
+				 "cpu9 22543 20 11263 446496 686 0 504 0 0 0\n"
+				 "cpu10 31145 37 10695 391997 708 0 354 0 0 0\n"
+				 "cpu11 34948 44 5563 324735 376 0 342 0 0 0\n";
+
+static const struct expect orin_want[] = {
+	/* GPU-therm and CV0-2 read -256000: absent */
+	{"temp.cpu_c", 44.562},
+	{"temp.soc0_c", 41.093},
+	{"temp.soc1_c", 41.25},
+	{"temp.soc2_c", 40.093},
+	{"temp.tj_c", 44.343},
+	{"temp.tdiode_c", 33},
+	{"temp.tboard_c", 32},
+	/* trips stay even when the zone reads -256 */
+	{"trip.cpu.critical_c", 104.5},
+	{"trip.cpu.hot_c", 99},
+	{"trip.cpu.passive_c", 95},
+	{"trip.gpu.critical_c", 104.5},
+	{"trip.gpu.passive_c", 95},
+	{"trip.tj.critical_c", 105},
+	{"trip.tj.active_c", 74},
+	{"cooling.pwm_fan.state", 0},
+	{"cooling.pwm_fan.max_state", 2},
+	{"gpu.freq_mhz", 306},
+	{"gpu.max_freq_mhz", 1300.5},
+	{"gpu.min_freq_mhz", 306},
+	{"gpu.hw_max_freq_mhz", 1300.5},
+	{"gpu.load_pct", 0},
+	CPU(0, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(1, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(2, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(3, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(4, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(5, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(6, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(7, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(8, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(9, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(10, 729.6, 2201.6, 729.6, 2201.6, 0),
+	CPU(11, 729.6, 2201.6, 729.6, 2201.6, 0),
+	{"cpu.load_pct", 0},
+	{"ram.total_mb", 62801},
+	{"ram.used_mb", 4321},
+	{"swap.total_mb", 31400},
+	{"swap.used_mb", 19},
+	{"swap.cached_mb", 0},
+	{"emc.freq_mhz", 2133},
+	/* two NC channels and the sum channel are skipped */
+	RAIL("vdd_gpu_soc", 2340, 5000, 468, 9000),
+	ALARMS("vdd_gpu_soc"),
+	RAIL("vdd_cpu_cv", 390, 5000, 78, 9000),
+	ALARMS("vdd_cpu_cv"),
+	RAIL("vin_sys_5v0", 4025, 5000, 805, 9000),
+	ALARMS("vin_sys_5v0"),
+	RAIL("vddq_vdd2_1v8ao", 300, 5000, 60, 4000),
+	ALARMS("vddq_vdd2_1v8ao"),
+	{"oc.1.events", 0},
+	{"oc.1.throttle_enabled", 1},
+	{"oc.2.events", 0},
+	{"oc.2.throttle_enabled", 1},
+	{"oc.3.events", 0},
+	{"oc.3.throttle_enabled", 1},
+	{"fan.0.pwm", 55},
+	{"fan.0.rpm", 1240},
+	{"nvpmodel.id", 0},
+};
+
+static void
+test_agx_orin_jp5(void **state)
+{
+	(void)state;
+	struct board *b;
+	char *root;
+	snapshot(BOARDS "/agx-orin-jp5", orin_stat2, orin_want,
+		 sizeof(orin_want) / sizeof(orin_want[0]), "MAXN", &b, &root);
+	assert_int_equal(sizeof(orin_want) / sizeof(orin_want[0]), 133);
+	check_identity(b, "Jetson AGX Orin", "tegra234", "p3701-0005", "35.4.1", "5.1.2");
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* ---- orin-nano-jp6 --------------------------------------------------------------- */
+
+/* Block C: CPU [0%@1036,0%@1036,1%@1036,1%@1036,0%@729,0%@729] */
+static const char nano6_stat2[] = "cpu  163153 170 47717 2428830 3015 0 2084 0 0 0\n"
+				  "cpu0 22129 41 5497 491867 820 0 258 0 0 0\n"
+				  "cpu1 38938 24 10580 417022 391 0 466 0 0 0\n"
+				  "cpu2 31371 39 5185 421228 463 0 186 0 0 0\n"
+				  "cpu3 23837 18 9045 315652 323 0 493 0 0 0\n"
+				  "cpu4 24238 31 11048 365110 507 0 300 0 0 0\n"
+				  "cpu5 22640 17 6362 417951 511 0 381 0 0 0\n";
+
+static const struct expect nano6_want[] = {
+	/* cv0-2 read -256000: absent */
+	{"temp.cpu_c", 47.875},
+	{"temp.gpu_c", 50.218},
+	{"temp.soc0_c", 47.281},
+	{"temp.soc1_c", 48.281},
+	{"temp.soc2_c", 46.75},
+	{"temp.tj_c", 50.218},
+	/* mainline DT values */
+	{"trip.cpu.critical_c", 104.5},
+	{"trip.cpu.hot_c", 99},
+	{"trip.cpu.passive_c", 95},
+	{"trip.cpu.active_c", 50},
+	{"trip.tj.active_c", 74},
+	{"cooling.pwm_fan.state", 1},
+	{"cooling.pwm_fan.max_state", 3},
+	{"gpu.freq_mhz", 306},
+	{"gpu.max_freq_mhz", 1020},
+	{"gpu.min_freq_mhz", 306},
+	{"gpu.hw_max_freq_mhz", 1020},
+	{"gpu.load_pct", 0},
+	CPU(0, 1036.8, 1728, 729.6, 1728, 0),
+	CPU(1, 1036.8, 1728, 729.6, 1728, 0),
+	CPU(2, 1036.8, 1728, 729.6, 1728, 1),
+	CPU(3, 1036.8, 1728, 729.6, 1728, 1),
+	CPU(4, 729.6, 1728, 729.6, 1728, 0),
+	CPU(5, 729.6, 1728, 729.6, 1728, 0),
+	{"cpu.load_pct", 2.0 / 6.0},
+	{"ram.total_mb", 7620},
+	{"ram.used_mb", 1488},
+	{"swap.total_mb", 12002},
+	{"swap.used_mb", 253},
+	{"swap.cached_mb", 2},
+	RAIL("vdd_in", 4654, 5200, 895, 7784),
+	ALARMS("vdd_in"),
+	RAIL("vdd_cpu_gpu_cv", 560, 5000, 112, 5000),
+	ALARMS("vdd_cpu_gpu_cv"),
+	RAIL("vdd_soc", 1485, 5000, 297, 4000),
+	ALARMS("vdd_soc"),
+	{"oc.1.events", 0},
+	{"oc.1.throttle_enabled", 1},
+	{"oc.2.events", 0},
+	{"oc.2.throttle_enabled", 1},
+	{"oc.3.events", 2},
+	{"oc.3.throttle_enabled", 1},
+	{"fan.0.pwm", 88},
+	{"fan.0.rpm", 2153},
+	{"nvpmodel.id", 2},
+};
+
+#define NANO6_COUNT (sizeof(nano6_want) / sizeof(nano6_want[0]))
+
+static void
+test_orin_nano_jp6(void **state)
+{
+	(void)state;
+	struct board *b;
+	char *root;
+	snapshot(BOARDS "/orin-nano-jp6", nano6_stat2, nano6_want, NANO6_COUNT, "MAXN_SUPER", &b,
+		 &root);
+	assert_int_equal(NANO6_COUNT, 87);
+	check_identity(b, "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super",
+		       "tegra234", "p3767-0005", "36.4.3", "6.2");
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* The demo root is orin-nano-jp6 plus a passive trip on tj at 95 C. */
+static void
+test_demo_root(void **state)
+{
+	(void)state;
+	static struct sample s;
+	struct board *b = open_board(DEMO_ROOT);
+	check_identity(b, "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super",
+		       "tegra234", "p3767-0005", "36.4.3", "6.2");
+	assert_int_equal(take(b, &s), 0);
+	assert_string_equal(s.power_mode, "MAXN_SUPER");
+	double v;
+	assert_true(metric_set_get(&s.metrics, "trip.tj.passive_c", &v));
+	assert_true(v == 95);
+	assert_true(metric_set_get(&s.metrics, "gpu.max_freq_mhz", &v));
+	assert_true(v == 1020);
+	assert_int_equal(s.metrics.count, NANO6_COUNT - 7 + 1);
+	board_destroy(b);
+}
+
+/* ---- bad files on a copy of orin-nano-jp6 ----------------------------------------- */
+
+static int64_t
+wall_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Samples a fresh copy, calls BREAK on it, samples again 6 s later (so the
+ * slow group is re-read too) and checks that exactly the GONE metrics
+ * disappeared, everything else kept its value, the sample took < 100 ms
+ * and COUNTED says whether the failure was counted as a read error.
+ */
+static void
+bad_case(void (*breakit)(const char *root), const char *const *gone, size_t ngone, bool counted)
+{
+	static struct sample before;
+	static struct sample after;
+	char *root = temp_copy(BOARDS "/orin-nano-jp6");
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &before), 0);
+	assert_int_equal(before.metrics.count, NANO6_COUNT - 7);
+	uint64_t errors = board_read_errors(b);
+
+	breakit(root);
+	fake_ms += 6000;
+	int64_t start = wall_us();
+	assert_int_equal(take(b, &after), 0);
+	int64_t took = wall_us() - start;
+	assert_true(took < 100000);
+
+	for (size_t i = 0; i < ngone; i++) {
+		assert_non_null(metric_set_find(&before.metrics, gone[i]));
+		if (metric_set_find(&after.metrics, gone[i])) {
+			fail_msg("%s still present", gone[i]);
+		}
+	}
+	for (size_t i = 0; i < before.metrics.count; i++) {
+		const struct metric *m = &before.metrics.items[i];
+		bool is_gone = false;
+		for (size_t k = 0; k < ngone; k++) {
+			is_gone = is_gone || strcmp(m->name, gone[k]) == 0;
+		}
+		double v;
+		if (!is_gone && (!metric_set_get(&after.metrics, m->name, &v) || v != m->value)) {
+			fail_msg("%s changed or went missing", m->name);
+		}
+	}
+	assert_int_equal(after.metrics.count, before.metrics.count - ngone);
+	/* an unreadable status leaves the mode unknown */
+	bool mode_gone = false;
+	for (size_t k = 0; k < ngone; k++) {
+		mode_gone = mode_gone || strcmp(gone[k], "nvpmodel.id") == 0;
+	}
+	assert_string_equal(after.power_mode, mode_gone ? "" : "MAXN_SUPER");
+	if (counted) {
+		assert_true(board_read_errors(b) > errors);
+	} else {
+		assert_int_equal(board_read_errors(b), errors);
+	}
+	board_destroy(b);
+	remove_copy(root);
+}
+
+static void
+break_missing(const char *root)
+{
+	char path[4096];
+	root_path(path, sizeof(path), root, "/sys/devices/virtual/thermal/thermal_zone1/temp");
+	assert_int_equal(unlink(path), 0);
+}
+
+static void
+test_bad_missing(void **state)
+{
+	(void)state;
+	static const char *const gone[] = {"temp.gpu_c"};
+	bad_case(break_missing, gone, 1, false); /* a missing file is normal, not an error */
+}
+
+static void
+break_empty(const char *root)
+{
+	write_file(root, "/sys/devices/platform/17000000.gpu/devfreq/17000000.gpu/cur_freq", "");
+}
+
+static void
+test_bad_empty(void **state)
+{
+	(void)state;
+	static const char *const gone[] = {"gpu.freq_mhz"};
+	bad_case(break_empty, gone, 1, true);
+}
+
+static void
+break_garbage(const char *root)
+{
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone5/temp", "hot\n");
+	write_file(root, "/sys/devices/platform/bus@0/c240000.i2c/i2c-1/1-0040/hwmon/hwmon1/curr1_input",
+		   "12ab\n");
+	write_file(root, "/var/lib/nvpmodel/status", "pmode:banana\n");
+}
+
+static void
+test_bad_garbage(void **state)
+{
+	(void)state;
+	/* no current: no .ma and no computed .mw; the nvpmodel id is unknown */
+	static const char *const gone[] = {"temp.soc0_c", "power.vdd_in.ma", "power.vdd_in.mw",
+					   "nvpmodel.id"};
+	bad_case(break_garbage, gone, 4, true);
+}
+
+static void
+write_big(const char *root, const char *rel)
+{
+	char path[4096];
+	root_path(path, sizeof(path), root, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 1024 * 1024 / 8; i++) {
+		fputs("4787500\n", f);
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+static void
+break_huge(const char *root)
+{
+	write_big(root, "/sys/devices/virtual/thermal/thermal_zone8/temp");
+	write_big(root, "/proc/meminfo");
+}
+
+static void
+test_bad_huge(void **state)
+{
+	(void)state;
+	static const char *const gone[] = {"temp.tj_c",     "ram.total_mb",  "ram.used_mb",
+					   "swap.total_mb", "swap.used_mb",  "swap.cached_mb"};
+	bad_case(break_huge, gone, 6, true);
+}
+
+static void
+make_fifo(const char *root, const char *rel)
+{
+	char path[4096];
+	root_path(path, sizeof(path), root, rel);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0644), 0);
+}
+
+static void
+break_fifo_cv(const char *root)
+{
+	make_fifo(root, "/sys/devices/virtual/thermal/thermal_zone2/temp");
+}
+
+static void
+test_bad_fifo_cv(void **state)
+{
+	(void)state;
+	/* cv0 is absent (-256) already; the sample must not block on the FIFO */
+	bad_case(break_fifo_cv, NULL, 0, true);
+}
+
+static void
+break_fifo_soc(const char *root)
+{
+	make_fifo(root, "/sys/devices/virtual/thermal/thermal_zone6/temp");
+}
+
+static void
+test_bad_fifo_present_zone(void **state)
+{
+	(void)state;
+	static const char *const gone[] = {"temp.soc1_c"};
+	bad_case(break_fifo_soc, gone, 1, true);
+}
+
+static void
+break_dir(const char *root)
+{
+	char path[4096];
+	root_path(path, sizeof(path), root, "/sys/devices/virtual/thermal/cooling_device0/cur_state");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static void
+test_bad_dir(void **state)
+{
+	(void)state;
+	static const char *const gone[] = {"cooling.pwm_fan.state"};
+	bad_case(break_dir, gone, 1, true);
+}
+
+static void
+break_offline(const char *root)
+{
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone1/temp", "-256000\n");
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone7/temp", "-273150\n");
+}
+
+static void
+test_bad_minus_256(void **state)
+{
+	(void)state;
+	static const char *const gone[] = {"temp.gpu_c", "temp.soc2_c"};
+	bad_case(break_offline, gone, 2, false);
+}
+
+/* ---- behaviour ---------------------------------------------------------------------- */
+
+/* The status file is read at most every 5 s; without it the conf default applies. */
+static void
+test_nvpmodel_status(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = temp_copy(BOARDS "/orin-nano-jp6");
+	struct board *b = open_board(root);
+	double id;
+
+	assert_int_equal(take(b, &s), 0);
+	assert_string_equal(s.power_mode, "MAXN_SUPER");
+
+	write_file(root, "/var/lib/nvpmodel/status", "pmode:0000\n");
+	fake_ms += 4999;
+	assert_int_equal(take(b, &s), 0);
+	assert_string_equal(s.power_mode, "MAXN_SUPER");
+	assert_true(metric_set_get(&s.metrics, "nvpmodel.id", &id) && id == 2);
+
+	fake_ms += 1;
+	assert_int_equal(take(b, &s), 0);
+	assert_string_equal(s.power_mode, "15W");
+	assert_true(metric_set_get(&s.metrics, "nvpmodel.id", &id) && id == 0);
+
+	char path[4096];
+	root_path(path, sizeof(path), root, "/var/lib/nvpmodel/status");
+	assert_int_equal(unlink(path), 0);
+	fake_ms += 5000;
+	assert_int_equal(take(b, &s), 0);
+	assert_string_equal(s.power_mode, "25W"); /* PM_CONFIG DEFAULT=1 */
+	assert_true(metric_set_get(&s.metrics, "nvpmodel.id", &id) && id == 1);
+	assert_int_equal(board_read_errors(b), 0);
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* Without /sys/class/devfreq the GPU is found at its known JetPack 6 path. */
+static void
+test_gpu_fallback(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = temp_copy(BOARDS "/orin-nano-jp6");
+	char path[4096];
+	root_path(path, sizeof(path), root, "/sys/class/devfreq/17000000.gpu");
+	assert_int_equal(unlink(path), 0);
+	root_path(path, sizeof(path), root, "/sys/class/devfreq");
+	assert_int_equal(rmdir(path), 0);
+
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &s), 0);
+	double v;
+	assert_true(metric_set_get(&s.metrics, "gpu.freq_mhz", &v) && v == 306);
+	assert_true(metric_set_get(&s.metrics, "gpu.max_freq_mhz", &v) && v == 1020);
+	assert_true(metric_set_get(&s.metrics, "gpu.hw_max_freq_mhz", &v) && v == 1020);
+	assert_true(metric_set_get(&s.metrics, "gpu.load_pct", &v) && v == 0);
+	assert_int_equal(s.metrics.count, NANO6_COUNT - 7);
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/*
+ * A readable cpuinfo_cur_freq wins over scaling_cur_freq (Thor: the
+ * scaling value can be the request while the hardware runs slower).
+ */
+static void
+test_cpuinfo_cur_preferred(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = temp_copy(BOARDS "/orin-nano-jp6");
+	write_file(root, "/sys/devices/system/cpu/cpufreq/policy4/cpuinfo_cur_freq", "649000\n");
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &s), 0);
+	double v;
+	assert_true(metric_set_get(&s.metrics, "cpu.4.freq_mhz", &v) && v == 649);
+	assert_true(metric_set_get(&s.metrics, "cpu.5.freq_mhz", &v) && v == 649);
+	assert_true(metric_set_get(&s.metrics, "cpu.0.freq_mhz", &v) && v == 1036.8);
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* Two zones with one name after normalisation: the later gets its index. */
+static void
+test_duplicate_zone_names(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = temp_copy(BOARDS "/orin-nano-jp6");
+	char path[4096];
+	root_path(path, sizeof(path), root, "/sys/devices/virtual/thermal/thermal_zone9");
+	assert_int_equal(mkdir(path, 0755), 0);
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone9/type", "CPU-therm\n");
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone9/temp", "61500\n");
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone9/trip_point_0_type", "hot\n");
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone9/trip_point_0_temp", "90000\n");
+	root_path(path, sizeof(path), root, "/sys/class/thermal/thermal_zone9");
+	assert_int_equal(symlink("../../devices/virtual/thermal/thermal_zone9", path), 0);
+
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &s), 0);
+	double v;
+	assert_true(metric_set_get(&s.metrics, "temp.cpu_c", &v) && v == 47.875);
+	assert_true(metric_set_get(&s.metrics, "temp.cpu_9_c", &v) && v == 61.5);
+	assert_true(metric_set_get(&s.metrics, "trip.cpu_9.hot_c", &v) && v == 90);
+	assert_true(metric_set_get(&s.metrics, "trip.cpu.hot_c", &v) && v == 99);
+	assert_int_equal(s.metrics.count, NANO6_COUNT - 7 + 2);
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* Without the system-wide online list, each cpuN/online is read (cpu0 has none: on). */
+static void
+test_cpu_online_fallback(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = temp_copy(BOARDS "/agx-xavier-jp4");
+	char path[4096];
+	root_path(path, sizeof(path), root, "/sys/devices/system/cpu/online");
+	assert_int_equal(unlink(path), 0);
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &s), 0);
+	double v;
+	assert_true(metric_set_get(&s.metrics, "cpu.0.online", &v) && v == 1);
+	assert_true(metric_set_get(&s.metrics, "cpu.3.online", &v) && v == 1);
+	assert_true(metric_set_get(&s.metrics, "cpu.3.freq_mhz", &v) && v == 2188.8);
+	assert_true(metric_set_get(&s.metrics, "cpu.7.online", &v) && v == 0);
+	assert_null(metric_set_find(&s.metrics, "cpu.7.freq_mhz"));
+	assert_int_equal(s.metrics.count, 81);
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* A zone reading -256 is looked at again with the slow group (5 s), not every sample. */
+static void
+test_offline_zone_returns(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = temp_copy(BOARDS "/agx-orin-jp5");
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &s), 0);
+	assert_null(metric_set_find(&s.metrics, "temp.gpu_c"));
+
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone1/temp", "38156\n");
+	fake_ms += 4000;
+	assert_int_equal(take(b, &s), 0);
+	assert_null(metric_set_find(&s.metrics, "temp.gpu_c"));
+
+	fake_ms += 1000;
+	assert_int_equal(take(b, &s), 0);
+	double v;
+	assert_true(metric_set_get(&s.metrics, "temp.gpu_c", &v) && v == 38.156);
+
+	/* once back, it is read on every sample again */
+	write_file(root, "/sys/devices/virtual/thermal/thermal_zone1/temp", "39000\n");
+	fake_ms += 1000;
+	assert_int_equal(take(b, &s), 0);
+	assert_true(metric_set_get(&s.metrics, "temp.gpu_c", &v) && v == 39);
+	board_destroy(b);
+	remove_copy(root);
+}
+
+/* An empty root opens but has nothing to sample; a missing root fails. */
+static void
+test_empty_and_missing_root(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char dir[] = "/tmp/test_board_empty.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct board *b = open_board(dir);
+	assert_false(board_is_jetson(b));
+	assert_string_equal(board_identity(b)->model, "");
+	assert_true(take(b, &s) < 0);
+	assert_int_equal(s.metrics.count, 0);
+	board_destroy(b);
+	assert_int_equal(rmdir(dir), 0);
+
+	struct board *none = NULL;
+	assert_int_equal(board_open("/nonexistent/tegrawatch-root", &none), -ENOENT);
+	assert_null(none);
+	board_destroy(NULL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nano_jp4),
+		cmocka_unit_test(test_agx_xavier_jp4),
+		cmocka_unit_test(test_agx_orin_jp5),
+		cmocka_unit_test(test_orin_nano_jp6),
+		cmocka_unit_test(test_demo_root),
+		cmocka_unit_test(test_bad_missing),
+		cmocka_unit_test(test_bad_empty),
+		cmocka_unit_test(test_bad_garbage),
+		cmocka_unit_test(test_bad_huge),
+		cmocka_unit_test(test_bad_fifo_cv),
+		cmocka_unit_test(test_bad_fifo_present_zone),
+		cmocka_unit_test(test_bad_dir),
+		cmocka_unit_test(test_bad_minus_256),
+		cmocka_unit_test(test_nvpmodel_status),
+		cmocka_unit_test(test_gpu_fallback),
+		cmocka_unit_test(test_cpuinfo_cur_preferred),
+		cmocka_unit_test(test_duplicate_zone_names),
+		cmocka_unit_test(test_offline_zone_returns),
+		cmocka_unit_test(test_cpu_online_fallback),
+		cmocka_unit_test(test_empty_and_missing_root),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
