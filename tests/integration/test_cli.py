@@ -180,6 +180,49 @@ class RunTest(unittest.TestCase):
         self.assertIn("trip.cpu.passive_c", last)             # only sysfs has it
 
 
+class SnapshotTest(unittest.TestCase):
+    """`snapshot --root` on the fixture trees: identity, power mode and key values."""
+    TREES = {
+        "nano-jp4": ("NVIDIA Jetson Nano Developer Kit", "tegra210", "32.7.1", "4.6.1", "MAXN",
+                     {"temp.cpu_c": 40, "power.pom_5v_in.mw": 1750, "gpu.freq_mhz": 76.8}),
+        "agx-xavier-jp4": ("Jetson-AGX", "tegra194", "32.6.1", "4.6", "MODE_15W_DESKTOP",
+                           {"temp.cpu_c": 37.5, "power.sys5v.mw": 1854, "fan.0.rpm": 1170}),
+        "agx-orin-jp5": ("Jetson AGX Orin", "tegra234", "35.4.1", "5.1.2", "MAXN",
+                         {"temp.cpu_c": 44.562, "oc.3.events": 0, "power.vin_sys_5v0.mw": 4025}),
+        "orin-nano-jp6": ("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", "tegra234",
+                          "36.4.3", "6.2", "MAXN_SUPER",
+                          {"temp.cpu_c": 47.875, "power.vdd_in.crit_ma": 7784, "trip.cpu.passive_c": 95}),
+    }
+
+    def test_trees(self):
+        for tree, (model, soc, l4t, jp, mode, values) in self.TREES.items():
+            root = os.path.join(SRC, "tests/fixtures/boards", tree)
+            p = run(["snapshot", "--root", root, "--json"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            d = json.loads(p.stdout)
+            self.assertEqual((d["board"]["model"], d["board"]["soc"], d["board"]["l4t"], d["board"]["jetpack"]),
+                             (model, soc, l4t, jp), tree)
+            self.assertTrue(d["board"]["is_jetson"])
+            self.assertEqual(d["power_mode"], mode, tree)
+            for k, v in values.items():
+                self.assertEqual(d["metrics"][k], v, "%s %s" % (tree, k))
+            self.assertFalse(d["throttle"]["active"], tree)
+            self.assertEqual(d["metrics"]["throttle.active"], 0)
+            # the text form says the same
+            t = run(["snapshot", "--root", root])
+            self.assertEqual(t.returncode, 0)
+            self.assertIn("board:       " + model, t.stdout)
+            self.assertIn("power mode:  " + mode, t.stdout)
+            self.assertIn("throttled:   no", t.stdout)
+
+    def test_missing_root_is_not_a_crash(self):
+        with tempfile.TemporaryDirectory() as root:
+            p = run(["snapshot", "--root", root, "--json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = json.loads(p.stdout)
+        self.assertFalse(d["board"]["is_jetson"])
+
+
 if __name__ == "__main__":
     BIN, SRC = sys.argv[1], sys.argv[2]
     del sys.argv[1:3]
