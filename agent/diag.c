@@ -1,0 +1,125 @@
+/*
+ * Diagnostics list. A message is printed as "FILE:LINE:COL: message"; a part
+ * that is 0 is left out ("FILE:LINE: message", "FILE: message"), and so is
+ * an empty FILE ("LINE:COL: message", or the bare message).
+ */
+#include "diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+diag_list_init(struct diag_list *list)
+{
+	memset(list, 0, sizeof(*list));
+}
+
+void
+diag_list_free(struct diag_list *list)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		free(list->items[i].file);
+		free(list->items[i].msg);
+	}
+	free(list->items);
+	diag_list_init(list);
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p) {
+		abort();
+	}
+	return p;
+}
+
+void
+diag_addv(struct diag_list *list, const char *file, int line, int column, const char *fmt, va_list ap)
+{
+	if (list->count == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 8;
+		struct diag *items = realloc(list->items, cap * sizeof(*items));
+		if (!items) {
+			abort();
+		}
+		list->items = items;
+		list->cap = cap;
+	}
+
+	va_list copy;
+	va_copy(copy, ap);
+	int len = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (len < 0) {
+		abort();
+	}
+	char *msg = malloc((size_t)len + 1);
+	if (!msg) {
+		abort();
+	}
+	vsnprintf(msg, (size_t)len + 1, fmt, ap);
+
+	struct diag *d = &list->items[list->count++];
+	d->file = xstrdup(file ? file : "");
+	d->line = line > 0 ? line : 0;
+	/* A column without a line means nothing. */
+	d->column = (d->line && column > 0) ? column : 0;
+	d->msg = msg;
+}
+
+void
+diag_add(struct diag_list *list, const char *file, int line, int column, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_addv(list, file, line, column, fmt, ap);
+	va_end(ap);
+}
+
+/* Writes the "FILE:LINE:COL: " prefix (without the message) into BUF. */
+static void
+format_prefix(const struct diag *d, char *buf, size_t size)
+{
+	const char *sep = d->file[0] ? ":" : "";
+	if (d->line && d->column) {
+		snprintf(buf, size, "%s%s%d:%d: ", d->file, sep, d->line, d->column);
+	} else if (d->line) {
+		snprintf(buf, size, "%s%s%d: ", d->file, sep, d->line);
+	} else if (d->file[0]) {
+		snprintf(buf, size, "%s: ", d->file);
+	} else {
+		snprintf(buf, size, "%s", "");
+	}
+}
+
+void
+diag_format(const struct diag *d, char *buf, size_t size)
+{
+	if (size == 0) {
+		return;
+	}
+	format_prefix(d, buf, size);
+	size_t used = strlen(buf);
+	snprintf(buf + used, size - used, "%s", d->msg);
+}
+
+void
+diag_list_print(const struct diag_list *list, FILE *out)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		const struct diag *d = &list->items[i];
+		/* The prefix is short except for the file name: size it for that. */
+		size_t size = strlen(d->file) + 32;
+		char *prefix = malloc(size);
+		if (!prefix) {
+			abort();
+		}
+		format_prefix(d, prefix, size);
+		fprintf(out, "%s%s\n", prefix, d->msg);
+		free(prefix);
+	}
+}
