@@ -29,21 +29,30 @@ struct tegrastats_info {
  * ignored) and adds its metrics to OUT, which the caller has cleared.
  * Returns 0 and fills *INFO, or -EINVAL and fills *ERR (column 1-based,
  * line 0) when the line cannot be read: then OUT is left empty, so no
- * partial sample escapes. A line cut off mid-token is an error.
+ * partial sample escapes. A line cut off mid-token is an error. Where a
+ * cut cannot be told from a complete token, no value is invented: a last
+ * number cut short reads as a smaller number ("SYS5V 2053/205"), and a
+ * last "NAME <int>" may be a cut "NAME <int>/<int>" or "NAME <int>%@<MHz>":
+ * it is an error for rail names (VDD_*, VIN_*, POM_*, NC, ...), an engine
+ * clock only for APE (always printed as bare MHz), and otherwise skipped as
+ * an unknown token. In a line of JetPack 7 shape ("T1C/T2C" temperatures or
+ * "a/b/c" rails) a last two-value rail is an error: it is "cur/?/avg" cut.
  */
 int tegrastats_parse_line(const char *line, size_t len, struct metric_set *out,
 			  struct tegrastats_info *info, struct parse_error *err);
 
 /**
  * Normalises a tegrastats or thermal-zone sensor name into BUF as used in
- * `temp.NAME_c`: lower-cased, a trailing "-therm", "-thermal" or "_tegra"
- * removed ("CPU-therm" -> "cpu", "thermal-fan-est" -> "thermal"), other
- * characters outside [a-z0-9_] turned into '_'. Returns the length, or 0
- * when nothing usable is left or BUF is too small.
+ * `temp.NAME_c`: lower-cased, one trailing "-therm", "-thermal", "_tegra",
+ * "-fan-est" or "-die" removed, so that zone types and tegrastats names
+ * agree ("CPU-therm" -> "cpu", "thermal-fan-est" -> "thermal",
+ * "Tdiode_tegra" -> "tdiode", "PMIC-Die" -> "pmic"), other characters
+ * outside [a-z0-9_] turned into '_'. Returns the length, or 0 when no
+ * letter or digit is left or BUF is too small.
  */
 size_t tegra_sensor_name(const char *name, size_t len, char *buf, size_t size);
 
-/** True for sensors that are documented placeholders (PMIC): never emitted. */
+/** True for sensors that are documented placeholders (names starting "pmic"): never emitted. */
 bool tegra_sensor_is_placeholder(const char *normalised);
 
 #endif
