@@ -10,37 +10,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Word-at-a-time multiply-xorshift hash: names are short, this is the hot path. */
 static uint32_t
 hash_name(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+	while (len >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		s += 8;
+		len -= 8;
 	}
-	return h;
+	if (len > 0) {
+		uint64_t w = 0;
+		memcpy(&w, s, len);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 29;
+	return (uint32_t)h;
+}
+
+static inline bool
+slot_used(const struct metric_set *set, uint32_t v)
+{
+	return (v >> 16) == (set->generation & 0xffff) && (v & 0xffff) != 0;
 }
 
 void
 metric_set_clear(struct metric_set *set)
 {
 	set->count = 0;
-	memset(set->slots, 0, sizeof(set->slots));
+	set->generation = (set->generation + 1) & 0xffff;
+	if (set->generation == 0) {
+		/* wrapped: old slots could look current, wipe them once */
+		memset(set->slots, 0, sizeof(set->slots));
+		set->generation = 1;
+	}
 }
 
 /* Returns the slot holding NAME, or the empty slot where it would go. */
 static size_t
-find_slot(const struct metric_set *set, const char *name, size_t len)
+find_slot(const struct metric_set *set, const char *name, size_t len, uint32_t hash)
 {
 	size_t mask = METRIC_HASH_SLOTS - 1;
-	size_t i = hash_name(name, len) & mask;
+	size_t i = hash & mask;
 	for (;;) {
-		uint16_t v = set->slots[i];
-		if (v == 0) {
+		uint32_t v = set->slots[i];
+		if (!slot_used(set, v)) {
 			return i;
 		}
-		const char *have = set->items[v - 1].name;
-		if (strncmp(have, name, len) == 0 && have[len] == '\0') {
+		const struct metric *m = &set->items[(v & 0xffff) - 1];
+		if (m->hash == hash && m->len == len && memcmp(m->name, name, len) == 0) {
 			return i;
 		}
 		i = (i + 1) & mask;
@@ -53,10 +75,11 @@ metric_set_put_n(struct metric_set *set, const char *name, size_t len, double va
 	if (len == 0 || len >= METRIC_NAME_MAX) {
 		return -EINVAL;
 	}
-	size_t slot = find_slot(set, name, len);
-	uint16_t v = set->slots[slot];
-	if (v != 0) {
-		set->items[v - 1].value = value;
+	uint32_t hash = hash_name(name, len);
+	size_t slot = find_slot(set, name, len, hash);
+	uint32_t v = set->slots[slot];
+	if (slot_used(set, v)) {
+		set->items[(v & 0xffff) - 1].value = value;
 		return 0;
 	}
 	if (set->count >= METRIC_SET_MAX) {
@@ -66,8 +89,10 @@ metric_set_put_n(struct metric_set *set, const char *name, size_t len, double va
 	memcpy(m->name, name, len);
 	m->name[len] = '\0';
 	m->value = value;
+	m->hash = hash;
+	m->len = (uint32_t)len;
 	set->count++;
-	set->slots[slot] = (uint16_t)set->count;
+	set->slots[slot] = (set->generation << 16) | (uint32_t)set->count;
 	return 0;
 }
 
@@ -98,8 +123,8 @@ metric_set_find(const struct metric_set *set, const char *name)
 	if (len == 0 || len >= METRIC_NAME_MAX) {
 		return NULL;
 	}
-	uint16_t v = set->slots[find_slot(set, name, len)];
-	return v ? &set->items[v - 1] : NULL;
+	uint32_t v = set->slots[find_slot(set, name, len, hash_name(name, len))];
+	return slot_used(set, v) ? &set->items[(v & 0xffff) - 1] : NULL;
 }
 
 bool
@@ -117,9 +142,12 @@ static void
 rebuild_index(struct metric_set *set)
 {
 	memset(set->slots, 0, sizeof(set->slots));
+	if (set->generation == 0) {
+		set->generation = 1;
+	}
 	for (size_t i = 0; i < set->count; i++) {
-		const char *n = set->items[i].name;
-		set->slots[find_slot(set, n, strlen(n))] = (uint16_t)(i + 1);
+		const struct metric *m = &set->items[i];
+		set->slots[find_slot(set, m->name, m->len, m->hash)] = (set->generation << 16) | (uint32_t)(i + 1);
 	}
 }
 

@@ -17,16 +17,26 @@
 struct metric {
 	char name[METRIC_NAME_MAX];
 	double value;
+	uint32_t hash; /* of the name, for the index */
+	uint32_t len;  /* of the name */
 };
 
 struct metric_set {
 	size_t count;
 	struct metric items[METRIC_SET_MAX];
-	/* open-addressing index: item index + 1, 0 = empty */
-	uint16_t slots[METRIC_HASH_SLOTS];
+	/*
+	 * Open-addressing index: (generation << 16) | (item index + 1). A slot
+	 * from an older generation is empty, so clearing the set is O(1).
+	 */
+	uint32_t generation;
+	uint32_t slots[METRIC_HASH_SLOTS];
 };
 
-/** Empties the set. */
+
+/**
+ * Empties the set in O(1). A set must start zeroed (static, calloc) before
+ * its first use: the index relies on it.
+ */
 void metric_set_clear(struct metric_set *set);
 
 /**

@@ -308,7 +308,7 @@ live_line(struct live_source *ls, const char *line, size_t len)
 {
 	struct tegrastats_info info;
 	struct parse_error err = {0};
-	struct metric_set *tmp = malloc(sizeof(*tmp));
+	struct metric_set *tmp = calloc(1, sizeof(*tmp));
 	if (!tmp) {
 		return;
 	}

@@ -18,7 +18,7 @@
 static struct metric_set *
 new_set(void)
 {
-	struct metric_set *set = malloc(sizeof(*set));
+	struct metric_set *set = calloc(1, sizeof(*set));
 	assert_non_null(set);
 	metric_set_clear(set);
 	return set;
@@ -123,7 +123,7 @@ static void
 test_sample_json(void **state)
 {
 	(void)state;
-	struct sample *s = malloc(sizeof(*s));
+	struct sample *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
 	sample_clear(s);
 	s->seq = 7;

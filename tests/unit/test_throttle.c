@@ -18,7 +18,7 @@ struct kv {
 static struct sample *
 make_sample(const struct kv *kvs, size_t n)
 {
-	struct sample *s = malloc(sizeof(*s));
+	struct sample *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
 	sample_clear(s);
 	for (size_t i = 0; i < n; i++) {
