@@ -1,0 +1,666 @@
+/*
+ * The alert engine: one state machine per (rule, metric instance), driven
+ * by sample time only, so a replay at any speed gives the same timeline.
+ * This file holds the objects (engine, rule states, instances), events and
+ * callbacks, reload and queries; evaluate.c holds the metric mapping and
+ * the state machine itself. See README.md for the semantics.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "template.h"
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p) {
+		abort();
+	}
+	return p;
+}
+
+static void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		abort();
+	}
+	p = realloc(p, n * size);
+	if (!p) {
+		abort();
+	}
+	return p;
+}
+
+const char *
+alert_transition_name(enum alert_transition t)
+{
+	switch (t) {
+	case TRANSITION_PENDING:
+		return "pending";
+	case TRANSITION_CANCELLED:
+		return "cancelled";
+	case TRANSITION_FIRING:
+		return "firing";
+	case TRANSITION_ESCALATED:
+		return "escalated";
+	case TRANSITION_DEESCALATED:
+		return "deescalated";
+	case TRANSITION_REPEAT:
+		return "repeat";
+	case TRANSITION_RESOLVED:
+		return "resolved";
+	}
+	return "unknown";
+}
+
+/* ---- fingerprints, instances ---------------------------------------- */
+
+static uint64_t
+fnv1a(uint64_t h, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+void
+engine_fingerprint(const char *a, const char *b, const char *c, char out[ALERT_FINGERPRINT_LEN + 1])
+{
+	uint64_t h = 14695981039346656037ull;
+
+	h = fnv1a(h, a, strlen(a) + 1); /* the NUL separates the parts */
+	h = fnv1a(h, b, strlen(b));
+	if (c) {
+		h = fnv1a(h, "", 1);
+		h = fnv1a(h, c, strlen(c));
+	}
+	snprintf(out, ALERT_FINGERPRINT_LEN + 1, "%016llx", (unsigned long long)h);
+}
+
+static void
+alert_reset(struct alert *a)
+{
+	a->state = ALERT_INACTIVE;
+	a->severity = SEVERITY_NONE;
+	a->since_ms = 0;
+	a->starts_at_ms = 0;
+	a->last_notify_ms = 0;
+	a->threshold = NAN;
+}
+
+void
+engine_forget_streaks(struct instance *in)
+{
+	for (int s = 0; s < SEVERITY_COUNT; s++) {
+		in->hold_since[s] = NEVER;
+		in->clear_since[s] = NEVER;
+	}
+}
+
+bool
+rule_matches(const struct rule *rule, const char *metric)
+{
+	if (metric_is_glob(rule->metric)) {
+		return metric_glob_match(rule->metric, metric);
+	}
+	return strcmp(rule->metric, metric) == 0;
+}
+
+struct instance *
+engine_instance_add(struct rule_state *rs, const char *metric)
+{
+	struct instance *in;
+
+	if (rs->count >= ENGINE_INSTANCES_MAX || strlen(metric) >= METRIC_NAME_MAX) {
+		return NULL;
+	}
+	if (rs->count == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 4;
+		rs->inst = xreallocarray(rs->inst, rs->cap, sizeof(*rs->inst));
+	}
+	in = &rs->inst[rs->count++];
+	memset(in, 0, sizeof(*in));
+	in->idx = -1;
+	for (int s = 0; s < SEVERITY_COUNT; s++) {
+		in->ref_idx[s] = -1;
+	}
+	engine_forget_streaks(in);
+	in->last_seen_ms = NEVER;
+	in->last_change_ms = NEVER;
+	in->last_value = NAN;
+	alert_reset(&in->value);
+	alert_reset(&in->absent);
+	snprintf(in->metric, sizeof(in->metric), "%s", metric);
+	engine_fingerprint(rs->rule->name, metric, NULL, in->fp_value);
+	engine_fingerprint(rs->rule->name, metric, "absent", in->fp_absent);
+	return in;
+}
+
+struct instance *
+rule_state_instance(struct rule_state *rs, const char *metric)
+{
+	for (size_t i = 0; i < rs->count; i++) {
+		if (strcmp(rs->inst[i].metric, metric) == 0) {
+			return &rs->inst[i];
+		}
+	}
+	return engine_instance_add(rs, metric);
+}
+
+struct rule_state *
+engine_find_rule(struct engine *e, const char *name)
+{
+	for (size_t i = 0; i < e->rs_count; i++) {
+		if (strcmp(e->rs[i].rule->name, name) == 0) {
+			return &e->rs[i];
+		}
+	}
+	return NULL;
+}
+
+/* ---- create, destroy, callbacks ------------------------------------- */
+
+struct engine *
+engine_create(const struct rule_set *rules)
+{
+	struct engine *e = xcalloc(1, sizeof(*e));
+
+	e->rules = rules;
+	e->rs_count = rules ? rules->count : 0;
+	e->rs = xcalloc(e->rs_count, sizeof(*e->rs));
+	for (size_t i = 0; i < e->rs_count; i++) {
+		struct rule_state *rs = &e->rs[i];
+
+		rs->rule = &rules->rules[i];
+		rs->is_glob = metric_is_glob(rs->rule->metric);
+		rs->active_since_ms = NEVER;
+		alert_reset(&rs->pattern_absent);
+		engine_fingerprint(rs->rule->name, rs->rule->metric, "absent", rs->fp_pattern);
+		if (rs->rule->mode_count > 0) {
+			e->any_modes = true;
+		}
+		/* an exact rule is its own instance from the start, for absent_for */
+		if (!rs->is_glob) {
+			engine_instance_add(rs, rs->rule->metric);
+		}
+	}
+	return e;
+}
+
+void
+engine_destroy(struct engine *engine)
+{
+	if (!engine) {
+		return;
+	}
+	for (size_t i = 0; i < engine->rs_count; i++) {
+		free(engine->rs[i].inst);
+	}
+	free(engine->rs);
+	free(engine);
+}
+
+void
+engine_set_board(struct engine *engine, const char *board)
+{
+	snprintf(engine->board, sizeof(engine->board), "%s", board ? board : "");
+}
+
+int
+engine_on(struct engine *engine, enum severity severity, alert_callback cb, void *data)
+{
+	if (!cb || (unsigned)severity >= SEVERITY_COUNT) {
+		return -EINVAL;
+	}
+	if (engine->cb_count >= ENGINE_CALLBACKS_MAX) {
+		return -ENOSPC;
+	}
+	engine->cbs[engine->cb_count++] = (struct callback){ severity, cb, data };
+	return 0;
+}
+
+uint64_t
+engine_generation(const struct engine *engine)
+{
+	return engine->generation;
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+static bool
+callback_wants(const struct callback *c, enum alert_transition t, enum severity sev, enum severity prev)
+{
+	if (c->severity == SEVERITY_NONE) {
+		return true;
+	}
+	if (t == TRANSITION_PENDING || t == TRANSITION_CANCELLED) {
+		return false;
+	}
+	if (sev == c->severity) {
+		return true;
+	}
+	/* a move between levels also tells the level it leaves */
+	return (t == TRANSITION_ESCALATED || t == TRANSITION_DEESCALATED) && prev == c->severity;
+}
+
+static void
+format_duration(int64_t ms, char *buf, size_t size)
+{
+	int64_t h = ms / 3600000, m = (ms / 60000) % 60, s = (ms / 1000) % 60;
+	int n = 0;
+
+	buf[0] = '\0';
+	if (ms % 1000 != 0 || ms == 0) {
+		snprintf(buf, size, "%lldms", (long long)ms);
+		return;
+	}
+	if (h) {
+		n = snprintf(buf, size, "%lldh", (long long)h);
+	}
+	if (m && n >= 0 && (size_t)n < size) {
+		n += snprintf(buf + n, size - (size_t)n, "%lldm", (long long)m);
+	}
+	if (s && n >= 0 && (size_t)n < size) {
+		snprintf(buf + n, size - (size_t)n, "%llds", (long long)s);
+	}
+}
+
+static void
+throttle_text(const struct sample *s, const char *metric, char *buf, size_t size)
+{
+	const char *which = metric + strlen("throttle.");
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!s) {
+		return;
+	}
+	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
+		const char *name = throttle_reason_name((enum throttle_reason)r);
+		int n;
+
+		if (!s->throttle.reason[r]) {
+			continue;
+		}
+		/* throttle.thermal shows its own reason; throttle.active all of them */
+		if (strcmp(which, "active") != 0 && strcmp(which, name) != 0) {
+			continue;
+		}
+		n = snprintf(buf + len, size - len, "%s%s: %s", len ? "; " : "", name, s->throttle.why[r]);
+		if (n < 0 || (size_t)n >= size - len) {
+			buf[size - 1] = '\0';
+			return;
+		}
+		len += (size_t)n;
+	}
+}
+
+static const char *
+default_summary(const struct rule *r)
+{
+	switch (r->op) {
+	case RULE_CHANGES:
+	case RULE_INCREASES:
+		return "{{rule}} {{transition}}: {{metric}} = {{value}}";
+	case RULE_ABOVE:
+	case RULE_BELOW:
+		break;
+	}
+	return "{{rule}} {{transition}}: {{metric}} = {{value}} (threshold {{threshold}})";
+}
+
+static void
+render(const struct engine *e, struct alert_event *ev)
+{
+	const struct rule *r = ev->rule;
+	const char *mode = e->cur ? e->cur->power_mode : e->power_mode;
+	struct template_ctx ctx = {
+		.metric = ev->metric,
+		.value = ev->value,
+		.threshold = ev->threshold,
+		.board = e->board,
+		.severity = severity_name(ev->severity),
+		.rule = r->name,
+		.power_mode = mode,
+		.transition = alert_transition_name(ev->transition),
+		.throttle = ev->throttle,
+		.labels = r->labels,
+		.label_count = r->label_count,
+	};
+
+	ev->power_mode = mode;
+	if (strncmp(ev->metric, "throttle.", 9) == 0) {
+		throttle_text(e->cur, ev->metric, ev->throttle, sizeof(ev->throttle));
+	}
+	if (ev->absent) {
+		char dur[48];
+
+		format_duration(r->absent_for_ms, dur, sizeof(dur));
+		if (ev->transition == TRANSITION_RESOLVED) {
+			snprintf(ev->summary, sizeof(ev->summary), "%s resolved: %s is back", r->name, ev->metric);
+		} else {
+			snprintf(ev->summary, sizeof(ev->summary), "%s %s: %s not seen for %s", r->name,
+				 alert_transition_name(ev->transition), ev->metric, dur);
+		}
+	} else {
+		template_render(r->summary ? r->summary : default_summary(r), &ctx, ev->summary,
+				sizeof(ev->summary));
+	}
+	if (r->description) {
+		template_render(r->description, &ctx, ev->description, sizeof(ev->description));
+	}
+}
+
+struct transition {
+	const struct rule_state *rs;
+	const char *metric;
+	const char *fingerprint;
+	bool absent;
+	enum alert_transition t;
+	enum severity severity;
+	enum severity previous;
+	double value;
+	double threshold;
+	int64_t at_ms;
+	int64_t starts_at_ms;
+};
+
+static void
+emit(struct engine *e, const struct transition *tr)
+{
+	struct alert_event ev;
+	bool wanted = false;
+
+	e->generation++;
+	for (size_t i = 0; i < e->cb_count; i++) {
+		if (callback_wants(&e->cbs[i], tr->t, tr->severity, tr->previous)) {
+			wanted = true;
+			break;
+		}
+	}
+	if (!wanted) {
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.rule = tr->rs->rule;
+	ev.metric = tr->metric;
+	ev.transition = tr->t;
+	ev.severity = tr->severity;
+	ev.previous = tr->previous;
+	ev.absent = tr->absent;
+	ev.value = tr->value;
+	ev.threshold = tr->threshold;
+	ev.at_ms = tr->at_ms;
+	ev.starts_at_ms = tr->starts_at_ms;
+	ev.ends_at_ms = tr->t == TRANSITION_RESOLVED ? tr->at_ms : 0;
+	snprintf(ev.fingerprint, sizeof(ev.fingerprint), "%s", tr->fingerprint);
+	render(e, &ev);
+	for (size_t i = 0; i < e->cb_count; i++) {
+		if (callback_wants(&e->cbs[i], tr->t, tr->severity, tr->previous)) {
+			e->cbs[i].cb(&ev, e->cbs[i].data);
+		}
+	}
+}
+
+/*
+ * Moves alert A through transition T at time AT and reports it. SEV is
+ * the severity after the transition (the last one for resolve/cancel).
+ */
+void
+engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a, const char *metric, const char *fp,
+	   bool absent, enum alert_transition t, enum severity sev, double value, double threshold, int64_t at)
+{
+	struct transition tr = {
+		.rs = rs, .metric = metric, .fingerprint = fp, .absent = absent, .t = t,
+		.severity = sev, .previous = SEVERITY_NONE, .value = value, .threshold = threshold,
+		.at_ms = at, .starts_at_ms = a->starts_at_ms,
+	};
+
+	switch (t) {
+	case TRANSITION_PENDING:
+		a->state = ALERT_PENDING;
+		a->severity = sev;
+		a->starts_at_ms = 0;
+		tr.starts_at_ms = 0;
+		break;
+	case TRANSITION_CANCELLED:
+		tr.previous = SEVERITY_NONE;
+		tr.starts_at_ms = 0;
+		alert_reset(a);
+		break;
+	case TRANSITION_FIRING:
+		a->state = ALERT_FIRING;
+		a->severity = sev;
+		a->starts_at_ms = at;
+		a->last_notify_ms = at;
+		tr.starts_at_ms = at;
+		break;
+	case TRANSITION_ESCALATED:
+	case TRANSITION_DEESCALATED:
+		tr.previous = a->severity;
+		a->severity = sev;
+		a->last_notify_ms = at;
+		break;
+	case TRANSITION_REPEAT:
+		tr.previous = a->severity;
+		a->last_notify_ms = at;
+		break;
+	case TRANSITION_RESOLVED:
+		tr.previous = a->severity;
+		alert_reset(a);
+		break;
+	}
+	if (a->state != ALERT_INACTIVE) {
+		a->threshold = threshold;
+	}
+	emit(e, &tr);
+}
+
+/* ---- ending alerts (power mode left, reload) ------------------------------ */
+
+/* Ends every alert of RS (pending ones cancel, firing ones resolve). */
+void
+engine_end_all(struct engine *e, struct rule_state *rs, int64_t t, bool use_sample)
+{
+	const struct metric *items = use_sample && e->cur ? e->cur->metrics.items : NULL;
+
+	for (size_t i = 0; i < rs->count; i++) {
+		struct instance *in = &rs->inst[i];
+		double v = items && in->idx >= 0 ? items[in->idx].value : NAN;
+
+		if (in->value.state == ALERT_PENDING) {
+			engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false, TRANSITION_CANCELLED,
+				   in->value.severity, v, in->value.threshold, t);
+		} else if (in->value.state == ALERT_FIRING) {
+			engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false, TRANSITION_RESOLVED,
+				   in->value.severity, v, in->value.threshold, t);
+		}
+		if (in->absent.state == ALERT_FIRING) {
+			engine_alert_step(e, rs, &in->absent, in->metric, in->fp_absent, true, TRANSITION_RESOLVED,
+				   in->absent.severity, v, NAN, t);
+		}
+		engine_forget_streaks(in);
+		in->has_baseline = false;
+	}
+	if (rs->pattern_absent.state == ALERT_FIRING) {
+		engine_alert_step(e, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, TRANSITION_RESOLVED,
+			   rs->pattern_absent.severity, NAN, NAN, t);
+	}
+}
+
+/* ---- reload ------------------------------------------------------------ */
+
+static void
+copy_instance_state(struct instance *to, const struct instance *from)
+{
+	memcpy(to->hold_since, from->hold_since, sizeof(to->hold_since));
+	memcpy(to->clear_since, from->clear_since, sizeof(to->clear_since));
+	to->last_seen_ms = from->last_seen_ms;
+	to->last_change_ms = from->last_change_ms;
+	to->last_value = from->last_value;
+	to->has_baseline = from->has_baseline;
+	to->value = from->value;
+	to->absent = from->absent;
+}
+
+void
+engine_adopt(struct engine *engine, struct engine *old)
+{
+	int64_t t;
+
+	if (!old || old == engine) {
+		return;
+	}
+	engine->have_time = old->have_time;
+	engine->last_ms = old->last_ms;
+	engine->offset_ms = old->offset_ms;
+	snprintf(engine->power_mode, sizeof(engine->power_mode), "%s", old->power_mode);
+	t = old->last_ms;
+
+	for (size_t i = 0; i < old->rs_count; i++) {
+		struct rule_state *ors = &old->rs[i];
+		struct rule_state *nrs = engine_find_rule(engine, ors->rule->name);
+
+		if (!nrs) {
+			/* the rule is gone: its alerts end through the new engine's callbacks */
+			engine_end_all(engine, ors, t, false);
+			continue;
+		}
+		nrs->active = ors->active;
+		nrs->active_since_ms = ors->active_since_ms;
+		nrs->dropped = ors->dropped;
+		for (size_t k = 0; k < ors->count; k++) {
+			struct instance *oi = &ors->inst[k];
+			struct instance *ni = rule_matches(nrs->rule, oi->metric) ? rule_state_instance(nrs, oi->metric)
+										  : NULL;
+			if (ni) {
+				copy_instance_state(ni, oi);
+				continue;
+			}
+			/* no longer matched by the rule's pattern: end its alerts */
+			struct rule_state one = *ors;
+			one.inst = oi;
+			one.count = 1;
+			alert_reset(&one.pattern_absent);
+			engine_end_all(engine, &one, t, false);
+		}
+		if (ors->pattern_absent.state == ALERT_FIRING) {
+			if (nrs->is_glob && strcmp(nrs->rule->metric, ors->rule->metric) == 0) {
+				nrs->pattern_absent = ors->pattern_absent;
+			} else {
+				engine_alert_step(engine, ors, &ors->pattern_absent, ors->rule->metric, ors->fp_pattern, true,
+					   TRANSITION_RESOLVED, ors->pattern_absent.severity, NAN, NAN, t);
+			}
+		}
+	}
+	/* OLD hands its alerts over: nothing stays active there */
+	for (size_t i = 0; i < old->rs_count; i++) {
+		for (size_t k = 0; k < old->rs[i].count; k++) {
+			alert_reset(&old->rs[i].inst[k].value);
+			alert_reset(&old->rs[i].inst[k].absent);
+		}
+		alert_reset(&old->rs[i].pattern_absent);
+	}
+	engine->generation++;
+}
+
+/* ---- queries ----------------------------------------------------------- */
+
+size_t
+engine_firing_count(const struct engine *engine)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < engine->rs_count; i++) {
+		const struct rule_state *rs = &engine->rs[i];
+
+		for (size_t k = 0; k < rs->count; k++) {
+			n += rs->inst[k].value.state == ALERT_FIRING;
+			n += rs->inst[k].absent.state == ALERT_FIRING;
+		}
+		n += rs->pattern_absent.state == ALERT_FIRING;
+	}
+	return n;
+}
+
+size_t
+engine_instance_count(const struct engine *engine)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < engine->rs_count; i++) {
+		n += engine->rs[i].count;
+	}
+	return n;
+}
+
+uint64_t
+engine_dropped_instances(const struct engine *engine)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < engine->rs_count; i++) {
+		n += engine->rs[i].dropped;
+	}
+	return n;
+}
+
+uint64_t
+engine_layout_rebuilds(const struct engine *engine)
+{
+	return engine->rebuilds;
+}
+
+static void
+report_active(const struct engine *e, const struct rule_state *rs, const struct alert *a, const char *metric,
+	      const char *fp, bool absent, double v,
+	      void (*fn)(const struct alert_event *ev, void *data), void *data)
+{
+	struct alert_event ev;
+
+	if (a->state == ALERT_INACTIVE) {
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.rule = rs->rule;
+	ev.metric = metric;
+	ev.transition = a->state == ALERT_FIRING ? TRANSITION_FIRING : TRANSITION_PENDING;
+	ev.severity = a->severity;
+	ev.previous = SEVERITY_NONE;
+	ev.absent = absent;
+	ev.value = absent ? NAN : v;
+	ev.threshold = a->threshold;
+	ev.at_ms = e->last_ms;
+	ev.starts_at_ms = a->state == ALERT_FIRING ? a->starts_at_ms : 0;
+	snprintf(ev.fingerprint, sizeof(ev.fingerprint), "%s", fp);
+	render(e, &ev);
+	fn(&ev, data);
+}
+
+void
+engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert_event *ev, void *data),
+		      void *data)
+{
+	for (size_t i = 0; i < engine->rs_count; i++) {
+		const struct rule_state *rs = &engine->rs[i];
+
+		for (size_t k = 0; k < rs->count; k++) {
+			const struct instance *in = &rs->inst[k];
+
+			report_active(engine, rs, &in->value, in->metric, in->fp_value, false, in->last_value, fn,
+				      data);
+			report_active(engine, rs, &in->absent, in->metric, in->fp_absent, true, NAN, fn, data);
+		}
+		report_active(engine, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, NAN, fn,
+			      data);
+	}
+}

@@ -1,0 +1,138 @@
+/*
+ * The alert engine: evaluates rules against each sample and produces one
+ * alert event per state transition. Knows nothing of YAML, MQTT or HTTP:
+ * it reports through callbacks registered per severity.
+ */
+#ifndef TEGRAWATCH_ENGINE_H
+#define TEGRAWATCH_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/diag.h"
+#include "agent/sample.h"
+#include "rules.h"
+
+enum alert_state {
+	ALERT_INACTIVE,
+	ALERT_PENDING, /* condition met, waiting for `for` */
+	ALERT_FIRING,
+};
+
+enum alert_transition {
+	TRANSITION_PENDING,     /* inactive -> pending */
+	TRANSITION_CANCELLED,   /* pending -> inactive: the condition went away before `for` */
+	TRANSITION_FIRING,      /* -> firing (warning or critical) */
+	TRANSITION_ESCALATED,   /* firing warning -> firing critical */
+	TRANSITION_DEESCALATED, /* firing critical -> firing warning */
+	TRANSITION_REPEAT,      /* still firing, `repeat` elapsed */
+	TRANSITION_RESOLVED,    /* firing -> inactive */
+};
+
+/** "pending", "cancelled", "firing", "escalated", "deescalated", "repeat", "resolved". */
+const char *alert_transition_name(enum alert_transition t);
+
+#define ALERT_TEXT_MAX 512
+#define ALERT_FINGERPRINT_LEN 16
+
+struct alert_event {
+	const struct rule *rule;
+	const char *metric;       /* the metric instance (a glob expands per metric) */
+	enum alert_transition transition;
+	enum severity severity;   /* severity after the transition; for resolved/cancelled the last one */
+	enum severity previous;   /* severity before (SEVERITY_NONE when it was not firing) */
+	bool absent;              /* an absent_for alert: the metric stopped arriving */
+	double value;             /* NAN when absent */
+	double threshold;         /* the threshold crossed (or cleared); NAN for absent/changes */
+	int64_t at_ms;            /* sample time of the transition */
+	int64_t starts_at_ms;     /* when the alert started firing (0 while pending) */
+	int64_t ends_at_ms;       /* resolved: at_ms; otherwise 0 */
+	char fingerprint[ALERT_FINGERPRINT_LEN + 1]; /* stable: hex hash of rule name + metric */
+	char summary[ALERT_TEXT_MAX];     /* rendered template */
+	char description[ALERT_TEXT_MAX]; /* rendered template, "" when none */
+	char throttle[ALERT_TEXT_MAX];    /* throttle reasons when the metric is throttle.*, else "" */
+	const char *power_mode;   /* the sample's power mode ("" unknown) */
+};
+
+typedef void (*alert_callback)(const struct alert_event *ev, void *data);
+
+struct engine;
+
+/** Creates an engine over RULES (borrowed: they must outlive the engine). Cannot fail. */
+struct engine *engine_create(const struct rule_set *rules);
+void engine_destroy(struct engine *engine);
+
+/** Sets the board name used by {{board}} (copied). */
+void engine_set_board(struct engine *engine, const char *board);
+
+/**
+ * Registers CB for events of SEVERITY (warning or critical: firing,
+ * escalated, deescalated, repeat and resolved events whose severity is
+ * that one; escalated and deescalated events also reach the callbacks of
+ * the severity they leave, so a critical-only action hears that its alert
+ * is no longer critical), or for every event including pending/cancelled
+ * with SEVERITY_NONE. Callbacks run synchronously inside engine_evaluate()
+ * (and engine_adopt()) in registration order, must not block and must not
+ * call back into the engine. Returns 0, -EINVAL or -ENOSPC (32 callbacks).
+ */
+int engine_on(struct engine *engine, enum severity severity, alert_callback cb, void *data);
+
+/**
+ * Evaluates every rule against sample S. Time is S->time_ms only, never
+ * the clock, so replays at any speed give the same timeline; if it goes
+ * back (a clock step) the engine counts the step as no time passing, and
+ * event times continue from the latest time seen.
+ */
+void engine_evaluate(struct engine *engine, const struct sample *s);
+
+/**
+ * Takes over the alert state of OLD for every (rule name, metric) that still
+ * exists in ENGINE's rules (a reload that keeps a rule keeps its alerts).
+ * Alerts of rules that disappeared, or of metrics a changed pattern no
+ * longer matches, are resolved (pending ones cancelled) through ENGINE's
+ * callbacks; those events point at OLD's rule, so OLD's rules must still
+ * exist during the call. OLD is left with no active alert.
+ */
+void engine_adopt(struct engine *engine, struct engine *old);
+
+/**
+ * Writes the pending and firing alerts to PATH atomically (temporary file,
+ * fsync, rename). Returns 0 or -errno.
+ */
+int engine_save_state(const struct engine *engine, const char *path);
+
+/**
+ * Loads alerts saved by engine_save_state(), for rules that still exist, so
+ * an alert that resolves after a restart still gets its resolve. A missing
+ * file is not an error. Bad lines are reported in DIAGS and skipped.
+ * Returns 0 or -errno.
+ */
+int engine_load_state(struct engine *engine, const char *path, struct diag_list *diags);
+
+/** Number of alerts currently firing. */
+size_t engine_firing_count(const struct engine *engine);
+
+/**
+ * Counts every transition (and adoption): the state file needs writing
+ * when this differs from its value at the last engine_save_state().
+ */
+uint64_t engine_generation(const struct engine *engine);
+
+/** Metric instances tracked over all rules (an exact rule has one from the start). */
+size_t engine_instance_count(const struct engine *engine);
+
+/** Metrics a glob matched but that were refused because its rule had 256 instances. */
+uint64_t engine_dropped_instances(const struct engine *engine);
+
+/** How often the metric -> instance mapping was rebuilt (the set of metric names changed). */
+uint64_t engine_layout_rebuilds(const struct engine *engine);
+
+/**
+ * Calls FN for each pending or firing alert (as an event whose transition
+ * is TRANSITION_FIRING or TRANSITION_PENDING), for APIs that list them.
+ */
+void engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert_event *ev, void *data),
+			   void *data);
+
+#endif

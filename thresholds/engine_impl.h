@@ -1,0 +1,119 @@
+/*
+ * Engine internals shared by engine.c (evaluation, callbacks, reload) and
+ * alert_state.c (the state file). Not a public header.
+ */
+#ifndef TEGRAWATCH_ENGINE_IMPL_H
+#define TEGRAWATCH_ENGINE_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+#define ENGINE_INSTANCES_MAX 256 /* per rule: a glob cannot grow without bound */
+#define ENGINE_CALLBACKS_MAX 32
+#define NEVER INT64_MIN          /* "not holding" / "never seen" */
+
+/* One alert's lifecycle: the threshold/change alert or the absent alert. */
+struct alert {
+	enum alert_state state;
+	enum severity severity;  /* pending: the level pending; firing: the level firing */
+	int64_t since_ms;        /* pending: when the condition began to hold */
+	int64_t starts_at_ms;    /* firing: when it started firing */
+	int64_t last_notify_ms;  /* firing: time of the last firing/escalation/repeat event */
+	double threshold;        /* the threshold of the last event */
+};
+
+/*
+ * A rule applied to one metric. The hot fields (read every sample) come
+ * first; the names at the end are used only when an event is rendered.
+ */
+struct instance {
+	int32_t idx;                          /* index in the sample's metric array; -1 missing */
+	int32_t ref_idx[SEVERITY_COUNT];      /* index of the threshold reference per level; -1 none */
+	int64_t hold_since[SEVERITY_COUNT];   /* condition of level holding since; NEVER = not holding */
+	int64_t clear_since[SEVERITY_COUNT];  /* clear condition of level holding since */
+	int64_t last_seen_ms;                 /* NEVER until first seen */
+	int64_t last_change_ms;               /* changes/increases: last change */
+	double last_value;                    /* last value seen (changes/increases: the baseline) */
+	bool has_baseline;                    /* changes/increases: last_value is a baseline */
+	struct alert value;
+	struct alert absent;
+	char metric[METRIC_NAME_MAX];
+	char fp_value[ALERT_FINGERPRINT_LEN + 1];
+	char fp_absent[ALERT_FINGERPRINT_LEN + 1];
+};
+
+struct rule_state {
+	const struct rule *rule;
+	bool is_glob;
+	bool active;             /* the rule applied (power mode) at the last sample */
+	int64_t active_since_ms; /* start of the current active stretch; absence counts from here */
+	struct instance *inst;
+	size_t count;
+	size_t cap;
+	uint64_t dropped;        /* metrics refused because the rule had ENGINE_INSTANCES_MAX */
+	/* glob rules: absent alert of the rule itself while it never matched */
+	struct alert pattern_absent;
+	char fp_pattern[ALERT_FINGERPRINT_LEN + 1];
+};
+
+struct callback {
+	enum severity severity;
+	alert_callback cb;
+	void *data;
+};
+
+struct engine {
+	const struct rule_set *rules;
+	struct rule_state *rs;
+	size_t rs_count;
+	char board[128];
+	struct callback cbs[ENGINE_CALLBACKS_MAX];
+	size_t cb_count;
+	/* the metric layout the instance indexes refer to */
+	bool have_layout;
+	uint64_t layout_sig;
+	size_t layout_count;
+	uint64_t rebuilds;
+	/* sample timeline: monotonic even when the wall clock steps back */
+	bool have_time;
+	int64_t last_ms;
+	int64_t offset_ms;
+	bool any_modes;
+	char power_mode[POWER_MODE_NAME_MAX];
+	const struct sample *cur; /* during engine_evaluate() only */
+	uint64_t generation;      /* bumped on every transition */
+};
+
+/* 64-bit FNV-1a of A '\0' B ['\0' C] as 16 hex digits. */
+void engine_fingerprint(const char *a, const char *b, const char *c, char out[ALERT_FINGERPRINT_LEN + 1]);
+
+/* The rule state called NAME, or NULL. */
+struct rule_state *engine_find_rule(struct engine *e, const char *name);
+
+/* True when METRIC is an instance of RULE's pattern. */
+bool rule_matches(const struct rule *rule, const char *metric);
+
+/* The instance for METRIC, created (NEVER seen) when missing; NULL at the cap. */
+struct instance *rule_state_instance(struct rule_state *rs, const char *metric);
+
+/* Adds an instance for METRIC (not looked up first); NULL at the cap. */
+struct instance *engine_instance_add(struct rule_state *rs, const char *metric);
+
+/* Forgets the `for` and clear streaks of IN (a gap, or the rule was off). */
+void engine_forget_streaks(struct instance *in);
+
+/*
+ * Moves alert A through transition T at time AT and reports it to the
+ * callbacks that want it. SEV is the severity after the transition (the
+ * last one for resolved/cancelled).
+ */
+void engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a, const char *metric,
+		       const char *fp, bool absent, enum alert_transition t, enum severity sev, double value,
+		       double threshold, int64_t at);
+
+/* Ends every alert of RS: pending ones cancel, firing ones resolve. */
+void engine_end_all(struct engine *e, struct rule_state *rs, int64_t t, bool use_sample);
+
+#endif

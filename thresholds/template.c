@@ -1,0 +1,221 @@
+/*
+ * Template fields and rendering. Alert texts are small and rendered only
+ * when a transition happens, so this favours clarity over speed.
+ */
+#include "template.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	enum template_field_kind kind;
+} fields[] = {
+	{ "metric", TEMPLATE_METRIC },
+	{ "value", TEMPLATE_VALUE },
+	{ "threshold", TEMPLATE_THRESHOLD },
+	{ "board", TEMPLATE_BOARD },
+	{ "severity", TEMPLATE_SEVERITY },
+	{ "rule", TEMPLATE_RULE },
+	{ "power_mode", TEMPLATE_POWER_MODE },
+	{ "transition", TEMPLATE_TRANSITION },
+	{ "throttle", TEMPLATE_THROTTLE },
+};
+
+static bool
+is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '-';
+}
+
+size_t
+template_field_parse(const char *p, struct template_field *f)
+{
+	const char *start = p;
+	const char *name;
+	size_t len = 0;
+
+	if (p[0] != '{' || p[1] != '{') {
+		return 0;
+	}
+	p += 2;
+	while (*p == ' ') {
+		p++;
+	}
+	name = p;
+	while (is_key_char(*p) || *p == '.') {
+		p++;
+	}
+	len = (size_t)(p - name);
+	while (*p == ' ') {
+		p++;
+	}
+	if (p[0] != '}' || p[1] != '}' || len == 0) {
+		return 0;
+	}
+	p += 2;
+
+	if (len > 7 && strncmp(name, "labels.", 7) == 0) {
+		for (size_t i = 7; i < len; i++) {
+			if (!is_key_char(name[i])) {
+				return 0;
+			}
+		}
+		f->kind = TEMPLATE_LABEL;
+		f->key = name + 7;
+		f->key_len = len - 7;
+		return (size_t)(p - start);
+	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (strlen(fields[i].name) == len && strncmp(fields[i].name, name, len) == 0) {
+			f->kind = fields[i].kind;
+			f->key = NULL;
+			f->key_len = 0;
+			return (size_t)(p - start);
+		}
+	}
+	return 0;
+}
+
+void
+template_format_number(double v, char *buf, size_t size)
+{
+	int n;
+
+	if (isnan(v)) {
+		snprintf(buf, size, "n/a");
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(buf, size, v > 0 ? "inf" : "-inf");
+		return;
+	}
+	if (fabs(v) >= 1e15) {
+		snprintf(buf, size, "%.6g", v);
+		return;
+	}
+	n = snprintf(buf, size, "%.3f", v);
+	if (n < 0 || (size_t)n >= size) {
+		return;
+	}
+	/* "96.500" -> "96.5", "95.000" -> "95" */
+	while (n > 0 && buf[n - 1] == '0') {
+		buf[--n] = '\0';
+	}
+	if (n > 0 && buf[n - 1] == '.') {
+		buf[--n] = '\0';
+	}
+	if (strcmp(buf, "-0") == 0) {
+		snprintf(buf, size, "0");
+	}
+}
+
+struct out {
+	char *buf;
+	size_t size;
+	size_t len;
+	bool full;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	if (o->full) {
+		return;
+	}
+	if (n > o->size - 1 - o->len) {
+		n = o->size - 1 - o->len;
+		/* do not leave half a UTF-8 character behind */
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) {
+			n--;
+		}
+		o->full = true;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+static void
+puts_str(struct out *o, const char *s)
+{
+	put(o, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void
+put_field(struct out *o, const struct template_field *f, const struct template_ctx *ctx)
+{
+	char num[48];
+
+	switch (f->kind) {
+	case TEMPLATE_METRIC:
+		puts_str(o, ctx->metric);
+		break;
+	case TEMPLATE_VALUE:
+		template_format_number(ctx->value, num, sizeof(num));
+		puts_str(o, num);
+		break;
+	case TEMPLATE_THRESHOLD:
+		template_format_number(ctx->threshold, num, sizeof(num));
+		puts_str(o, num);
+		break;
+	case TEMPLATE_BOARD:
+		puts_str(o, ctx->board);
+		break;
+	case TEMPLATE_SEVERITY:
+		puts_str(o, ctx->severity);
+		break;
+	case TEMPLATE_RULE:
+		puts_str(o, ctx->rule);
+		break;
+	case TEMPLATE_POWER_MODE:
+		puts_str(o, ctx->power_mode);
+		break;
+	case TEMPLATE_TRANSITION:
+		puts_str(o, ctx->transition);
+		break;
+	case TEMPLATE_THROTTLE:
+		puts_str(o, ctx->throttle);
+		break;
+	case TEMPLATE_LABEL:
+		for (size_t i = 0; i < ctx->label_count; i++) {
+			const char *k = ctx->labels[i].key;
+			if (k && f->key && strlen(k) == f->key_len && strncmp(k, f->key, f->key_len) == 0) {
+				puts_str(o, ctx->labels[i].value);
+				break;
+			}
+		}
+		break;
+	}
+}
+
+void
+template_render(const char *tmpl, const struct template_ctx *ctx, char *out, size_t size)
+{
+	struct out o = { .buf = out, .size = size, .len = 0, .full = false };
+	const char *p = tmpl ? tmpl : "";
+
+	out[0] = '\0';
+	while (*p && !o.full) {
+		const char *open = strstr(p, "{{");
+		struct template_field f;
+		size_t used;
+
+		if (!open) {
+			puts_str(&o, p);
+			break;
+		}
+		put(&o, p, (size_t)(open - p));
+		used = template_field_parse(open, &f);
+		if (used == 0) {
+			/* not a field: keep the braces as written and go on */
+			put(&o, open, 2);
+			p = open + 2;
+			continue;
+		}
+		put_field(&o, &f, ctx);
+		p = open + used;
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * Alert text templates: "{{metric}} at {{value}} C" with a fixed set of
+ * fields. Pure: parsing and rendering into caller buffers, no allocation.
+ */
+#ifndef TEGRAWATCH_TEMPLATE_H
+#define TEGRAWATCH_TEMPLATE_H
+
+#include <stddef.h>
+
+#include "rules.h"
+
+enum template_field_kind {
+	TEMPLATE_METRIC,
+	TEMPLATE_VALUE,
+	TEMPLATE_THRESHOLD,
+	TEMPLATE_BOARD,
+	TEMPLATE_SEVERITY,
+	TEMPLATE_RULE,
+	TEMPLATE_POWER_MODE,
+	TEMPLATE_TRANSITION,
+	TEMPLATE_THROTTLE,
+	TEMPLATE_LABEL, /* labels.KEY */
+};
+
+struct template_field {
+	enum template_field_kind kind;
+	const char *key; /* TEMPLATE_LABEL: the KEY, not NUL-terminated */
+	size_t key_len;
+};
+
+/**
+ * Parses the field that starts at P (which points at "{{"); spaces inside
+ * the braces are allowed ("{{ value }}"). Returns the length of the whole
+ * "{{...}}" and fills *F, or 0 when it is not a known, closed field.
+ */
+size_t template_field_parse(const char *p, struct template_field *f);
+
+struct template_ctx {
+	const char *metric;
+	double value;     /* NAN prints "n/a" */
+	double threshold; /* NAN prints "n/a" */
+	const char *board;
+	const char *severity;
+	const char *rule;
+	const char *power_mode;
+	const char *transition;
+	const char *throttle;
+	const struct label *labels;
+	size_t label_count;
+};
+
+/**
+ * Renders TMPL into OUT (SIZE > 0, always NUL-terminated; cut at a UTF-8
+ * character boundary when it does not fit). An unknown or unclosed field
+ * is copied as written; an unknown label renders as "".
+ */
+void template_render(const char *tmpl, const struct template_ctx *ctx, char *out, size_t size);
+
+/** Formats V briefly: "96.5", "95", "0.125", "n/a" for NAN (at most 3 decimals). */
+void template_format_number(double v, char *buf, size_t size);
+
+#endif
