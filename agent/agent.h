@@ -33,6 +33,9 @@ int agent_add_sink(struct agent *agent, struct sink *sink);
  */
 int agent_run(struct agent *agent);
 
+/** Sets what SIGHUP does (reload the configuration). Without it SIGHUP is ignored. */
+void agent_set_reload(struct agent *agent, int (*reload)(void *data), void *data);
+
 /** Samples produced so far. */
 uint64_t agent_sample_count(const struct agent *agent);
 

@@ -31,7 +31,16 @@ struct agent {
 	struct sample *sample;
 	uint64_t seq;
 	uint64_t late_ticks;
+	int (*reload)(void *data);
+	void *reload_data;
 };
+
+void
+agent_set_reload(struct agent *agent, int (*reload)(void *data), void *data)
+{
+	agent->reload = reload;
+	agent->reload_data = data;
+}
 
 static int64_t
 now_ms(clockid_t clock)
@@ -53,7 +62,7 @@ agent_create(const struct agent_options *opts)
 		agent->opts.interval_ms = 1000;
 	}
 	agent->throttle = throttle_detector_create();
-	agent->sample = malloc(sizeof(*agent->sample));
+	agent->sample = calloc(1, sizeof(*agent->sample));
 	if (!agent->sample) {
 		abort();
 	}
@@ -143,6 +152,18 @@ tick(struct agent *agent)
 	return 0;
 }
 
+/* Housekeeping of sinks once per tick (reaping programs, reconnecting). */
+static void
+dispatch_sinks(struct agent *agent)
+{
+	for (int i = 0; i < agent->sink_count; i++) {
+		struct sink *sink = agent->sinks[i];
+		if (sink->ops->dispatch) {
+			sink->ops->dispatch(sink);
+		}
+	}
+}
+
 /* The delay until the next tick: a pacing source wins over the interval. */
 static int64_t
 next_deadline(struct agent *agent, int64_t planned)
@@ -226,7 +247,9 @@ agent_run(struct agent *agent)
 				struct signalfd_siginfo si;
 				while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 					if (si.ssi_signo == SIGHUP) {
-						log_info("SIGHUP: nothing to reload yet");
+						if (agent->reload) {
+							agent->reload(agent->reload_data);
+						}
 					} else {
 						stop = true;
 					}
@@ -245,7 +268,9 @@ agent_run(struct agent *agent)
 		if (now_ms(CLOCK_MONOTONIC) < deadline) {
 			continue;
 		}
-		if (tick(agent)) {
+		int finished = tick(agent);
+		dispatch_sinks(agent);
+		if (finished) {
 			break;
 		}
 		if (agent->opts.max_samples && agent->seq >= agent->opts.max_samples) {

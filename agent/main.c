@@ -11,11 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "build_config.h"
 #include "agent.h"
+#include "alerting.h"
+#include "commands.h"
 #include "json.h"
 #include "log.h"
 #include "sample_json.h"
+#include "config.h"
+#include "diag.h"
 #include "sink_jsonl.h"
 #include "tegra/board.h"
 #include "tegra/sources.h"
@@ -35,7 +39,8 @@ static const char usage_text[] =
 	"  snapshot [--root DIR] [--json]\n"
 	"                           read the board once through sysfs/procfs (two readings, for\n"
 	"                           rates and deltas) and print its identity, metrics and throttle state\n"
-	"  run [OPTIONS]            run the agent: sample on a timer and write JSON Lines to stdout\n"
+	"  run [OPTIONS]            run the agent: sample on a timer, evaluate the rules, write JSON Lines\n"
+	"      -c, --config FILE    configuration (default /etc/tegrawatch/tegrawatch.yaml when it exists)\n"
 	"      --replay FILE        use a recorded tegrastats log as the source\n"
 	"      --speed N            replay speed factor (default 1 = real time; 0 = as fast as possible)\n"
 	"      --demo               run the built-in demo board (a replay of configs/demo/)\n"
@@ -44,6 +49,10 @@ static const char usage_text[] =
 	"      --count N            stop after N samples\n"
 	"      --no-tegrastats      do not start the tegrastats binary next to sysfs\n"
 	"      --tegrastats PROGRAM run PROGRAM --interval MS as the live tegrastats source\n"
+	"  check [-c FILE]          validate a configuration: exit 0, or print every error and exit 78\n"
+	"  replay LOG [-c FILE] [--dry-run] [--root DIR] [--json]\n"
+	"                           run a recorded log through the rules as fast as possible and print\n"
+	"                           the alert timeline; --dry-run runs no action\n"
 	"  help                     show this text\n"
 	"  version                  print the version\n"
 	"\n"
@@ -106,7 +115,7 @@ cmd_parse(int argc, char **argv)
 			return EX_IOERR;
 		}
 	}
-	struct metric_set *set = malloc(sizeof(*set));
+	struct metric_set *set = calloc(1, sizeof(*set));
 	if (!set) {
 		abort();
 	}
@@ -264,7 +273,7 @@ cmd_snapshot(int argc, char **argv)
 			root[0] ? root : "/", strerror(-r));
 		return EX_UNAVAILABLE;
 	}
-	struct sample *s = malloc(sizeof(*s));
+	struct sample *s = calloc(1, sizeof(*s));
 	if (!s) {
 		abort();
 	}
@@ -310,6 +319,39 @@ cmd_snapshot(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : EX_IOERR;
 }
 
+/* ---- configuration ---- */
+
+int
+load_config_or_default(const char *path, bool required, struct config **out)
+{
+	if (!path) {
+		if (access(CONFIG_DEFAULT_PATH, F_OK) != 0) {
+			*out = config_default();
+			return 0;
+		}
+		path = CONFIG_DEFAULT_PATH;
+	}
+	(void)required;
+	struct diag_list diags;
+	diag_list_init(&diags);
+	int r = config_load(path, out, &diags);
+	diag_list_print(&diags, stderr);
+	diag_list_free(&diags);
+	if (r < 0) {
+		if (r != -EINVAL) {
+			fprintf(stderr, "tegrawatch: %s: %s\n", path, strerror(-r));
+		}
+		return EX_CONFIG;
+	}
+	return 0;
+}
+
+static int
+reload_config(void *data)
+{
+	return alerting_reload(data);
+}
+
 /* ---- run ---- */
 
 static bool
@@ -348,7 +390,8 @@ cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *replay = NULL, *root = NULL;
+	const char *replay = NULL, *root = NULL, *config_path = NULL;
+	bool demo = false, interval_given = false;
 	char demo_log[4096], demo_root[4096];
 	double speed = 1.0;
 	bool use_tegrastats = true;
@@ -379,12 +422,14 @@ cmd_run(int argc, char **argv)
 			snprintf(demo_root, sizeof(demo_root), "%s/root", dir);
 			replay = demo_log;
 			root = demo_root;
+			demo = true;
 			break;
 		}
 		case 'r':
 			root = optarg;
 			break;
 		case 'i':
+			interval_given = true;
 			aopts.interval_ms = (int)strtol(optarg, &end, 10);
 			if (*end || aopts.interval_ms < 10 || aopts.interval_ms > 3600000) {
 				fprintf(stderr, "tegrawatch run: --interval wants milliseconds (10..3600000)\n");
@@ -405,8 +450,8 @@ cmd_run(int argc, char **argv)
 			tegrastats_program = optarg;
 			break;
 		case 'c':
-			fprintf(stderr, "tegrawatch run: configuration files are not supported yet\n");
-			return EX_USAGE;
+			config_path = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -419,8 +464,32 @@ cmd_run(int argc, char **argv)
 		return EX_USAGE;
 	}
 
+	/* the demo brings its own configuration, with the shipped rules */
+	char demo_config[4096];
+	if (demo && !config_path) {
+		snprintf(demo_config, sizeof(demo_config), "%s/tegrawatch.yaml", demo_dir());
+		config_path = demo_config;
+	}
+	struct config *cfg;
+	int r = load_config_or_default(config_path, config_path != NULL, &cfg);
+	if (r != 0) {
+		return r;
+	}
+	if (!interval_given) {
+		aopts.interval_ms = (int)cfg->interval_ms;
+	}
+	if (!root && cfg->root[0]) {
+		root = cfg->root;
+	}
+	if (cfg->tegrastats == TEGRASTATS_OFF) {
+		use_tegrastats = false;
+	}
+	if (!tegrastats_program && cfg->tegrastats == TEGRASTATS_ON) {
+		tegrastats_program = cfg->tegrastats_program;
+	}
+
 	struct board *b = NULL;
-	int r = board_open(root ? root : "", &b);
+	r = board_open(root ? root : "", &b);
 	if (r < 0) {
 		b = NULL;
 	}
@@ -431,6 +500,7 @@ cmd_run(int argc, char **argv)
 			"to try the built-in demo board use 'tegrawatch run --demo'.\n",
 			root ? root : "/");
 		board_destroy(b);
+		config_destroy(cfg);
 		return EX_UNAVAILABLE;
 	}
 
@@ -447,6 +517,7 @@ cmd_run(int argc, char **argv)
 			fprintf(stderr, "tegrawatch run: %s: %s\n", replay, strerror(-r));
 			agent_destroy(agent);
 			board_destroy(b);
+			config_destroy(cfg);
 			return EX_IOERR;
 		}
 		agent_add_source(agent, src);
@@ -460,9 +531,14 @@ cmd_run(int argc, char **argv)
 			log_info("tegrastats not started (%s): reading sysfs only", strerror(-r));
 		}
 	}
+	/* alerting first: the rules see a sample before it is published */
+	struct alerting *al = alerting_create(cfg, true);
+	agent_add_sink(agent, alerting_sink(al));
+	agent_set_reload(agent, reload_config, al);
 	agent_add_sink(agent, jsonl_sink_create(stdout));
 	r = agent_run(agent);
 	agent_destroy(agent);
+	alerting_destroy(al);
 	board_destroy(b);
 	if (r < 0) {
 		fprintf(stderr, "tegrawatch run: %s\n", strerror(-r));
@@ -498,6 +574,12 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0) {
 		return cmd_run(argc, argv);
+	}
+	if (strcmp(cmd, "check") == 0) {
+		return cmd_check(argc, argv);
+	}
+	if (strcmp(cmd, "replay") == 0) {
+		return cmd_replay(argc, argv);
 	}
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		usage(stdout);

@@ -1,0 +1,324 @@
+/*
+ * Alert actions. exec children are started with posix_spawn (no shell),
+ * their stdout goes to /dev/null so the agent's own stdout stays clean,
+ * and they are reaped with waitpid(WNOHANG) from the loop.
+ */
+#include "actions.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sample_json.h"
+
+extern char **environ;
+
+#define RUNNING_MAX 8
+#define KILL_GRACE_MS 2000
+
+struct child {
+	pid_t pid;
+	char *name;
+	int64_t deadline_ms;
+	bool terminated; /* SIGTERM sent, SIGKILL follows after the grace */
+};
+
+struct actions {
+	const struct config *cfg;
+	struct child running[RUNNING_MAX];
+	unsigned running_count;
+	struct actions_stats stats;
+};
+
+static int64_t
+monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct actions *
+actions_create(const struct config *cfg)
+{
+	struct actions *act = calloc(1, sizeof(*act));
+	if (!act) {
+		abort();
+	}
+	act->cfg = cfg;
+	return act;
+}
+
+void
+actions_set_config(struct actions *act, const struct config *cfg)
+{
+	act->cfg = cfg;
+}
+
+void
+actions_get_stats(const struct actions *act, struct actions_stats *out)
+{
+	*out = act->stats;
+	out->running = act->running_count;
+}
+
+/* ---- environment for exec ---- */
+
+struct envbuf {
+	char **vars;
+	size_t count;
+	size_t cap;
+};
+
+static void
+env_add(struct envbuf *env, const char *key, const char *value)
+{
+	if (env->count + 2 > env->cap) {
+		env->cap = env->cap ? env->cap * 2 : 64;
+		env->vars = realloc(env->vars, env->cap * sizeof(*env->vars));
+		if (!env->vars) {
+			abort();
+		}
+	}
+	size_t len = strlen(key) + strlen(value) + 2;
+	char *var = malloc(len);
+	if (!var) {
+		abort();
+	}
+	snprintf(var, len, "%s=%s", key, value);
+	env->vars[env->count++] = var;
+	env->vars[env->count] = NULL;
+}
+
+static void
+env_add_number(struct envbuf *env, const char *key, double v)
+{
+	char buf[40];
+	if (isnan(v)) {
+		buf[0] = '\0';
+	} else {
+		snprintf(buf, sizeof(buf), "%.15g", v);
+	}
+	env_add(env, key, buf);
+}
+
+static void
+env_add_time(struct envbuf *env, const char *key, int64_t ms)
+{
+	char buf[32] = "";
+	if (ms > 0) {
+		iso_local_time(ms, buf, sizeof(buf));
+	}
+	env_add(env, key, buf);
+}
+
+static void
+env_free(struct envbuf *env)
+{
+	for (size_t i = 0; i < env->count; i++) {
+		free(env->vars[i]);
+	}
+	free(env->vars);
+}
+
+/* The inherited environment minus our own names, plus the alert's fields. */
+static void
+build_env(struct envbuf *env, const struct alert_event *ev)
+{
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "TEGRAWATCH_", 11) == 0) {
+			continue;
+		}
+		char *key = strndup(*e, strcspn(*e, "="));
+		if (!key) {
+			abort();
+		}
+		const char *eq = strchr(*e, '=');
+		env_add(env, key, eq ? eq + 1 : "");
+		free(key);
+	}
+	const struct rule *r = ev->rule;
+	env_add(env, "TEGRAWATCH_RULE", r->name);
+	env_add(env, "TEGRAWATCH_METRIC", ev->metric);
+	env_add(env, "TEGRAWATCH_SEVERITY", severity_name(ev->severity));
+	env_add(env, "TEGRAWATCH_PREVIOUS_SEVERITY", severity_name(ev->previous));
+	env_add(env, "TEGRAWATCH_TRANSITION", alert_transition_name(ev->transition));
+	env_add(env, "TEGRAWATCH_STATUS", ev->transition == TRANSITION_RESOLVED ? "resolved" : "firing");
+	env_add(env, "TEGRAWATCH_ABSENT", ev->absent ? "1" : "0");
+	env_add_number(env, "TEGRAWATCH_VALUE", ev->value);
+	env_add_number(env, "TEGRAWATCH_THRESHOLD", ev->threshold);
+	env_add(env, "TEGRAWATCH_FINGERPRINT", ev->fingerprint);
+	env_add(env, "TEGRAWATCH_SUMMARY", ev->summary);
+	env_add(env, "TEGRAWATCH_DESCRIPTION", ev->description);
+	env_add(env, "TEGRAWATCH_THROTTLE", ev->throttle);
+	env_add(env, "TEGRAWATCH_POWER_MODE", ev->power_mode ? ev->power_mode : "");
+	env_add_time(env, "TEGRAWATCH_STARTS_AT", ev->starts_at_ms);
+	env_add_time(env, "TEGRAWATCH_ENDS_AT", ev->ends_at_ms);
+	env_add_time(env, "TEGRAWATCH_AT", ev->at_ms);
+	for (size_t i = 0; i < r->label_count; i++) {
+		char key[128];
+		size_t n = (size_t)snprintf(key, sizeof(key), "TEGRAWATCH_LABEL_%s", r->labels[i].key);
+		for (size_t k = 17; k < n && k < sizeof(key); k++) {
+			char c = key[k];
+			key[k] = (c >= 'a' && c <= 'z') ? (char)(c - 32)
+				 : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c : '_';
+		}
+		env_add(env, key, r->labels[i].value);
+	}
+}
+
+/* ---- running programs ---- */
+
+static void
+run_exec(struct actions *act, const struct action_def *def, const struct alert_event *ev)
+{
+	if (act->running_count == RUNNING_MAX) {
+		act->stats.dropped++;
+		log_warn("action %s not run for %s: %u programs still running", def->name, ev->rule->name,
+			 act->running_count);
+		return;
+	}
+	struct envbuf env = {0};
+	build_env(&env, ev);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	/* the loop blocks these for signalfd: the child must get them back */
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	pid_t pid;
+	int r = posix_spawn(&pid, def->argv[0], &fa, &attr, def->argv, env.vars);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	env_free(&env);
+	if (r != 0) {
+		act->stats.failures++;
+		log_warn("action %s: cannot run %s: %s", def->name, def->argv[0], strerror(r));
+		return;
+	}
+	struct child *c = &act->running[act->running_count++];
+	c->pid = pid;
+	c->name = strdup(def->name);
+	c->deadline_ms = monotonic_ms() + def->timeout_ms;
+	c->terminated = false;
+	act->stats.runs++;
+}
+
+static void
+run_log(const struct alert_event *ev)
+{
+	char value[40] = "", threshold[40] = "";
+	if (!isnan(ev->value)) {
+		snprintf(value, sizeof(value), " value=%.15g", ev->value);
+	}
+	if (!isnan(ev->threshold)) {
+		snprintf(threshold, sizeof(threshold), " threshold=%.15g", ev->threshold);
+	}
+	log_warn("alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule->name,
+		 severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold,
+		 ev->summary);
+}
+
+void
+actions_on_alert(const struct alert_event *ev, void *data)
+{
+	struct actions *act = data;
+	if (ev->transition == TRANSITION_PENDING || ev->transition == TRANSITION_CANCELLED) {
+		return; /* not yet (or no longer) an alert */
+	}
+	enum severity sev = ev->severity;
+	if (sev <= SEVERITY_NONE || sev >= SEVERITY_COUNT) {
+		return;
+	}
+	const struct rule *r = ev->rule;
+	char **names = r->has_actions ? r->actions[sev] : act->cfg->notify[sev];
+	size_t count = r->has_actions ? r->action_count[sev] : act->cfg->notify_count[sev];
+	for (size_t i = 0; i < count; i++) {
+		const struct action_def *def = config_find_action(act->cfg, names[i]);
+		if (!def) {
+			continue; /* validated at load; a reload may have removed it */
+		}
+		if (def->type == ACTION_LOG) {
+			run_log(ev);
+		} else {
+			run_exec(act, def, ev);
+		}
+	}
+}
+
+static void
+forget_child(struct actions *act, unsigned i)
+{
+	free(act->running[i].name);
+	act->running[i] = act->running[--act->running_count];
+}
+
+void
+actions_poll(struct actions *act)
+{
+	int64_t now = monotonic_ms();
+	for (unsigned i = 0; i < act->running_count;) {
+		struct child *c = &act->running[i];
+		int status;
+		pid_t r = waitpid(c->pid, &status, WNOHANG);
+		if (r == c->pid || (r < 0 && errno == ECHILD)) {
+			if (r == c->pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+				act->stats.failures++;
+				if (!c->terminated) {
+					log_warn("action %s: program failed (status %d)", c->name, status);
+				}
+			}
+			forget_child(act, i);
+			continue;
+		}
+		if (now >= c->deadline_ms) {
+			if (!c->terminated) {
+				act->stats.timeouts++;
+				log_warn("action %s: still running after its timeout, stopping it", c->name);
+				kill(-c->pid, SIGTERM);
+				c->terminated = true;
+				c->deadline_ms = now + KILL_GRACE_MS;
+			} else {
+				kill(-c->pid, SIGKILL);
+			}
+		}
+		i++;
+	}
+}
+
+void
+actions_destroy(struct actions *act)
+{
+	if (!act) {
+		return;
+	}
+	/* give running programs their grace, then stop them: no zombies left behind */
+	int64_t until = monotonic_ms() + KILL_GRACE_MS;
+	while (act->running_count > 0 && monotonic_ms() < until) {
+		actions_poll(act);
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	for (unsigned i = 0; i < act->running_count; i++) {
+		kill(-act->running[i].pid, SIGKILL);
+		waitpid(act->running[i].pid, NULL, 0);
+		free(act->running[i].name);
+	}
+	free(act);
+}

@@ -1,0 +1,43 @@
+/*
+ * Alert actions: routes each alert event from the engine to the actions
+ * bound to its severity (per rule, else the global `notify:` binding) and
+ * runs them: `log` writes a line, `exec` starts a program without a shell,
+ * with the alert in TEGRAWATCH_* environment variables. Programs never
+ * block the loop: they are reaped and timed out from actions_poll().
+ */
+#ifndef TEGRAWATCH_ACTIONS_H
+#define TEGRAWATCH_ACTIONS_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "thresholds/engine.h"
+
+struct actions;
+
+/** Creates a dispatcher for CFG (borrowed until actions_set_config or destroy). */
+struct actions *actions_create(const struct config *cfg);
+
+/** Kills still-running programs after a grace period and frees everything; NULL is a no-op. */
+void actions_destroy(struct actions *act);
+
+/** Switches to a new configuration (after a reload). Running programs go on. */
+void actions_set_config(struct actions *act, const struct config *cfg);
+
+/** Engine callback (register with SEVERITY_NONE): runs the bound actions of EV. */
+void actions_on_alert(const struct alert_event *ev, void *data);
+
+/** Reaps finished programs and stops those past their timeout. Call every tick. */
+void actions_poll(struct actions *act);
+
+struct actions_stats {
+	uint64_t runs;      /* programs started */
+	uint64_t failures;  /* could not start, non-zero exit, or killed */
+	uint64_t timeouts;  /* killed after their timeout */
+	uint64_t dropped;   /* not started: too many waiting */
+	unsigned running;
+};
+
+void actions_get_stats(const struct actions *act, struct actions_stats *out);
+
+#endif

@@ -1,0 +1,191 @@
+/* The alerting stage: config + engine + actions + state file. */
+#include "alerting.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "log.h"
+
+#define EXTRA_CALLBACKS 4
+
+struct alerting {
+	struct sink base; /* the stage is also the sink: no separate allocation */
+	struct config *cfg;
+	struct engine *engine;
+	struct actions *actions;
+	bool run_actions;
+	bool dirty; /* a transition happened since the state was saved */
+	struct {
+		alert_callback cb;
+		void *data;
+	} extra[EXTRA_CALLBACKS];
+	int extra_count;
+	uint64_t reload_failures;
+};
+
+static void
+mark_dirty(const struct alert_event *ev, void *data)
+{
+	(void)ev;
+	((struct alerting *)data)->dirty = true;
+}
+
+static struct engine *
+make_engine(struct alerting *al, const struct config *cfg)
+{
+	struct engine *engine = engine_create(&cfg->rules);
+	engine_set_board(engine, cfg->board_name);
+	engine_on(engine, SEVERITY_NONE, mark_dirty, al);
+	if (al->run_actions) {
+		engine_on(engine, SEVERITY_NONE, actions_on_alert, al->actions);
+	}
+	for (int i = 0; i < al->extra_count; i++) {
+		engine_on(engine, SEVERITY_NONE, al->extra[i].cb, al->extra[i].data);
+	}
+	return engine;
+}
+
+static int
+alerting_write(struct sink *sink, const struct sample *s)
+{
+	struct alerting *al = (struct alerting *)sink;
+	engine_evaluate(al->engine, s);
+	if (al->dirty && al->run_actions && al->cfg->state_file[0]) {
+		int r = engine_save_state(al->engine, al->cfg->state_file);
+		if (r < 0) {
+			log_warn("cannot save alert state to %s: %s", al->cfg->state_file, strerror(-r));
+		}
+	}
+	al->dirty = false;
+	return 0;
+}
+
+static int
+alerting_dispatch(struct sink *sink)
+{
+	struct alerting *al = (struct alerting *)sink;
+	if (al->actions) {
+		actions_poll(al->actions);
+	}
+	return 0;
+}
+
+static void
+alerting_sink_destroy(struct sink *sink)
+{
+	(void)sink; /* owned by the stage: alerting_destroy() frees it */
+}
+
+static const struct sink_ops alerting_sink_ops = {
+	.name = "alerting",
+	.write = alerting_write,
+	.dispatch = alerting_dispatch,
+	.destroy = alerting_sink_destroy,
+};
+
+struct alerting *
+alerting_create(struct config *cfg, bool run_actions)
+{
+	struct alerting *al = calloc(1, sizeof(*al));
+	if (!al) {
+		abort();
+	}
+	al->base.ops = &alerting_sink_ops;
+	al->cfg = cfg;
+	al->run_actions = run_actions;
+	if (run_actions) {
+		al->actions = actions_create(cfg);
+	}
+	al->engine = make_engine(al, cfg);
+	if (run_actions && cfg->state_file[0]) {
+		struct diag_list diags;
+		diag_list_init(&diags);
+		int r = engine_load_state(al->engine, cfg->state_file, &diags);
+		for (size_t i = 0; i < diags.count; i++) {
+			char buf[512];
+			diag_format(&diags.items[i], buf, sizeof(buf));
+			log_warn("%s", buf);
+		}
+		if (r < 0) {
+			log_warn("cannot load alert state from %s: %s", cfg->state_file, strerror(-r));
+		}
+		diag_list_free(&diags);
+	}
+	return al;
+}
+
+void
+alerting_destroy(struct alerting *al)
+{
+	if (!al) {
+		return;
+	}
+	engine_destroy(al->engine);
+	actions_destroy(al->actions);
+	config_destroy(al->cfg);
+	free(al);
+}
+
+struct sink *
+alerting_sink(struct alerting *al)
+{
+	return &al->base;
+}
+
+int
+alerting_on(struct alerting *al, alert_callback cb, void *data)
+{
+	if (al->extra_count == EXTRA_CALLBACKS) {
+		return -ENOSPC;
+	}
+	al->extra[al->extra_count].cb = cb;
+	al->extra[al->extra_count].data = data;
+	al->extra_count++;
+	return engine_on(al->engine, SEVERITY_NONE, cb, data);
+}
+
+int
+alerting_reload(struct alerting *al)
+{
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct config *cfg = NULL;
+	int r = config_load(al->cfg->path, &cfg, &diags);
+	if (r < 0) {
+		al->reload_failures++;
+		log_error("reload of %s failed; the previous configuration keeps running", al->cfg->path);
+		for (size_t i = 0; i < diags.count; i++) {
+			char buf[512];
+			diag_format(&diags.items[i], buf, sizeof(buf));
+			log_error("%s", buf);
+		}
+		diag_list_free(&diags);
+		return -EINVAL;
+	}
+	diag_list_free(&diags);
+	if (al->actions) {
+		actions_set_config(al->actions, cfg);
+	}
+	struct engine *engine = make_engine(al, cfg);
+	engine_adopt(engine, al->engine);
+	engine_destroy(al->engine);
+	config_destroy(al->cfg);
+	al->engine = engine;
+	al->cfg = cfg;
+	log_warn("reloaded %s: %zu rules", cfg->path, cfg->rules.count);
+	return 0;
+}
+
+const struct config *
+alerting_config(const struct alerting *al)
+{
+	return al->cfg;
+}
+
+uint64_t
+alerting_reload_failures(const struct alerting *al)
+{
+	return al->reload_failures;
+}

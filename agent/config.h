@@ -1,0 +1,84 @@
+/*
+ * The agent's configuration: one YAML file (plus included rule files)
+ * decoded and validated in three steps: load (agent/cfg_tree.c), decode
+ * (key tables with defaults, here and in thresholds/rules_load.c),
+ * validate. Environment variables TEGRAWATCH_<SECTION>_<KEY> override
+ * single settings.
+ */
+#ifndef TEGRAWATCH_CONFIG_H
+#define TEGRAWATCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "thresholds/rules.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/tegrawatch/tegrawatch.yaml"
+#define EX_CONFIG 78
+
+enum action_type {
+	ACTION_LOG,
+	ACTION_EXEC,
+};
+
+struct action_def {
+	char *name;
+	enum action_type type;
+	char **argv;        /* ACTION_EXEC: program and arguments, NULL-terminated; no shell */
+	size_t argc;
+	int64_t timeout_ms; /* ACTION_EXEC: kill the program after this long (default 10 s) */
+};
+
+enum tegrastats_mode {
+	TEGRASTATS_AUTO, /* run it when the binary exists */
+	TEGRASTATS_ON,
+	TEGRASTATS_OFF,
+};
+
+struct config {
+	char *path;              /* the main file */
+	/* agent: */
+	int64_t interval_ms;     /* agent.interval, default 1 s */
+	char *root;              /* agent.root, default "" (the real /) */
+	char *state_file;        /* agent.state_file, default /var/lib/tegrawatch/alerts.state; "" = off */
+	char *board_name;        /* agent.board_name, default: the host name */
+	int log_level;           /* agent.log_level as enum log_level, default LOG_WARN */
+	/* sources: */
+	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
+	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */
+	/* actions: and notify: */
+	struct action_def *actions; /* "log" is always defined first */
+	size_t action_count;
+	char **notify[SEVERITY_COUNT]; /* global binding: severity -> action names */
+	size_t notify_count[SEVERITY_COUNT];
+	/* rules: (from the file and its includes) */
+	struct rule_set rules;
+};
+
+/**
+ * Loads PATH with its includes, applies environment overrides and
+ * validates everything. Every mistake found is added to DIAGS as
+ * FILE:LINE:COL: message. Returns 0 and *OUT, or -EINVAL (or -errno for
+ * I/O) when anything is wrong: then nothing is returned.
+ */
+int config_load(const char *path, struct config **out, struct diag_list *diags);
+
+/**
+ * As config_load() for LEN bytes of YAML in BUF (NAME is used in messages),
+ * for tests and the fuzzer: no file is read, so `include:` is refused, and
+ * the environment is not applied.
+ */
+int config_load_buffer(const char *name, const char *buf, size_t len, struct config **out,
+		       struct diag_list *diags);
+
+/** A configuration with every default and no rules (no file given). */
+struct config *config_default(void);
+
+void config_destroy(struct config *cfg);
+
+/** The action called NAME, or NULL. */
+const struct action_def *config_find_action(const struct config *cfg, const char *name);
+
+#endif
