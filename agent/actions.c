@@ -24,6 +24,7 @@
 extern char **environ;
 
 #define RUNNING_MAX 8
+#define QUEUE_MAX 256
 #define KILL_GRACE_MS 2000
 
 struct child {
@@ -33,10 +34,21 @@ struct child {
 	bool terminated; /* SIGTERM sent, SIGKILL follows after the grace */
 };
 
+/* A program waiting for a free slot: everything copied, a reload may free the config. */
+struct job {
+	char *name;
+	char **argv;
+	char **envp;
+	int64_t timeout_ms;
+};
+
 struct actions {
 	const struct config *cfg;
 	struct child running[RUNNING_MAX];
 	unsigned running_count;
+	struct job queue[QUEUE_MAX]; /* ring */
+	unsigned queue_head;
+	unsigned queue_count;
 	struct actions_stats stats;
 };
 
@@ -122,15 +134,6 @@ env_add_time(struct envbuf *env, const char *key, int64_t ms)
 	env_add(env, key, buf);
 }
 
-static void
-env_free(struct envbuf *env)
-{
-	for (size_t i = 0; i < env->count; i++) {
-		free(env->vars[i]);
-	}
-	free(env->vars);
-}
-
 /* The inherited environment minus our own names, plus the alert's fields. */
 static void
 build_env(struct envbuf *env, const struct alert_event *ev)
@@ -179,17 +182,47 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 
 /* ---- running programs ---- */
 
-static void
-run_exec(struct actions *act, const struct action_def *def, const struct alert_event *ev)
+static char **
+copy_strv(char *const *v)
 {
-	if (act->running_count == RUNNING_MAX) {
-		act->stats.dropped++;
-		log_warn("action %s not run for %s: %u programs still running", def->name, ev->rule->name,
-			 act->running_count);
-		return;
+	size_t n = 0;
+	while (v[n]) {
+		n++;
 	}
-	struct envbuf env = {0};
-	build_env(&env, ev);
+	char **out = calloc(n + 1, sizeof(*out));
+	if (!out) {
+		abort();
+	}
+	for (size_t i = 0; i < n; i++) {
+		out[i] = strdup(v[i]);
+		if (!out[i]) {
+			abort();
+		}
+	}
+	return out;
+}
+
+static void
+free_strv(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		free(v[i]);
+	}
+	free(v);
+}
+
+static void
+job_free(struct job *job)
+{
+	free(job->name);
+	free_strv(job->argv);
+	free_strv(job->envp);
+	memset(job, 0, sizeof(*job));
+}
+
+static void
+start_job(struct actions *act, struct job *job)
+{
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -203,21 +236,57 @@ run_exec(struct actions *act, const struct action_def *def, const struct alert_e
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
 	posix_spawnattr_setpgroup(&attr, 0);
 	pid_t pid;
-	int r = posix_spawn(&pid, def->argv[0], &fa, &attr, def->argv, env.vars);
+	int r = posix_spawn(&pid, job->argv[0], &fa, &attr, job->argv, job->envp);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
-	env_free(&env);
 	if (r != 0) {
 		act->stats.failures++;
-		log_warn("action %s: cannot run %s: %s", def->name, def->argv[0], strerror(r));
+		log_warn("action %s: cannot run %s: %s", job->name, job->argv[0], strerror(r));
+		job_free(job);
 		return;
 	}
 	struct child *c = &act->running[act->running_count++];
 	c->pid = pid;
-	c->name = strdup(def->name);
-	c->deadline_ms = monotonic_ms() + def->timeout_ms;
+	c->name = job->name;
+	job->name = NULL;
+	c->deadline_ms = monotonic_ms() + job->timeout_ms;
 	c->terminated = false;
 	act->stats.runs++;
+	job_free(job);
+}
+
+/* Starts queued programs while there are free slots, oldest first. */
+static void
+start_queued(struct actions *act)
+{
+	while (act->queue_count > 0 && act->running_count < RUNNING_MAX) {
+		struct job *job = &act->queue[act->queue_head];
+		act->queue_head = (act->queue_head + 1) % QUEUE_MAX;
+		act->queue_count--;
+		start_job(act, job);
+	}
+}
+
+static void
+run_exec(struct actions *act, const struct action_def *def, const struct alert_event *ev)
+{
+	if (act->queue_count == QUEUE_MAX) {
+		/* the oldest waiting call goes first: the newest news matters most */
+		job_free(&act->queue[act->queue_head]);
+		act->queue_head = (act->queue_head + 1) % QUEUE_MAX;
+		act->queue_count--;
+		act->stats.dropped++;
+		log_warn("action queue full: dropped the oldest waiting call");
+	}
+	struct envbuf env = {0};
+	build_env(&env, ev);
+	struct job *job = &act->queue[(act->queue_head + act->queue_count) % QUEUE_MAX];
+	job->name = strdup(def->name);
+	job->argv = copy_strv(def->argv);
+	job->envp = env.vars; /* the job owns the strings now */
+	job->timeout_ms = def->timeout_ms;
+	act->queue_count++;
+	start_queued(act);
 }
 
 static void
@@ -300,6 +369,7 @@ actions_poll(struct actions *act)
 		}
 		i++;
 	}
+	start_queued(act);
 }
 
 void
@@ -308,12 +378,18 @@ actions_destroy(struct actions *act)
 	if (!act) {
 		return;
 	}
-	/* give running programs their grace, then stop them: no zombies left behind */
+	/* give queued and running programs their grace, then stop them: no zombies left behind */
 	int64_t until = monotonic_ms() + KILL_GRACE_MS;
-	while (act->running_count > 0 && monotonic_ms() < until) {
+	while ((act->running_count > 0 || act->queue_count > 0) && monotonic_ms() < until) {
 		actions_poll(act);
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
+	}
+	while (act->queue_count > 0) {
+		act->stats.dropped++;
+		job_free(&act->queue[act->queue_head]);
+		act->queue_head = (act->queue_head + 1) % QUEUE_MAX;
+		act->queue_count--;
 	}
 	for (unsigned i = 0; i < act->running_count; i++) {
 		kill(-act->running[i].pid, SIGKILL);

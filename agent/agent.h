@@ -36,6 +36,12 @@ int agent_run(struct agent *agent);
 /** Sets what SIGHUP does (reload the configuration). Without it SIGHUP is ignored. */
 void agent_set_reload(struct agent *agent, int (*reload)(void *data), void *data);
 
+/**
+ * Sets a function that adds the agent's own metrics (reload failures,
+ * firing alerts, ...) to each sample before the sinks see it.
+ */
+void agent_set_decorate(struct agent *agent, void (*decorate)(struct sample *s, void *data), void *data);
+
 /** Samples produced so far. */
 uint64_t agent_sample_count(const struct agent *agent);
 

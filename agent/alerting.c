@@ -23,6 +23,7 @@ struct alerting {
 	} extra[EXTRA_CALLBACKS];
 	int extra_count;
 	uint64_t reload_failures;
+	uint64_t reloads;
 };
 
 static void
@@ -174,6 +175,7 @@ alerting_reload(struct alerting *al)
 	config_destroy(al->cfg);
 	al->engine = engine;
 	al->cfg = cfg;
+	al->reloads++;
 	log_warn("reloaded %s: %zu rules", cfg->path, cfg->rules.count);
 	return 0;
 }
@@ -188,4 +190,22 @@ uint64_t
 alerting_reload_failures(const struct alerting *al)
 {
 	return al->reload_failures;
+}
+
+void
+alerting_decorate(struct sample *s, void *data)
+{
+	struct alerting *al = data;
+	struct metric_set *m = &s->metrics;
+	metric_set_put(m, "agent.config_reloads_total", (double)al->reloads);
+	metric_set_put(m, "agent.config_reload_failures_total", (double)al->reload_failures);
+	metric_set_put(m, "agent.alerts_firing", (double)engine_firing_count(al->engine));
+	if (al->actions) {
+		struct actions_stats st;
+		actions_get_stats(al->actions, &st);
+		metric_set_put(m, "agent.action_runs_total", (double)st.runs);
+		metric_set_put(m, "agent.action_failures_total", (double)st.failures);
+		metric_set_put(m, "agent.action_timeouts_total", (double)st.timeouts);
+		metric_set_put(m, "agent.action_dropped_total", (double)st.dropped);
+	}
 }

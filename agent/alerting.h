@@ -43,4 +43,12 @@ const struct config *alerting_config(const struct alerting *al);
 
 uint64_t alerting_reload_failures(const struct alerting *al);
 
+/**
+ * Adds the stage's own metrics to S: agent.config_reloads_total,
+ * agent.config_reload_failures_total, agent.alerts_firing and the action
+ * counters (agent.action_runs_total, _failures_total, _timeouts_total,
+ * _dropped_total). Matches agent_set_decorate().
+ */
+void alerting_decorate(struct sample *s, void *data);
+
 #endif

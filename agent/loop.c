@@ -33,7 +33,16 @@ struct agent {
 	uint64_t late_ticks;
 	int (*reload)(void *data);
 	void *reload_data;
+	void (*decorate)(struct sample *s, void *data);
+	void *decorate_data;
 };
+
+void
+agent_set_decorate(struct agent *agent, void (*decorate)(struct sample *s, void *data), void *data)
+{
+	agent->decorate = decorate;
+	agent->decorate_data = data;
+}
 
 void
 agent_set_reload(struct agent *agent, int (*reload)(void *data), void *data)
@@ -142,6 +151,9 @@ tick(struct agent *agent)
 	throttle_detector_update(agent->throttle, s);
 	metric_set_put(&s->metrics, "agent.samples_total", (double)agent->seq);
 	metric_set_put(&s->metrics, "agent.late_ticks_total", (double)agent->late_ticks);
+	if (agent->decorate) {
+		agent->decorate(s, agent->decorate_data);
+	}
 	for (int i = 0; i < agent->sink_count; i++) {
 		struct sink *sink = agent->sinks[i];
 		int r = sink->ops->write(sink, s);

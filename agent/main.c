@@ -535,6 +535,7 @@ cmd_run(int argc, char **argv)
 	struct alerting *al = alerting_create(cfg, true);
 	agent_add_sink(agent, alerting_sink(al));
 	agent_set_reload(agent, reload_config, al);
+	agent_set_decorate(agent, alerting_decorate, al);
 	agent_add_sink(agent, jsonl_sink_create(stdout));
 	r = agent_run(agent);
 	agent_destroy(agent);

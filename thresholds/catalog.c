@@ -70,6 +70,17 @@ static const char *const patterns[] = {
 	"agent.read_errors_total",
 	"agent.parse_errors_total",
 	"agent.unknown_tokens_total",
+	"agent.config_reloads_total",
+	"agent.config_reload_failures_total",
+	"agent.alerts_firing",
+	"agent.action_runs_total",
+	"agent.action_failures_total",
+	"agent.action_timeouts_total",
+	"agent.action_dropped_total",
+	"mts.fg_pct",
+	"mts.bg_pct",
+	"cpu.edp_limit_mhz",
+	"fan.NAME.rpm",
 	"hwmon.*",
 };
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))

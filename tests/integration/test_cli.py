@@ -224,6 +224,6 @@ class SnapshotTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = sys.argv[1], sys.argv[2]
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
     unittest.main(verbosity=2)

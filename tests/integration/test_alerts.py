@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Alerts end to end: the shipped rules on the demo recording, exec actions,
+SIGHUP reloads and the state file across a restart.
+
+Usage: test_alerts.py TEGRAWATCH SOURCE_ROOT
+"""
+import collections
+import glob
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+BIN = None
+SRC = None
+CPU_ZONE_TEMP = "sys/devices/virtual/thermal/thermal_zone0/temp"
+
+RECORDER = """#!/bin/sh
+# exec action stand-in: keeps the alert's environment in one file per call
+out="$1/$(date +%s%N)-$$.env"
+env | grep '^TEGRAWATCH_' | sort > "$out.tmp" && mv "$out.tmp" "$out"
+"""
+
+
+def run(args, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 120)
+    return subprocess.run([BIN] + args, **kw)
+
+
+def write_file(path, text, mode=0o644):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def read_envs(d):
+    envs = []
+    for path in sorted(glob.glob(os.path.join(d, "*.env"))):
+        with open(path) as f:
+            envs.append(dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l))
+    return envs
+
+
+class DemoTimelineTest(unittest.TestCase):
+    """`replay --dry-run` on the demo: the story of configs/demo/README.md as alerts."""
+
+    def timeline(self):
+        p = run(["replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "-c",
+                 os.path.join(SRC, "configs/demo/tegrawatch.yaml"), "--root", os.path.join(SRC, "configs/demo/root"),
+                 "--dry-run", "--json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("900 samples", p.stderr)
+        self.assertIn("dry run", p.stderr)
+        return [json.loads(l) for l in p.stdout.splitlines()]
+
+    def test_story(self):
+        events = self.timeline()
+        count = collections.Counter((e["rule"], e["metric"], e["transition"]) for e in events)
+        # one throttle episode: fired once, resolved once, with its reason
+        self.assertEqual(count[("throttling", "throttle.active", "firing")], 1)
+        self.assertEqual(count[("throttling", "throttle.active", "resolved")], 1)
+        fired = [e for e in events if e["rule"] == "throttling" and e["transition"] == "firing"][0]
+        self.assertEqual(fired["severity"], "critical")
+        self.assertIn("thermal: ", fired["throttle"])
+        self.assertIn("throttling: thermal", fired["summary"])
+        # the input power spike: once
+        self.assertEqual(count[("input-power-high", "power.vdd_in.mw", "firing")], 1)
+        self.assertEqual(count[("input-power-high", "power.vdd_in.mw", "resolved")], 1)
+        # tj: warning 10 C below its 95 C passive trip, then critical 3 C below, then back, no flapping
+        tj = [e["transition"] for e in events if e["metric"] == "temp.tj_c"]
+        self.assertEqual(tj, ["pending", "firing", "escalated", "deescalated", "resolved"])
+        tj_fire = [e for e in events if e["metric"] == "temp.tj_c" and e["transition"] == "firing"][0]
+        self.assertEqual(tj_fire["threshold"], 85)
+        esc = [e for e in events if e["metric"] == "temp.tj_c" and e["transition"] == "escalated"][0]
+        self.assertEqual(esc["threshold"], 92)
+        # every alert that fired also resolved, in time order
+        firing = {e["fingerprint"] for e in events if e["transition"] == "firing"}
+        resolved = {e["fingerprint"] for e in events if e["transition"] == "resolved"}
+        self.assertEqual(firing, resolved)
+        times = [e["time"] for e in events]
+        self.assertEqual(times, sorted(times))
+
+    def test_speed_does_not_change_the_timeline(self):
+        """Rules run on sample time: the same log gives the same alerts at any pace."""
+        a = self.timeline()
+        b = self.timeline()
+        self.assertEqual(a, b)
+
+
+class ExecActionTest(unittest.TestCase):
+    def test_run_replay_calls_exec_with_the_alert(self):
+        with tempfile.TemporaryDirectory() as d:
+            rec = os.path.join(d, "recorder")
+            write_file(rec, RECORDER, 0o755)
+            out = os.path.join(d, "events")
+            os.mkdir(out)
+            cfg = os.path.join(d, "tegrawatch.yaml")
+            write_file(cfg, """
+agent:
+  board_name: test-board
+  state_file: ""
+include: %s/configs/rules.d/*.yaml
+actions:
+  record:
+    type: exec
+    command: [%s, %s]
+    timeout: 5s
+notify:
+  warning: [record]
+  critical: [record]
+""" % (SRC, rec, out))
+            p = run(["run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "--speed", "0",
+                     "--root", os.path.join(SRC, "configs/demo/root"), "-c", cfg])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            envs = read_envs(out)
+        throttle = [e for e in envs if e["TEGRAWATCH_RULE"] == "throttling"]
+        self.assertEqual([e["TEGRAWATCH_TRANSITION"] for e in throttle], ["firing", "resolved"])
+        f, r = throttle
+        self.assertEqual(f["TEGRAWATCH_SEVERITY"], "critical")
+        self.assertEqual(f["TEGRAWATCH_STATUS"], "firing")
+        self.assertEqual(r["TEGRAWATCH_STATUS"], "resolved")
+        self.assertEqual(f["TEGRAWATCH_FINGERPRINT"], r["TEGRAWATCH_FINGERPRINT"])
+        self.assertEqual(f["TEGRAWATCH_STARTS_AT"], r["TEGRAWATCH_STARTS_AT"])
+        self.assertNotEqual(r["TEGRAWATCH_ENDS_AT"], "")
+        self.assertTrue(f["TEGRAWATCH_THROTTLE"].startswith("thermal: "), f["TEGRAWATCH_THROTTLE"])
+        self.assertIn("test-board is throttling", f["TEGRAWATCH_SUMMARY"])
+        self.assertEqual(f["TEGRAWATCH_POWER_MODE"], "MAXN_SUPER")
+        # every firing got its resolve
+        by_fp = collections.defaultdict(list)
+        for e in envs:
+            by_fp[e["TEGRAWATCH_FINGERPRINT"]].append(e["TEGRAWATCH_TRANSITION"])
+        for fp, seq in by_fp.items():
+            self.assertEqual(seq[0], "firing", seq)
+            self.assertEqual(seq[-1], "resolved", seq)
+
+    def test_slow_action_never_blocks_sampling(self):
+        with tempfile.TemporaryDirectory() as d:
+            slow = os.path.join(d, "slow")
+            write_file(slow, "#!/bin/sh\nsleep 30\n", 0o755)
+            cfg = os.path.join(d, "c.yaml")
+            write_file(cfg, """
+agent: {state_file: ""}
+actions:
+  slow: {type: exec, command: [%s], timeout: 1s}
+rules:
+  - name: always
+    metric: ram.total_mb
+    warning: 1
+    actions: {warning: [slow]}
+""" % slow)
+            t0 = time.monotonic()
+            p = run(["run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "--speed", "20",
+                     "--count", "40", "-c", cfg])
+            took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(len(docs), 40)
+        # 40 samples at 50 ms: about 2 s, while the action sleeps 30 s and is killed after 1 s
+        self.assertLess(took, 6)
+        self.assertEqual(docs[-1]["metrics"]["agent.action_timeouts_total"], 1)
+        self.assertIn("still running after its timeout", p.stderr)
+
+
+class LiveAgent:
+    def __init__(self, root, cfg):
+        self.proc = subprocess.Popen([BIN, "run", "--root", root, "--interval", "100", "--no-tegrastats", "-c", cfg],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.samples = queue.Queue()
+        self.err = []
+        threading.Thread(target=self._out, daemon=True).start()
+        threading.Thread(target=self._err, daemon=True).start()
+
+    def _out(self):
+        for line in self.proc.stdout:
+            self.samples.put(json.loads(line))
+
+    def _err(self):
+        for line in self.proc.stderr:
+            self.err.append(line)
+
+    def wait_for(self, pred, what, timeout=6.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                s = self.samples.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if pred(s):
+                return s
+        raise AssertionError("no sample with %s; stderr: %s" % (what, "".join(self.err)))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return self.proc.returncode
+
+    def stderr_lines(self, text):
+        return [l for l in self.err if text in l]
+
+
+class ReloadAndRestartTest(unittest.TestCase):
+    RULES = """
+agent:
+  state_file: %(state)s
+  board_name: live
+actions:
+  record: {type: exec, command: [%(rec)s, %(out)s], timeout: 5s}
+notify:
+  warning: [log, record]
+  critical: [log, record]
+rules:
+  - name: cpu-hot
+    metric: temp.cpu_c
+    warning: 60
+    clear: 2
+%(extra)s"""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.root = os.path.join(self.tmp, "root")
+        shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), self.root, symlinks=True)
+        self.rec = os.path.join(self.tmp, "recorder")
+        write_file(self.rec, RECORDER, 0o755)
+        self.out = os.path.join(self.tmp, "events")
+        os.mkdir(self.out)
+        self.cfg = os.path.join(self.tmp, "tegrawatch.yaml")
+        self.state = os.path.join(self.tmp, "alerts.state")
+        self.write_config("")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def write_config(self, extra, text=None):
+        if text is None:
+            text = self.RULES % {"state": self.state, "rec": self.rec, "out": self.out, "extra": extra}
+        write_file(self.cfg + ".new", text)
+        os.replace(self.cfg + ".new", self.cfg)
+
+    def set_cpu_temp(self, mc):
+        path = os.path.join(self.root, CPU_ZONE_TEMP)
+        write_file(path + ".new", "%d\n" % mc)
+        os.replace(path + ".new", path)
+
+    def wait_events(self, n, timeout=5.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            envs = read_envs(self.out)
+            if len(envs) >= n:
+                return envs
+            time.sleep(0.1)
+        return read_envs(self.out)
+
+    def test_sighup_reload_keeps_state_and_survives_a_bad_file(self):
+        agent = LiveAgent(self.root, self.cfg)
+        try:
+            self.set_cpu_temp(70000)
+            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "the alert firing")
+            # a broken file: the old configuration keeps running, errors are located, the failure counted
+            self.write_config(None, text="rules:\n  - name: cpu-hot\n    metric: temp.cpu_c\n    warnin: 60\n")
+            agent.proc.send_signal(signal.SIGHUP)
+            s = agent.wait_for(lambda s: s["metrics"].get("agent.config_reload_failures_total") == 1, "a failure")
+            self.assertEqual(s["metrics"]["agent.alerts_firing"], 1)
+            time.sleep(0.3)
+            self.assertTrue(agent.stderr_lines("tegrawatch.yaml:4:5: unknown key 'warnin'"), "".join(agent.err))
+            # a good file keeping the rule and adding one: the alert keeps its state, no resolve, no new firing
+            self.write_config("""  - name: gpu-hot
+    metric: temp.gpu_c
+    warning: 40
+""")
+            agent.proc.send_signal(signal.SIGHUP)
+            s = agent.wait_for(lambda s: s["metrics"].get("agent.config_reloads_total") == 1, "the reload")
+            s = agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 2, "the new rule firing")
+            self.set_cpu_temp(50000)
+            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "cpu-hot resolved")
+        finally:
+            self.assertEqual(agent.stop(), 0)
+        envs = self.wait_events(4)
+        seq = [(e["TEGRAWATCH_RULE"], e["TEGRAWATCH_TRANSITION"]) for e in envs]
+        self.assertEqual(seq.count(("cpu-hot", "firing")), 1, seq)
+        self.assertEqual(seq.count(("cpu-hot", "resolved")), 1, seq)
+        self.assertEqual(seq.count(("gpu-hot", "firing")), 1, seq)
+        self.assertLess(seq.index(("cpu-hot", "firing")), seq.index(("cpu-hot", "resolved")))
+
+    def test_resolve_after_restart(self):
+        agent = LiveAgent(self.root, self.cfg)
+        try:
+            self.set_cpu_temp(70000)
+            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "the alert firing")
+        finally:
+            self.assertEqual(agent.stop(), 0)
+        self.assertTrue(os.path.exists(self.state))
+        first = self.wait_events(1)
+        self.assertEqual([e["TEGRAWATCH_TRANSITION"] for e in first], ["firing"])
+        # the board cooled while the agent was down
+        self.set_cpu_temp(45000)
+        agent = LiveAgent(self.root, self.cfg)
+        try:
+            agent.wait_for(lambda s: s["seq"] >= 3 and s["metrics"].get("agent.alerts_firing") == 0, "resolved")
+        finally:
+            self.assertEqual(agent.stop(), 0)
+        envs = self.wait_events(2)
+        self.assertEqual([e["TEGRAWATCH_TRANSITION"] for e in envs], ["firing", "resolved"])
+        self.assertEqual(envs[0]["TEGRAWATCH_FINGERPRINT"], envs[1]["TEGRAWATCH_FINGERPRINT"])
+        self.assertEqual(envs[0]["TEGRAWATCH_STARTS_AT"], envs[1]["TEGRAWATCH_STARTS_AT"])
+
+    def test_check_command(self):
+        self.assertEqual(run(["check", "-c", self.cfg]).returncode, 0)
+        self.write_config(None, text="agent:\n  intervall: 5s\nrules:\n  - name: x\n    metric: temp.cpu_c\n"
+                                     "    warning: 90\n    critical: 80\n")
+        p = run(["check", "-c", self.cfg])
+        self.assertEqual(p.returncode, 78)
+        lines = p.stderr.splitlines()
+        self.assertTrue(any("tegrawatch.yaml:2:3: unknown key 'intervall'" in l and "interval" in l for l in lines),
+                        p.stderr)
+        self.assertGreaterEqual(len([l for l in lines if "tegrawatch.yaml:" in l]), 2, p.stderr)
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
