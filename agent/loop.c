@@ -7,6 +7,9 @@
 #include "agent.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -217,6 +220,10 @@ agent_run(struct agent *agent)
 		return -e;
 	}
 
+#ifdef __GLIBC__
+	/* start-up (config parsing, probing) freed a lot: give it back before the long run */
+	malloc_trim(0);
+#endif
 	int ret = 0;
 	int64_t deadline = now_ms(CLOCK_MONOTONIC);
 	for (;;) {

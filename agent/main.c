@@ -288,6 +288,14 @@ cmd_snapshot(int argc, char **argv)
 	s->seq = 1;
 	s->time_ms = (int64_t)time(NULL) * 1000;
 	r = board_sample(b, s);
+	if (!root[0] || strcmp(root, "/") == 0) {
+		/* generic hwmon chips: libsensors reads the real /sys only */
+		struct source *hw;
+		if (hwmon_source_create(&hw) == 0) {
+			hw->ops->read(hw, s);
+			source_destroy(hw);
+		}
+	}
 	throttle_detector_update(det, s);
 	metric_set_put(&s->metrics, "agent.read_errors_total", (double)board_read_errors(b));
 
@@ -509,6 +517,15 @@ cmd_run(int argc, char **argv)
 	if (b && (board_is_jetson(b) || root)) {
 		if (sysfs_source_create(b, &src) == 0) {
 			agent_add_source(agent, src);
+		}
+	}
+	if (!replay && (!root || !root[0] || strcmp(root, "/") == 0)) {
+		/* generic hwmon chips (NVMe, fan controllers): libsensors reads the real /sys only */
+		r = hwmon_source_create(&src);
+		if (r == 0) {
+			agent_add_source(agent, src);
+		} else {
+			log_info("generic hwmon sensors not read: %s", strerror(-r));
 		}
 	}
 	if (replay) {

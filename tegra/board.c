@@ -273,7 +273,7 @@ probe_zone(struct board *b, unsigned index)
 		b->jetson_hint = true;
 	}
 	size_t n = tegra_sensor_name(type, strlen(type), norm, sizeof(norm));
-	if (n == 0 || zone_is_placeholder(type, norm) || b->zone_count == BOARD_ZONES_MAX) {
+	if (n == 0 || zone_is_placeholder(type, norm) || b->zone_count == b->zone_cap) {
 		return;
 	}
 	struct zone *z = &b->zones[b->zone_count];
@@ -305,7 +305,7 @@ probe_cdev(struct board *b, unsigned index)
 	char seg[BOARD_PREFIX_LEN];
 	board_path(dir, sizeof(dir), "/sys/class/thermal/cooling_device%u", index);
 	board_resolve(b, dir, sizeof(dir));
-	if (b->cdev_count == BOARD_CDEVS_MAX || !board_path(path, sizeof(path), "%s/type", dir) ||
+	if (b->cdev_count == b->cdev_cap || !board_path(path, sizeof(path), "%s/type", dir) ||
 	    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0 ||
 	    !board_segment(type, seg, sizeof(seg) - 8)) {
 		return;
@@ -328,10 +328,22 @@ probe_cdev(struct board *b, unsigned index)
 static void
 probe_thermal(struct board *b)
 {
-	b->zones = calloc(BOARD_ZONES_MAX, sizeof(*b->zones));
-	b->cdevs = calloc(BOARD_CDEVS_MAX, sizeof(*b->cdevs));
 	struct names *l = list_names(b, "/sys/class/thermal");
-	if (!b->zones || !b->cdevs || !l) {
+	if (!l) {
+		return;
+	}
+	/* size the arrays for what is there: each zone holds its trip paths */
+	unsigned zones = 0, cdevs = 0, idx;
+	for (unsigned i = 0; i < l->count; i++) {
+		zones += numbered(l->name[i], "thermal_zone", &idx);
+		cdevs += numbered(l->name[i], "cooling_device", &idx);
+	}
+	b->zone_cap = zones < BOARD_ZONES_MAX ? zones : BOARD_ZONES_MAX;
+	b->cdev_cap = cdevs < BOARD_CDEVS_MAX ? cdevs : BOARD_CDEVS_MAX;
+	b->zones = calloc(b->zone_cap + 1, sizeof(*b->zones));
+	b->cdevs = calloc(b->cdev_cap + 1, sizeof(*b->cdevs));
+	if (!b->zones || !b->cdevs) {
+		b->zone_cap = b->cdev_cap = 0;
 		free(l);
 		return;
 	}

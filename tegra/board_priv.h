@@ -140,8 +140,10 @@ struct board {
 
 	unsigned zone_count;
 	struct zone *zones;
+	unsigned zone_cap; /* allocated for the zones found at open */
 	unsigned cdev_count;
 	struct cdev *cdevs;
+	unsigned cdev_cap;
 
 	struct gpu gpu;
 

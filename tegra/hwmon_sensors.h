@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "config.h"
+#include "build_config.h"
 
 struct hwmon_sensors;
 struct metric_set;

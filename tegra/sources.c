@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "hwmon_sensors.h"
 #include "tegrastats.h"
 
 extern char **environ;
@@ -81,6 +82,53 @@ sysfs_source_create(struct board *board, struct source **out)
 	ss->base.ops = &sysfs_source_ops;
 	ss->board = board;
 	*out = &ss->base;
+	return 0;
+}
+
+/* ---- generic hwmon (libsensors) ---- */
+
+struct hwmon_source {
+	struct source base;
+	struct hwmon_sensors *hs;
+};
+
+static int
+hwmon_source_read(struct source *src, struct sample *s)
+{
+	struct hwmon_source *hs = (struct hwmon_source *)src;
+	return hwmon_sensors_sample(hs->hs, &s->metrics);
+}
+
+static void
+hwmon_source_destroy(struct source *src)
+{
+	struct hwmon_source *hs = (struct hwmon_source *)src;
+	hwmon_sensors_destroy(hs->hs);
+	free(hs);
+}
+
+static const struct source_ops hwmon_source_ops = {
+	.name = "hwmon",
+	.read = hwmon_source_read,
+	.destroy = hwmon_source_destroy,
+};
+
+int
+hwmon_source_create(struct source **out)
+{
+	struct hwmon_sensors *sensors;
+	int r = hwmon_sensors_open(&sensors);
+	if (r < 0) {
+		return r;
+	}
+	struct hwmon_source *hs = calloc(1, sizeof(*hs));
+	if (!hs) {
+		hwmon_sensors_destroy(sensors);
+		return -ENOMEM;
+	}
+	hs->base.ops = &hwmon_source_ops;
+	hs->hs = sensors;
+	*out = &hs->base;
 	return 0;
 }
 

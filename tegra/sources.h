@@ -28,6 +28,14 @@ int replay_source_create(const char *path, double speed, struct source **out);
  */
 int tegrastats_source_create(const char *program, int interval_ms, struct source **out);
 
+/**
+ * A source reading the generic hwmon chips of this machine through
+ * libsensors (NVMe drives, add-on fan controllers). Only for the real root:
+ * libsensors always reads /sys. Returns 0 and *OUT, or -ENOTSUP when built
+ * without libsensors, or -errno.
+ */
+int hwmon_source_create(struct source **out);
+
 /** Converts a tegrastats stamp (local time) to ms since the epoch. */
 struct tegrastats_stamp;
 int64_t tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp);
