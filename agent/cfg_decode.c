@@ -420,6 +420,9 @@ cfg_parse_number(const char *text, double *ret)
 
 /* ---- values ---- */
 
+const char *const cfg_bool_names[] = {"true", "false", "yes", "no", "on", "off", NULL};
+const int cfg_bool_values[] = {1, 0, 1, 0, 1, 0};
+
 static void *
 member(void *obj, const struct cfg_key *key)
 {
@@ -436,6 +439,8 @@ kind_expect(const struct cfg_key *key)
 		return DURATION_WHAT;
 	case CFG_K_NUMBER:
 		return "a number";
+	case CFG_K_INT:
+		return "a whole number";
 	case CFG_K_CHOICE:
 	case CFG_K_CUSTOM:
 		break;
@@ -555,6 +560,20 @@ decode_value(struct cfg_decoder *dec, const struct cfg_key *key, const struct cf
 		return decode_duration(dec, key, node, prefix, member(obj, key));
 	case CFG_K_NUMBER:
 		return decode_number(dec, key, node, prefix, member(obj, key));
+	case CFG_K_INT: {
+		double v;
+		if (decode_number(dec, key, node, prefix, &v) < 0) {
+			return -EINVAL;
+		}
+		if (v != (double)(long long)v || v < -2147483648.0 || v > 2147483647.0) {
+			char shown[CFG_SHOW_MAX];
+			cfg_show(node->value, shown, sizeof(shown));
+			cfg_report(dec, node, "%sexpected a whole number, got %s", prefix, shown);
+			return -EINVAL;
+		}
+		*(int *)member(obj, key) = (int)v;
+		return 0;
+	}
 	case CFG_K_CHOICE:
 		for (size_t i = 0; key->choices[i]; i++) {
 			if (strcmp(node->value, key->choices[i]) == 0) {

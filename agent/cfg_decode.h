@@ -24,6 +24,7 @@ enum cfg_kind {
 	CFG_K_NUMBER,   /* double */
 	CFG_K_CHOICE,   /* int (or an enum of int size): values[i] of the matching choices[i] */
 	CFG_K_CUSTOM,   /* decode() does the work; the table only names the key */
+	CFG_K_INT,      /* int: a whole number in [min, max] */
 };
 
 /* Flags of a key. */
@@ -63,6 +64,16 @@ struct cfg_key {
 		.name = (name_), .kind = CFG_K_CHOICE, .offset = offsetof(type_, field_), .def = (def_),             \
 		.flags = (flags_), .choices = (choices_), .values = (values_)                                        \
 	}
+#define CFG_INT(name_, type_, field_, def_, flags_, min_, max_)                                                      \
+	{                                                                                                            \
+		.name = (name_), .kind = CFG_K_INT, .offset = offsetof(type_, field_), .def = (def_),                \
+		.flags = (flags_), .min = (min_), .max = (max_)                                                      \
+	}
+/* Booleans are choices: true/false, yes/no, on/off into an int member. */
+extern const char *const cfg_bool_names[];
+extern const int cfg_bool_values[];
+#define CFG_BOOL(name_, type_, field_, def_)                                                                         \
+	CFG_CHOICE(name_, type_, field_, def_, 0, cfg_bool_names, cfg_bool_values)
 #define CFG_CUSTOM(name_, decode_)                                                                                   \
 	{                                                                                                            \
 		.name = (name_), .kind = CFG_K_CUSTOM, .decode = (decode_)                                           \

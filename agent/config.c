@@ -55,6 +55,49 @@ static const struct cfg_key sources_keys[] = {
 	CFG_STRING("tegrastats_program", struct config, tegrastats_program, "tegrastats", CFG_F_NOT_EMPTY),
 };
 
+static const char *const protocol_names[] = {"3.1.1", "5", NULL};
+static const int protocol_values[] = {MQTT_PROTOCOL_311, MQTT_PROTOCOL_5};
+
+static int decode_metric_topics(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
+
+static const struct cfg_key mqtt_keys[] = {
+	CFG_STRING("host", struct config, mqtt.host, "", 0),
+	CFG_INT("port", struct config, mqtt.port, "1883", 0, 1, 65535),
+	CFG_STRING("prefix", struct config, mqtt.prefix, "tegrawatch", CFG_F_NOT_EMPTY),
+	CFG_STRING("device_id", struct config, mqtt.device_id, "", 0),
+	CFG_STRING("client_id", struct config, mqtt.client_id, "", 0),
+	CFG_CHOICE("protocol", struct config, mqtt.protocol, "3.1.1", 0, protocol_names, protocol_values),
+	CFG_DURATION("keepalive", struct config, mqtt.keepalive_ms, "30s", 0, 5000, 3600 * 1000),
+	CFG_INT("qos", struct config, mqtt.qos, "1", 0, 0, 1),
+	CFG_STRING("username", struct config, mqtt.username, "", 0),
+	CFG_STRING("password_file", struct config, mqtt.password_file, "", 0),
+	CFG_BOOL("tls", struct config, mqtt.tls, "false"),
+	CFG_STRING("ca_file", struct config, mqtt.ca_file, "", 0),
+	CFG_STRING("cert_file", struct config, mqtt.cert_file, "", 0),
+	CFG_STRING("key_file", struct config, mqtt.key_file, "", 0),
+	CFG_BOOL("tls_insecure", struct config, mqtt.tls_insecure, "false"),
+	CFG_DURATION("backoff_base", struct config, mqtt.backoff_base_ms, "1s", 0, 100, 3600 * 1000),
+	CFG_DURATION("backoff_cap", struct config, mqtt.backoff_cap_ms, "60s", 0, 1000, 24 * 3600 * 1000),
+	CFG_INT("inflight", struct config, mqtt.inflight, "100", 0, 1, 1000),
+	CFG_INT("spool_records", struct config, mqtt.spool_records, "36000", 0, 10, 10000000),
+	CFG_STRING("spool_file", struct config, mqtt.spool_file, "", 0),
+	CFG_INT("spool_file_max_mb", struct config, mqtt.spool_file_max_mb, "64", 0, 1, 4096),
+	CFG_CUSTOM("metric_topics", decode_metric_topics),
+	CFG_BOOL("ha_discovery", struct config, mqtt.ha_discovery, "true"),
+	CFG_STRING("ha_prefix", struct config, mqtt.ha_prefix, "homeassistant", CFG_F_NOT_EMPTY),
+};
+
+static const struct cfg_key web_keys[] = {
+	CFG_STRING("listen", struct config, web.listen, "127.0.0.1:9474", 0),
+	CFG_STRING("token_file", struct config, web.token_file, "", 0),
+	CFG_STRING("basic_auth_user", struct config, web.basic_auth_user, "", 0),
+	CFG_STRING("basic_auth_password_file", struct config, web.basic_auth_password_file, "", 0),
+	CFG_DURATION("history", struct config, web.history_ms, "1h", 0, 60 * 1000, 7 * 24 * 3600 * 1000LL),
+	CFG_INT("max_connections", struct config, web.max_connections, "32", 0, 1, 4096),
+	CFG_INT("max_connections_per_ip", struct config, web.max_connections_per_ip, "8", 0, 1, 4096),
+	CFG_DURATION("connection_timeout", struct config, web.connection_timeout_ms, "10s", 0, 1000, 3600 * 1000),
+};
+
 struct section {
 	const char *name;
 	const struct cfg_key *keys;
@@ -66,6 +109,8 @@ struct section {
 static const struct section sections[] = {
 	{"agent", agent_keys, N_OF(agent_keys)},
 	{"sources", sources_keys, N_OF(sources_keys)},
+	{"mqtt", mqtt_keys, N_OF(mqtt_keys)},
+	{"web", web_keys, N_OF(web_keys)},
 };
 
 static int decode_command(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
@@ -89,7 +134,7 @@ static const struct {
 	{"critical", SEVERITY_CRITICAL, DEFAULT_ACTION},
 };
 
-static const char *const top_keys[] = {"agent", "sources", "include", "actions", "notify", "rules"};
+static const char *const top_keys[] = {"agent", "sources", "mqtt", "web", "include", "actions", "notify", "rules"};
 
 /* ---- small helpers ---- */
 
@@ -192,6 +237,7 @@ config_destroy(struct config *cfg)
 	for (int s = 0; s < SEVERITY_COUNT; s++) {
 		cfg_free_string_list(cfg->notify[s]);
 	}
+	cfg_free_string_list(cfg->mqtt.metric_topics);
 	rule_set_free(&cfg->rules);
 	free(cfg);
 }
@@ -321,6 +367,25 @@ static bool
 has_blank(const char *s)
 {
 	return strpbrk(s, " \t\n") != NULL;
+}
+
+/* mqtt.metric_topics: globs of the metrics that also get a plain topic each */
+static int
+decode_metric_topics(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct config *cfg = obj;
+	char **list;
+	size_t count;
+	if (cfg_decode_string_list(dec, node, "metric_topics", "a metric name or glob", &list, &count) < 0) {
+		return -EINVAL;
+	}
+	cfg_free_string_list(cfg->mqtt.metric_topics);
+	cfg->mqtt.metric_topics = count ? list : NULL;
+	cfg->mqtt.metric_topic_count = count;
+	if (!count) {
+		cfg_free_string_list(list);
+	}
+	return 0;
 }
 
 static int
@@ -830,7 +895,8 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 		char got[CFG_SHOW_MAX + 8];
 		cfg_describe(root, got, sizeof(got));
 		cfg_report(&dec, root,
-			   "expected a map with agent, sources, include, actions, notify and rules, got %s", got);
+			   "expected a map with agent, sources, mqtt, web, include, actions, notify and rules, got %s",
+			   got);
 		return;
 	}
 	for (size_t i = 0; i < root->count; i++) {
