@@ -1,0 +1,79 @@
+/* JSON of alert events. */
+#include "alert_json.h"
+
+#include "sample_json.h"
+
+static void
+time_or_null(struct json *j, int64_t ms)
+{
+	if (ms <= 0) {
+		json_null(j);
+		return;
+	}
+	char ts[32];
+	iso_local_time(ms, ts, sizeof(ts));
+	json_string(j, ts);
+}
+
+static const char *
+status_of(enum alert_transition t)
+{
+	switch (t) {
+	case TRANSITION_PENDING:
+		return "pending";
+	case TRANSITION_CANCELLED:
+	case TRANSITION_RESOLVED:
+		return "resolved";
+	default:
+		return "firing";
+	}
+}
+
+void
+alert_event_to_json(struct json *j, const struct alert_event *ev)
+{
+	const struct rule *r = ev->rule;
+	json_object_begin(j);
+	json_key(j, "rule");
+	json_string(j, r->name);
+	json_key(j, "metric");
+	json_string(j, ev->metric);
+	json_key(j, "transition");
+	json_string(j, alert_transition_name(ev->transition));
+	json_key(j, "status");
+	json_string(j, status_of(ev->transition));
+	json_key(j, "severity");
+	json_string(j, severity_name(ev->severity));
+	json_key(j, "previous_severity");
+	json_string(j, severity_name(ev->previous));
+	json_key(j, "value");
+	json_number(j, ev->value);
+	json_key(j, "threshold");
+	json_number(j, ev->threshold);
+	json_key(j, "absent");
+	json_bool(j, ev->absent);
+	json_key(j, "fingerprint");
+	json_string(j, ev->fingerprint);
+	json_key(j, "at");
+	time_or_null(j, ev->at_ms);
+	json_key(j, "starts_at");
+	time_or_null(j, ev->starts_at_ms);
+	json_key(j, "ends_at");
+	time_or_null(j, ev->ends_at_ms);
+	json_key(j, "summary");
+	json_string(j, ev->summary);
+	json_key(j, "description");
+	json_string(j, ev->description);
+	json_key(j, "labels");
+	json_object_begin(j);
+	for (size_t i = 0; i < r->label_count; i++) {
+		json_key(j, r->labels[i].key);
+		json_string(j, r->labels[i].value);
+	}
+	json_object_end(j);
+	json_key(j, "throttle");
+	json_string(j, ev->throttle);
+	json_key(j, "power_mode");
+	json_string(j, ev->power_mode ? ev->power_mode : "");
+	json_object_end(j);
+}
