@@ -4,6 +4,7 @@
  * and, for near misses, suggest the intended word.
  */
 #include "cfg_decode.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,21 +22,7 @@
 char *
 cfg_strdup(const char *s)
 {
-	char *p = strdup(s);
-	if (!p) {
-		abort();
-	}
-	return p;
-}
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		abort();
-	}
-	return p;
+	return xstrdup(s);
 }
 
 void

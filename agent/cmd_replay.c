@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "alert_json.h"
 #include "alerting.h"
 #include "commands.h"
 #include "config.h"
@@ -40,32 +41,7 @@ print_event(const struct alert_event *ev, void *data)
 	if (tl->as_json) {
 		struct json *j = &tl->json;
 		json_reset(j);
-		json_object_begin(j);
-		json_key(j, "time");
-		json_string(j, ts);
-		json_key(j, "rule");
-		json_string(j, ev->rule->name);
-		json_key(j, "metric");
-		json_string(j, ev->metric);
-		json_key(j, "transition");
-		json_string(j, alert_transition_name(ev->transition));
-		json_key(j, "severity");
-		json_string(j, severity_name(ev->severity));
-		json_key(j, "value");
-		json_number(j, ev->value);
-		json_key(j, "threshold");
-		json_number(j, ev->threshold);
-		json_key(j, "absent");
-		json_bool(j, ev->absent);
-		json_key(j, "fingerprint");
-		json_string(j, ev->fingerprint);
-		json_key(j, "summary");
-		json_string(j, ev->summary);
-		if (ev->throttle[0]) {
-			json_key(j, "throttle");
-			json_string(j, ev->throttle);
-		}
-		json_object_end(j);
+		alert_event_to_json(j, ev);
 		puts(j->buf);
 		return;
 	}

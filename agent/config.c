@@ -20,6 +20,7 @@
 #include "cfg_tree.h"
 #include "log.h"
 #include "thresholds/rules_load.h"
+#include "xalloc.h"
 
 #define CONFIG_MAX_INCLUDES 64
 #define ENV_PREFIX          "environment:"
@@ -137,19 +138,6 @@ static const struct {
 static const char *const top_keys[] = {"agent", "sources", "mqtt", "web", "include", "actions", "notify", "rules"};
 
 /* ---- small helpers ---- */
-
-static void *
-xrealloc(void *p, size_t n, size_t size)
-{
-	if (n != 0 && size > SIZE_MAX / n) {
-		abort();
-	}
-	void *q = realloc(p, n * size != 0 ? n * size : 1);
-	if (!q) {
-		abort();
-	}
-	return q;
-}
 
 static char **
 string_list_of(const char *one)

@@ -4,6 +4,7 @@
  * an empty FILE ("LINE:COL: message", or the bare message).
  */
 #include "diag.h"
+#include "xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,16 +26,6 @@ diag_list_free(struct diag_list *list)
 	}
 	free(list->items);
 	diag_list_init(list);
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-	if (!p) {
-		abort();
-	}
-	return p;
 }
 
 void

@@ -13,30 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/xalloc.h"
 #include "template.h"
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p) {
-		abort();
-	}
-	return p;
-}
-
-static void *
-xreallocarray(void *p, size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size) {
-		abort();
-	}
-	p = realloc(p, n * size);
-	if (!p) {
-		abort();
-	}
-	return p;
-}
 
 const char *
 alert_transition_name(enum alert_transition t)
@@ -125,7 +103,7 @@ engine_instance_add(struct rule_state *rs, const char *metric)
 	}
 	if (rs->count == rs->cap) {
 		rs->cap = rs->cap ? rs->cap * 2 : 4;
-		rs->inst = xreallocarray(rs->inst, rs->cap, sizeof(*rs->inst));
+		rs->inst = xrealloc(rs->inst, rs->cap, sizeof(*rs->inst));
 	}
 	in = &rs->inst[rs->count++];
 	memset(in, 0, sizeof(*in));

@@ -410,20 +410,6 @@ eval_pattern_absent(struct engine *e, struct rule_state *rs, int64_t t)
 }
 
 static bool
-all_digits(const char *s)
-{
-	if (!*s) {
-		return false;
-	}
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9') {
-			return false;
-		}
-	}
-	return true;
-}
-
-static bool
 mode_matches(const struct rule *r, const char *mode, bool have_id, double id)
 {
 	if (r->mode_count == 0) {
@@ -438,7 +424,7 @@ mode_matches(const struct rule *r, const char *mode, bool have_id, double id)
 		if (mode[0] && strcasecmp(want, mode) == 0) {
 			return true;
 		}
-		if (have_id && all_digits(want) && strtod(want, NULL) == id) {
+		if (have_id && rule_mode_is_id(want) && strtod(want, NULL) == id) {
 			return true;
 		}
 	}

@@ -128,3 +128,17 @@ rule_template_check(const char *tmpl, size_t *bad_offset)
 	}
 	return true;
 }
+
+bool
+rule_mode_is_id(const char *mode)
+{
+	if (!*mode) {
+		return false;
+	}
+	for (; *mode; mode++) {
+		if (*mode < '0' || *mode > '9') {
+			return false;
+		}
+	}
+	return true;
+}

@@ -99,6 +99,9 @@ void rule_set_free(struct rule_set *set);
 /** True when NAME matches the glob PATTERN ('*' matches any run of characters, also '.'). */
 bool metric_glob_match(const char *pattern, const char *name);
 
+/** True when a `when: nvpmodel:` entry is a mode id (digits only) rather than a name. */
+bool rule_mode_is_id(const char *mode);
+
 /** True when PATTERN is a glob (contains '*'). */
 bool metric_is_glob(const char *pattern);
 

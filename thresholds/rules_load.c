@@ -14,6 +14,7 @@
 
 #include "agent/cfg_decode.h"
 #include "catalog.h"
+#include "agent/xalloc.h"
 
 #define RULE_NAME_MAX 64
 #define DAY_MS        (24 * 3600 * 1000LL)
@@ -85,19 +86,6 @@ static const struct cfg_key rule_keys[N_RULE_KEYS] = {
 	[K_DESCRIPTION] = CFG_STRING("description", struct rule, description, NULL, 0),
 	[K_ACTIONS] = CFG_CUSTOM("actions", decode_actions),
 };
-
-static void *
-xrealloc(void *p, size_t n, size_t size)
-{
-	if (n != 0 && size > SIZE_MAX / n) {
-		abort();
-	}
-	void *q = realloc(p, n * size != 0 ? n * size : 1);
-	if (!q) {
-		abort();
-	}
-	return q;
-}
 
 void
 rules_refs_free(struct rules_refs *refs)
@@ -385,20 +373,6 @@ decode_clear(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 	return 0;
 }
 
-static bool
-all_digits(const char *s)
-{
-	if (!*s) {
-		return false;
-	}
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9') {
-			return false;
-		}
-	}
-	return true;
-}
-
 static int
 decode_when(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 {
@@ -441,7 +415,7 @@ decode_when(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 		const struct cfg_node *list = node->items[i];
 		for (size_t k = 0; k < count; k++) {
 			const struct cfg_node *it = list->type == CFG_SEQ ? list->items[k] : list;
-			if (it->quoted && all_digits(it->value)) {
+			if (it->quoted && rule_mode_is_id(it->value)) {
 				char shown[CFG_SHOW_MAX];
 				cfg_show(it->value, shown, sizeof(shown));
 				cfg_report(dec, it, "nvpmodel: write the power mode id %s without quotes", shown);

@@ -86,7 +86,7 @@ class DemoTimelineTest(unittest.TestCase):
         firing = {e["fingerprint"] for e in events if e["transition"] == "firing"}
         resolved = {e["fingerprint"] for e in events if e["transition"] == "resolved"}
         self.assertEqual(firing, resolved)
-        times = [e["time"] for e in events]
+        times = [e["at"] for e in events]
         self.assertEqual(times, sorted(times))
 
     def test_speed_does_not_change_the_timeline(self):
