@@ -668,6 +668,18 @@ probe_cpus(struct board *b)
 	}
 }
 
+/* Reads one clock of a policy (kHz) as MHz. */
+static bool
+read_khz(struct board *b, const char *path, double *mhz)
+{
+	int64_t khz;
+	if (!path[0] || !board_read_i64(b, path, &khz)) {
+		return false;
+	}
+	*mhz = (double)khz / 1000.0;
+	return true;
+}
+
 static void
 refresh_cpus(struct board *b)
 {
@@ -679,6 +691,7 @@ refresh_cpus(struct board *b)
 		/* the floor only moves with jetson_clocks or a mode change */
 		p->min_ok = board_read_i64(b, p->min_path, &khz);
 		p->min_mhz = (double)khz / 1000.0;
+		p->hw_cur_ok = p->hw_cur_path[0] && read_khz(b, p->hw_cur_path, &p->hw_cur_mhz);
 	}
 }
 
@@ -714,18 +727,6 @@ sample_cpu_load(struct board *b, struct metric_set *set, const bool *online)
 	}
 	b->prev_stat = cur;
 	b->prev_stat_ok = true;
-}
-
-/* Reads one clock of a policy (kHz) as MHz. */
-static bool
-read_khz(struct board *b, const char *path, double *mhz)
-{
-	int64_t khz;
-	if (!path[0] || !board_read_i64(b, path, &khz)) {
-		return false;
-	}
-	*mhz = (double)khz / 1000.0;
-	return true;
 }
 
 /*
@@ -784,8 +785,12 @@ sample_cpu(struct board *b, struct metric_set *set)
 		if (!p->wanted) {
 			continue;
 		}
-		p->cur_ok = read_khz(b, p->hw_cur_path, &p->cur_mhz) ||
-			    read_khz(b, p->cur_path, &p->cur_mhz);
+		p->cur_ok = read_khz(b, p->cur_path, &p->cur_mhz);
+		/* a measured clock well below the requested one is the truth (a latched throttle) */
+		if (p->hw_cur_ok && (!p->cur_ok || p->hw_cur_mhz < p->cur_mhz * 0.9)) {
+			p->cur_mhz = p->hw_cur_mhz;
+			p->cur_ok = true;
+		}
 		p->max_ok = read_khz(b, p->max_path, &p->max_mhz);
 	}
 	for (unsigned i = 0; i < b->core_count; i++) {

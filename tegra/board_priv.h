@@ -89,6 +89,14 @@ struct policy {
 	double hw_max_mhz;
 	bool min_ok; /* slow group */
 	double min_mhz;
+	/*
+	 * cpuinfo_cur_freq, the clock the hardware really runs (scaling_cur_freq
+	 * can show the requested one: Thor after an OC event). The tegra194/234
+	 * drivers measure it with a busy wait of about 0.5 ms, so it is read with
+	 * the slow group only.
+	 */
+	bool hw_cur_ok;
+	double hw_cur_mhz;
 	/* per sample */
 	bool wanted; /* some core of it is (or may be) online */
 	bool cur_ok, max_ok;
