@@ -32,6 +32,19 @@ echo "== ASan+UBSan build (build-asan/)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suite build-asan -Db_sanitize=address,undefined -Dbuildtype=debug -Dbench=false
 
+# Optional dependencies really are optional: a build without them must work.
+echo "== minimal build without optional libraries (build-minimal/)"
+if [ ! -f build-minimal/build.ninja ]; then
+	meson setup build-minimal -Dsensors=disabled -Dtests=disabled -Dbench=false >/dev/null
+fi
+if ninja -C build-minimal >/dev/null && build-minimal/tegrawatch parse tests/fixtures/tegrastats/nano_jetpack4_l4t_r32.txt >/dev/null; then
+	echo "minimal build: ok"
+	total_ok=$((total_ok + 1))
+else
+	echo "minimal build: FAILED"
+	total_fail=$((total_fail + 1))
+fi
+
 echo
 if [ "$total_skip" -gt 0 ]; then
 	echo "$total_ok passed, $total_fail failed, $total_skip skipped"

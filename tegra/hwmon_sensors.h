@@ -7,7 +7,7 @@
  * libsensors always reads the real /sys, so this is used only when the
  * board root is "/". hwmon_sensors.c is the only file that includes
  * <sensors/sensors.h>; it is built only when HAVE_SENSORS is 1 (config.h),
- * otherwise the stubs below report -ENOTSUP.
+ * otherwise the inline fallbacks below report -ENOTSUP.
  *
  * Metrics: temp.CHIP_LABEL_c (degrees C), fan.CHIP_N.rpm, hwmon.CHIP.LABEL_mv,
  * where CHIP is the chip prefix ("nvme", "acpitz"; a second chip with the
