@@ -725,9 +725,9 @@ static void
 apply_environment(struct loader *ld)
 {
 	char name[ENV_NAME_MAX], where[ENV_NAME_MAX + sizeof(ENV_PREFIX)];
-	const char *known[16];
+	const char *known[64];
 	size_t nknown = 0;
-	char all[16][ENV_NAME_MAX];
+	char all[64][ENV_NAME_MAX];
 	for (size_t s = 0; s < N_OF(sections); s++) {
 		struct cfg_decoder dec = {.diags = ld->diags};
 		for (size_t k = 0; k < sections[s].count; k++) {
@@ -768,12 +768,16 @@ apply_environment(struct loader *ld)
 		for (size_t k = 0; k < nknown && !found; k++) {
 			found = strcmp(known[k], name) == 0;
 		}
+		/* a secret, not a setting: read by the MQTT sink, never by the loader */
+		found = found || strcmp(name, MQTT_PASSWORD_ENV) == 0;
 		if (ours && !found) {
 			unknown = xrealloc(unknown, nunknown + 1, sizeof(*unknown));
 			unknown[nunknown++] = cfg_strdup(name);
 		}
 	}
-	qsort(unknown, nunknown, sizeof(*unknown), cmp_string);
+	if (nunknown > 1) { /* qsort(NULL, 0) is undefined */
+		qsort(unknown, nunknown, sizeof(*unknown), cmp_string);
+	}
 	for (size_t i = 0; i < nunknown; i++) {
 		snprintf(where, sizeof(where), ENV_PREFIX "%s", unknown[i]);
 		note_file(ld, where);
@@ -851,7 +855,9 @@ sort_diags(struct loader *ld)
 		}
 		items[i] = (struct sort_item){rank, i, *d};
 	}
-	qsort(items, n, sizeof(*items), cmp_diag);
+	if (n > 1) { /* qsort(NULL, 0) is undefined */
+		qsort(items, n, sizeof(*items), cmp_diag);
+	}
 	for (size_t i = 0; i < n; i++) {
 		list->items[ld->diags_before + i] = items[i].d;
 	}

@@ -968,7 +968,9 @@ rules_validate(const struct rule_set *set, const struct rules_refs *refs, const 
 			sorted[n++] = (struct name_idx){set->rules[i].name, i};
 		}
 	}
-	qsort(sorted, n, sizeof(*sorted), cmp_by_name);
+	if (n > 1) { /* qsort(NULL, 0) is undefined */
+		qsort(sorted, n, sizeof(*sorted), cmp_by_name);
+	}
 	for (size_t i = 1, first = 0; i < n; i++) {
 		if (strcmp(sorted[i].name, sorted[first].name) == 0) {
 			dups[ndups++] = (struct dup){sorted[i].idx, sorted[first].idx};
@@ -976,7 +978,9 @@ rules_validate(const struct rule_set *set, const struct rules_refs *refs, const 
 			first = i;
 		}
 	}
-	qsort(dups, ndups, sizeof(*dups), cmp_dup);
+	if (ndups > 1) { /* qsort(NULL, 0) is undefined */
+		qsort(dups, ndups, sizeof(*dups), cmp_dup);
+	}
 	for (size_t k = 0; k < ndups; k++) {
 		const struct rule *r = &set->rules[dups[k].later], *f = &set->rules[dups[k].first];
 		char shown[CFG_SHOW_MAX];
