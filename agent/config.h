@@ -42,6 +42,9 @@ enum mqtt_protocol {
 	MQTT_PROTOCOL_5,
 };
 
+/* The MQTT password when no password_file is set (never a file setting). */
+#define MQTT_PASSWORD_ENV "TEGRAWATCH_MQTT_PASSWORD"
+
 /* mqtt: publishing (issue 4). host "" = MQTT off. */
 struct mqtt_config {
 	char *host;

@@ -226,6 +226,7 @@ agent_run(struct agent *agent)
 #endif
 	int ret = 0;
 	int64_t deadline = now_ms(CLOCK_MONOTONIC);
+	int64_t last_dispatch = deadline;
 	for (;;) {
 		struct pollfd pfds[1 + MAX_SOURCES + MAX_SINKS];
 		int owner[1 + MAX_SOURCES + MAX_SINKS]; /* >0 source i+1, <0 sink -(i+1) */
@@ -244,7 +245,8 @@ agent_run(struct agent *agent)
 			struct sink *sink = agent->sinks[i];
 			int fd = sink->ops->get_fd ? sink->ops->get_fd(sink) : -1;
 			if (fd >= 0) {
-				pfds[nfds] = (struct pollfd){.fd = fd, .events = POLLIN};
+				short ev = sink->ops->poll_events ? sink->ops->poll_events(sink) : POLLIN;
+				pfds[nfds] = (struct pollfd){.fd = fd, .events = ev};
 				owner[nfds++] = -(i + 1);
 			}
 		}
@@ -259,7 +261,7 @@ agent_run(struct agent *agent)
 		}
 		bool stop = false;
 		for (int i = 0; n > 0 && i < nfds; i++) {
-			if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (!(pfds[i].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR))) {
 				continue;
 			}
 			if (owner[i] == 0) {
@@ -284,11 +286,18 @@ agent_run(struct agent *agent)
 		if (stop) {
 			break;
 		}
-		if (now_ms(CLOCK_MONOTONIC) < deadline) {
+		int64_t now = now_ms(CLOCK_MONOTONIC);
+		if (now < deadline) {
+			/* long intervals: sinks still get their housekeeping (keepalive, reconnect) each second */
+			if (now - last_dispatch >= 1000) {
+				dispatch_sinks(agent);
+				last_dispatch = now;
+			}
 			continue;
 		}
 		int finished = tick(agent);
 		dispatch_sinks(agent);
+		last_dispatch = now_ms(CLOCK_MONOTONIC);
 		if (finished) {
 			break;
 		}

@@ -17,6 +17,12 @@
 #include "commands.h"
 #include "json.h"
 #include "log.h"
+#if HAVE_MQTT
+#include "mqtt.h"
+#endif
+#if HAVE_WEB
+#include "web/web.h"
+#endif
 #include "sample_json.h"
 #include "config.h"
 #include "diag.h"
@@ -362,6 +368,24 @@ reload_config(void *data)
 
 /* ---- run ---- */
 
+#if HAVE_MQTT
+/* One decorator for the agent: the alerting stage's counters, then MQTT's. */
+struct run_decorators {
+	struct alerting *al;
+	struct sink *mqtt;
+};
+
+static void
+decorate_all(struct sample *s, void *data)
+{
+	struct run_decorators *d = data;
+	alerting_decorate(s, d->al);
+	if (d->mqtt) {
+		mqtt_sink_decorate(s, d->mqtt);
+	}
+}
+#endif
+
 static bool
 is_dir(const char *path)
 {
@@ -554,8 +578,73 @@ cmd_run(int argc, char **argv)
 	agent_set_reload(agent, reload_config, al);
 	agent_set_decorate(agent, alerting_decorate, al);
 	agent_add_sink(agent, jsonl_sink_create(stdout));
+#if HAVE_MQTT
+	/* ---- MQTT (issue 4): sink, alert events, agent.mqtt_* counters ---- */
+	static struct run_decorators decorators;
+	decorators.al = al;
+	if (cfg->mqtt.host[0]) {
+		struct nvpmodel_conf modes;
+		struct mqtt_info info = {
+			.modes = mqtt_read_power_modes(root ? root : "", &modes) == 0 ? &modes : NULL,
+			.agent_version = TEGRAWATCH_VERSION,
+			.interval_ms = aopts.interval_ms,
+		};
+		if (b) {
+			info.identity = *board_identity(b);
+		}
+		struct sink *mqtt;
+		r = mqtt_sink_create(&cfg->mqtt, &info, &mqtt);
+		if (r < 0) {
+			agent_destroy(agent);
+			alerting_destroy(al);
+			board_destroy(b);
+			return EX_CONFIG;
+		}
+		agent_add_sink(agent, mqtt);
+		alerting_on(al, mqtt_sink_on_alert, mqtt);
+		decorators.mqtt = mqtt;
+		agent_set_decorate(agent, decorate_all, &decorators);
+	}
+#else
+	if (cfg->mqtt.host[0]) {
+		log_warn("mqtt: this build has no MQTT support (built without libmosquitto): mqtt.host is ignored");
+	}
+#endif
+#if HAVE_WEB
+	/* ---- web (issue 5): dashboard, JSON API, /metrics; listen "" = off ---- */
+	struct web_server *web = NULL;
+	if (cfg->web.listen[0]) {
+		const struct board_identity *id = b ? board_identity(b) : NULL;
+		struct web_info winfo = {
+			.model = id ? id->model : "",
+			.soc = id ? id->soc : "",
+			.module = id ? id->module : "",
+			.l4t = id ? id->l4t : "",
+			.jetpack = id ? id->jetpack : "",
+			.version = TEGRAWATCH_VERSION,
+			.interval_ms = aopts.interval_ms,
+		};
+		r = web_server_start(&cfg->web, &winfo, &web);
+		if (r == -EINVAL) {
+			agent_destroy(agent);
+			alerting_destroy(al);
+			board_destroy(b);
+			return EX_CONFIG;
+		}
+		if (r < 0) {
+			/* sampling and alerting go on without the dashboard (a busy port, say) */
+			web = NULL;
+		} else {
+			agent_add_sink(agent, web_server_sink(web));
+			alerting_on(al, web_server_on_alert, web);
+		}
+	}
+#endif
 	r = agent_run(agent);
 	agent_destroy(agent);
+#if HAVE_WEB
+	web_server_destroy(web); /* after the agent: the sink is the server's */
+#endif
 	alerting_destroy(al);
 	board_destroy(b);
 	if (r < 0) {

@@ -17,6 +17,8 @@ struct sink_ops {
 	int (*get_fd)(struct sink *sink);
 	/* Optional: called when get_fd() is ready and about once a second. */
 	int (*dispatch)(struct sink *sink);
+	/* Optional: poll() events wanted on get_fd() (POLLIN | POLLOUT); POLLIN without it. */
+	short (*poll_events)(struct sink *sink);
 	void (*destroy)(struct sink *sink);
 };
 

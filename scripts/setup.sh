@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 want=$(grep -v '^#' scripts/deps.txt | tr '\n' ' ')
 missing=()
 for p in $want; do
+	# NodeSource's nodejs bundles npm and conflicts with Debian's npm package
+	[ "$p" = npm ] && command -v npm >/dev/null && continue
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -15,6 +17,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "setup: installing ${missing[*]}"
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The browser tests' driver, pinned by tests/browser/package-lock.json (the browser is Debian's chromium).
+if ! cmp -s tests/browser/package-lock.json tests/browser/node_modules/.tegrawatch-lock; then
+	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error >/dev/null
+	cp tests/browser/package-lock.json tests/browser/node_modules/.tegrawatch-lock
 fi
 
 if [ ! -f build/build.ninja ]; then

@@ -1,0 +1,195 @@
+// The dashboard page alone, against tests/browser/mock-server.mjs: fast, and
+// it covers what the demo board cannot show (a board without GPU clock or
+// rails, markup in an alert summary, the event stream dropping).
+//
+//   node tests/browser/dashboard-mock.test.mjs [OUTDIR]
+// Screenshots go to OUTDIR (default: the system temp directory).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadPlaywright, launch, watch, readState, inkedPixels, until, checker, sleep } from './lib.mjs';
+import { startMock } from './mock-server.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const outdir = process.argv[2] || os.tmpdir();
+const PAGE = path.join(here, '..', '..', 'web', 'dashboard', 'index.html');
+const MODEL = 'NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super';
+const c = checker();
+const pw = await loadPlaywright();
+
+// The page is embedded in the binary: the issue caps it at 60 KB before compression.
+const size = fs.statSync(PAGE).size;
+c(size < 60 * 1024, 'index.html is under 60 KB (' + size + ' bytes)', size);
+const html = fs.readFileSync(PAGE, 'utf8');
+c(!/\b(src|href)\s*=\s*["']?(https?:)?\/\//i.test(html), 'the page names no external asset');
+c(!/innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(html), 'the page never writes markup from strings');
+
+const { context, close } = await launch(pw);
+const origin = (u) => u.replace(/\/$/, '');
+const mocks = [];
+let status = 1;
+try {
+	/* ---- 1. the full board: header, banner through a throttle episode, alerts, charts ---- */
+	{
+		const mock = await startMock({ board: 'full', rate: 10 });
+		mocks.push(mock);
+		const o = mock.options;
+		const page = await context.newPage();
+		const w = watch(page, origin(mock.url));
+		await page.goto(mock.url);
+		const first = await until('the first sample', async () => {
+			const s = await readState(page);
+			return s.seq > 0 && s.points.temp > 0 ? s : null;
+		}, 10000);
+		c(first.model === MODEL, 'header shows the board model', first.model);
+		c(first.powerMode === 'MAXN_SUPER', 'header shows the power mode', first.powerMode);
+		const meta = await page.textContent('#board-meta');
+		c(meta.includes('L4T 36.4.3') && meta.includes('JetPack 6.2'), 'header shows L4T and JetPack', meta);
+		c(first.seq < o.throttleAt && first.banner === 'ok', 'banner is green before the episode', first);
+		c(first.alerts.some((a) => a.rule === 'temperature' && a.severity === 'warning'),
+			'a warning that fired before the page opened is listed', first.alerts);
+		const temps = await page.$$eval('#temps .m', (rows) => rows.map((r) => r.dataset.key));
+		c(temps.length === 6 && temps[0] === 'tj', 'one bar per temperature sensor, junction first', temps);
+		const tripMarks = await page.$$eval('#temps .mark.trip', (ms) => ms.filter((m) => m.style.display !== 'none').length);
+		c(tripMarks === 2, 'passive trip marked on the two sensors that have one', tripMarks);
+
+		// Follow the episode; every observation must agree with the sample it shows.
+		const seen = [];
+		let shot = false;
+		await until('the end of the throttle episode', async () => {
+			const s = await readState(page);
+			seen.push(s);
+			const inEpisode = s.seq >= o.throttleAt && s.seq < o.throttleAt + o.throttleLen;
+			if (!shot && inEpisode && s.alerts.some((a) => a.rule === 'throttling')) {
+				shot = true;
+				await page.screenshot({ path: path.join(outdir, 'dashboard-mock.png'), fullPage: true });
+			}
+			return s.seq > o.throttleAt + o.throttleLen + 15 ? s : null;
+		}, 30000);
+		const wrong = seen.filter((s) => {
+			const inEpisode = s.seq >= o.throttleAt && s.seq < o.throttleAt + o.throttleLen;
+			return s.banner !== (inEpisode ? 'throttled' : 'ok');
+		});
+		c(wrong.length === 0, 'banner state matches every sample (' + seen.length + ' looks)', wrong.slice(0, 3));
+		const during = seen.filter((s) => s.banner === 'throttled');
+		c(during.length > 5 && during.every((s) => s.reasons.length === 1 && s.reasons[0][0] === 'thermal' &&
+			s.reasons[0][1].includes('passive trip')), 'red banner gives the thermal reason and its explanation', during[0]);
+		c(during.some((s) => /^Throttling/.test(s.title)), 'red banner title says Throttling', during[0] && during[0].title);
+		const ctx = await page.textContent('#throttle-context');
+		c(ctx.includes('MAXN_SUPER'), 'banner shows the context line', ctx);
+		const withAlert = seen.filter((s) => s.alerts.some((a) => a.rule === 'throttling' && a.severity === 'critical'));
+		c(withAlert.length > 0, 'the throttling alert is listed while it fires');
+		const last = seen[seen.length - 1];
+		c(!last.alerts.some((a) => a.rule === 'throttling'), 'the throttling alert leaves the list once resolved', last.alerts);
+		c(last.banner === 'ok', 'banner is green again after the episode');
+		const note = await page.textContent('#throttle-note');
+		c(/Last throttled until/.test(note), 'green banner says when the board last throttled', note);
+		for (const id of ['chart-temp', 'chart-gpu', 'chart-power']) {
+			const pts = Number(await page.getAttribute('#' + id, 'data-points'));
+			const ink = await inkedPixels(page, id);
+			c(pts > 600 && ink > 2000, id + ' drew history and live points (' + pts + ' points, ' + ink + ' px)', { pts, ink });
+		}
+		// history and live points join without a hole or a double: one point per sample and series
+		c(last.points.temp === 6 * last.seq && last.points.gpu === 3 * last.seq && last.points.power === 3 * last.seq,
+			'the charts hold every sample once (' + last.seq + ' samples)', { seq: last.seq, points: last.points });
+		const recent = await page.$$eval('#recent li', (li) => li.map((x) => x.textContent));
+		c(recent.some((t) => t.includes('throttling resolved')), 'recent transitions list the resolve', recent);
+		// hovering a chart shows the values at that time in its legend
+		const before = await page.textContent('#lg-temp');
+		const box = await page.locator('#chart-temp').boundingBox();
+		await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
+		await sleep(150);
+		const hovered = await page.textContent('#lg-temp');
+		c(hovered !== before, 'hover shows the values at that time', [before, hovered]);
+		c(w.errors.length === 0, 'no console errors', w.errors);
+		c(w.foreign.length === 0, 'no request outside the agent', w.foreign);
+		c(shot, 'screenshot during the episode: ' + path.join(outdir, 'dashboard-mock.png'));
+		await page.close();
+	}
+
+	/* ---- 2. a phone: one column, nothing wider than the screen ---- */
+	{
+		const mock = mocks[0];
+		const page = await context.newPage();
+		await page.setViewportSize({ width: 390, height: 844 });
+		const w = watch(page, origin(mock.url));
+		await page.goto(mock.url);
+		await until('the charts', async () => (await readState(page)).points.gpu > 0, 10000);
+		const width = await page.evaluate(() => document.documentElement.scrollWidth);
+		c(width <= 390, 'phone: no horizontal scrolling (' + width + ' px)', width);
+		const xs = await page.$$eval('.grid > .card', (cards) => cards.map((e) => Math.round(e.getBoundingClientRect().left)));
+		c(new Set(xs).size === 1, 'phone: the cards stack in one column', xs);
+		const cw = await page.$eval('#chart-temp', (e) => e.getBoundingClientRect().width);
+		c(cw > 300 && cw <= 370, 'phone: the charts fit the screen (' + cw + ' px)', cw);
+		await page.screenshot({ path: path.join(outdir, 'dashboard-mock-phone.png'), fullPage: true });
+		console.log('# screenshot: ' + path.join(outdir, 'dashboard-mock-phone.png'));
+		c(w.errors.length === 0, 'phone: no console errors', w.errors);
+		await page.close();
+	}
+
+	/* ---- 3. a board with little on it, and markup in an alert summary ---- */
+	{
+		const mock = await startMock({ board: 'minimal', rate: 10, xss: true });
+		mocks.push(mock);
+		const page = await context.newPage();
+		const w = watch(page, origin(mock.url));
+		await page.goto(mock.url);
+		await until('the first sample', async () => (await readState(page)).points.temp > 0, 10000);
+		await sleep(300);
+		const gpuEmpty = await page.isVisible('#empty-gpu');
+		c(gpuEmpty && (await page.textContent('#empty-gpu')) === 'No GPU clock on this board',
+			'GPU chart says there is no GPU clock on this board');
+		c(await page.getAttribute('#chart-gpu', 'data-points') === '0', 'GPU chart has no points');
+		c(await page.isVisible('#empty-power') && await page.isVisible('#power-empty'), 'power chart and card say there are no rails');
+		const clocks = await page.textContent('#clocks');
+		c(clocks.includes('No GPU clock on this board.') && clocks.includes('no ceiling known') && clocks.includes('1 core off'),
+			'clocks card: no GPU clock, CPU clock without ceiling, offline core', clocks);
+		const temps = await page.textContent('#temps');
+		c(temps.includes('no passive trip point'), 'a sensor without trip point says so', temps);
+		c((await page.textContent('#power-mode')) === 'unknown', 'unknown power mode says unknown');
+		const xss = await page.evaluate(() => ({
+			fired: window.__xss === 1,
+			elements: document.querySelectorAll('#alerts img, #alerts b').length,
+			text: document.querySelector('#alerts li .as').textContent,
+		}));
+		c(!xss.fired && xss.elements === 0 && xss.text.includes('<img src=x'), 'alert summaries are shown as text, never markup', xss);
+		await page.screenshot({ path: path.join(outdir, 'dashboard-mock-minimal.png'), fullPage: true });
+		c(w.errors.length === 0, 'minimal board: no console errors', w.errors);
+		await page.close();
+	}
+
+	/* ---- 4. the event stream drops: the page reconnects by itself ---- */
+	{
+		const mock = await startMock({ board: 'full', rate: 10, dropAfter: 15 });
+		mocks.push(mock);
+		const page = await context.newPage();
+		const w = watch(page, origin(mock.url));
+		await page.goto(mock.url);
+		await until('a live stream', async () => (await readState(page)).conn === 'live', 10000);
+		const s1 = await readState(page);
+		await until('the page to notice the drop', async () => (await readState(page)).conn === 'reconnecting', 10000, 20);
+		const text = await page.textContent('#conn');
+		c(/retry in \d+ s/.test(text), 'connection state says it will retry', text);
+		mock.setDropAfter(0);
+		await until('the stream to come back', async () => (await readState(page)).conn === 'live', 15000);
+		await sleep(500);
+		const s2 = await readState(page);
+		const events = mock.requests.filter((r) => r === '/api/v1/events').length;
+		const snaps = mock.requests.filter((r) => r === '/api/v1/snapshot').length;
+		c(events >= 2 && snaps >= 2 && s2.seq > s1.seq + 10, 'reconnected, resynchronised and live again', { events, snaps, s1: s1.seq, s2: s2.seq });
+		c(w.errors.length === 0, 'reconnect: no console errors', w.errors);
+		await page.close();
+	}
+	status = c.done();
+} catch (e) {
+	console.log('not ok - ' + (e && e.stack ? e.stack : e));
+	c(false, 'the test ran to its end');
+	status = c.done();
+} finally {
+	await close();
+	for (const m of mocks) {
+		await m.close();
+	}
+}
+process.exit(status);

@@ -1,0 +1,559 @@
+/*
+ * MQTT payloads without a broker: topics, the state/alert/active/throttle/
+ * info documents, Home Assistant discovery against the documented schema,
+ * the back-off distribution, the sequence file and the wire size.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "agent/json.h"
+#include "agent/mqtt_payload.h"
+#include "agent/sample.h"
+
+#define BOOT "6a6f29ab-1778-4cd2-af13-1dad09b5532e"
+
+static int
+setup_utc(void **state)
+{
+	(void)state;
+	setenv("TZ", "UTC", 1);
+	tzset();
+	return 0;
+}
+
+/* ---- topics, ids ---- */
+
+static void
+test_topics(void **state)
+{
+	(void)state;
+	char buf[MQTT_TOPIC_MAX];
+	assert_int_equal(mqtt_topic(buf, sizeof(buf), "tegrawatch", "orin-01", "state"), 0);
+	assert_string_equal(buf, "tegrawatch/orin-01/state");
+	assert_int_equal(mqtt_topic(buf, sizeof(buf), "site/a", "orin-01", "alerts/active"), 0);
+	assert_string_equal(buf, "site/a/orin-01/alerts/active");
+	assert_int_equal(mqtt_topic(buf, sizeof(buf), "tegrawatch", "orin-01", NULL), 0);
+	assert_string_equal(buf, "tegrawatch/orin-01");
+	char small[16];
+	assert_int_equal(mqtt_topic(small, sizeof(small), "tegrawatch", "orin-01", "state"), -ENAMETOOLONG);
+	assert_string_equal(small, "");
+}
+
+static void
+test_sanitize_id(void **state)
+{
+	(void)state;
+	char out[MQTT_ID_MAX];
+	assert_false(mqtt_sanitize_id("orin-01_B", out, sizeof(out)));
+	assert_string_equal(out, "orin-01_B");
+	assert_true(mqtt_sanitize_id("orin.lab 1/+#", out, sizeof(out)));
+	assert_string_equal(out, "orin_lab_1___");
+	assert_true(mqtt_sanitize_id("", out, sizeof(out)));
+	assert_string_equal(out, "jetson");
+	char tiny[5];
+	assert_true(mqtt_sanitize_id("abcdefgh", tiny, sizeof(tiny)));
+	assert_string_equal(tiny, "abcd");
+}
+
+static void
+test_boot_id(void **state)
+{
+	(void)state;
+	char id[MQTT_BOOT_ID_MAX];
+	assert_int_equal(mqtt_parse_boot_id(BOOT "\n", id, sizeof(id)), 0);
+	assert_string_equal(id, BOOT);
+	assert_int_equal(mqtt_parse_boot_id(BOOT, id, sizeof(id)), 0);
+	assert_int_equal(mqtt_parse_boot_id("6a6f29ab-1778-4cd2-af13-1dad09b5532", id, sizeof(id)), -EINVAL);
+	assert_int_equal(mqtt_parse_boot_id("6a6f29ab_1778-4cd2-af13-1dad09b5532e", id, sizeof(id)), -EINVAL);
+	assert_int_equal(mqtt_parse_boot_id("6a6f29ab-1778-4cd2-af13-1dad09b5532ex", id, sizeof(id)), -EINVAL);
+	assert_int_equal(mqtt_parse_boot_id("zzzzzzzz-1778-4cd2-af13-1dad09b5532e", id, sizeof(id)), -EINVAL);
+}
+
+static void
+test_seq_file(void **state)
+{
+	(void)state;
+	char text[96];
+	size_t n = mqtt_seq_format(text, sizeof(text), BOOT, 4242);
+	assert_string_equal(text, BOOT " 4242\n");
+	assert_int_equal(n, 42);
+	uint64_t seq = 0;
+	assert_int_equal(mqtt_seq_parse(text, BOOT, &seq), 0);
+	assert_int_equal(seq, 4242);
+	/* another boot: the count starts again */
+	seq = 7;
+	assert_int_equal(mqtt_seq_parse(text, "00000000-0000-0000-0000-000000000000", &seq), -ESTALE);
+	assert_int_equal(seq, 7);
+	assert_int_equal(mqtt_seq_parse("", BOOT, &seq), -EINVAL);
+	assert_int_equal(mqtt_seq_parse(BOOT " \n", BOOT, &seq), -EINVAL);
+	assert_int_equal(mqtt_seq_parse(BOOT " 12x\n", BOOT, &seq), -EINVAL);
+	assert_int_equal(mqtt_seq_parse(BOOT " 99999999999999999999\n", BOOT, &seq), -EINVAL);
+	assert_int_equal(mqtt_seq_parse(BOOT "  5\n", BOOT, &seq), -EINVAL);
+	assert_int_equal(seq, 7);
+	assert_int_equal(mqtt_seq_base_from_uptime(12345678), 12345000);
+	assert_int_equal(mqtt_seq_base_from_uptime(999), 0);
+	assert_int_equal(mqtt_seq_base_from_uptime(-5), 0);
+}
+
+/* ---- documents ---- */
+
+static struct sample *
+make_sample(void)
+{
+	struct sample *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	sample_clear(s);
+	s->seq = 3;
+	s->time_ms = 1741946400250; /* 2025-03-14T10:00:00Z */
+	snprintf(s->power_mode, sizeof(s->power_mode), "MAXN");
+	metric_set_put(&s->metrics, "temp.cpu_c", 52.9);
+	metric_set_put(&s->metrics, "gpu.load_pct", 12);
+	s->throttle.active = true;
+	s->throttle.reason[THROTTLE_THERMAL] = true;
+	snprintf(s->throttle.why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cpu at 96 C");
+	return s;
+}
+
+static void
+test_state_json(void **state)
+{
+	(void)state;
+	struct sample *s = make_sample();
+	struct json j;
+	json_init(&j);
+	mqtt_state_json(&j, s, BOOT, 17);
+	assert_string_equal(j.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
+				   "\",\"seq\":17,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":52.9,"
+				   "\"gpu.load_pct\":12},\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":"
+				   "\"cpu at 96 C\"},\"context\":\"\"}}");
+	/* no power mode: null */
+	s->power_mode[0] = '\0';
+	json_reset(&j);
+	mqtt_state_json(&j, s, BOOT, 18);
+	assert_non_null(strstr(j.buf, "\"seq\":18,\"power_mode\":null,"));
+	json_reset(&j);
+	mqtt_throttle_json(&j, &s->throttle);
+	assert_string_equal(j.buf, "{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96 C\"},\"context\":\"\"}");
+	json_free(&j);
+	free(s);
+}
+
+static struct rule *
+make_rule(void)
+{
+	struct rule *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	r->name = "gpu-hot";
+	r->metric = "temp.gpu_c";
+	static struct label labels[] = {{"team", "robots"}};
+	r->labels = labels;
+	r->label_count = 1;
+	return r;
+}
+
+static struct alert_event
+make_event(const struct rule *r, enum alert_transition t, const char *fingerprint)
+{
+	struct alert_event ev = {
+		.rule = r,
+		.metric = "temp.gpu_c",
+		.transition = t,
+		.severity = SEVERITY_CRITICAL,
+		.previous = SEVERITY_NONE,
+		.value = 96.5,
+		.threshold = 95,
+		.at_ms = 1741946410000,
+		.starts_at_ms = 1741946410000,
+		.power_mode = "MAXN",
+	};
+	snprintf(ev.fingerprint, sizeof(ev.fingerprint), "%s", fingerprint);
+	snprintf(ev.summary, sizeof(ev.summary), "GPU at 96.5 C");
+	if (t == TRANSITION_RESOLVED) {
+		ev.ends_at_ms = ev.at_ms;
+	}
+	return ev;
+}
+
+static void
+test_alert_json(void **state)
+{
+	(void)state;
+	struct rule *r = make_rule();
+	struct alert_event ev = make_event(r, TRANSITION_FIRING, "0123456789abcdef");
+	struct json j;
+	json_init(&j);
+	mqtt_alert_json(&j, &ev, BOOT, 99);
+	assert_string_equal(j.buf,
+			    "{\"boot_id\":\"" BOOT "\",\"seq\":99,\"rule\":\"gpu-hot\",\"metric\":\"temp.gpu_c\","
+			    "\"transition\":\"firing\",\"status\":\"firing\",\"severity\":\"critical\","
+			    "\"previous_severity\":\"none\",\"value\":96.5,\"threshold\":95,\"absent\":false,"
+			    "\"fingerprint\":\"0123456789abcdef\",\"at\":\"2025-03-14T10:00:10\","
+			    "\"starts_at\":\"2025-03-14T10:00:10\",\"ends_at\":null,\"summary\":\"GPU at 96.5 C\","
+			    "\"description\":\"\",\"labels\":{\"team\":\"robots\"},\"throttle\":\"\","
+			    "\"power_mode\":\"MAXN\"}");
+	assert_true(mqtt_alert_published(TRANSITION_FIRING));
+	assert_true(mqtt_alert_published(TRANSITION_ESCALATED));
+	assert_true(mqtt_alert_published(TRANSITION_DEESCALATED));
+	assert_true(mqtt_alert_published(TRANSITION_REPEAT));
+	assert_true(mqtt_alert_published(TRANSITION_RESOLVED));
+	assert_false(mqtt_alert_published(TRANSITION_PENDING));
+	assert_false(mqtt_alert_published(TRANSITION_CANCELLED));
+	json_free(&j);
+	free(r);
+}
+
+static void
+test_active_list(void **state)
+{
+	(void)state;
+	struct rule *r = make_rule();
+	struct mqtt_active *a = calloc(1, sizeof(*a));
+	assert_non_null(a);
+	struct json j;
+	json_init(&j);
+
+	struct alert_event pending = make_event(r, TRANSITION_PENDING, "aaaaaaaaaaaaaaaa");
+	assert_false(mqtt_active_update(a, &pending));
+	assert_int_equal(a->count, 0);
+	mqtt_active_json(&j, a);
+	assert_string_equal(j.buf, "[]");
+
+	struct alert_event fa = make_event(r, TRANSITION_FIRING, "aaaaaaaaaaaaaaaa");
+	struct alert_event fb = make_event(r, TRANSITION_FIRING, "bbbbbbbbbbbbbbbb");
+	assert_true(mqtt_active_update(a, &fa));
+	assert_true(mqtt_active_update(a, &fb));
+	assert_int_equal(a->count, 2);
+	struct alert_event ra = make_event(r, TRANSITION_DEESCALATED, "aaaaaaaaaaaaaaaa");
+	ra.severity = SEVERITY_WARNING;
+	assert_true(mqtt_active_update(a, &ra));
+	assert_int_equal(a->count, 2);
+	assert_string_equal(a->items[0].fingerprint, "aaaaaaaaaaaaaaaa");
+	assert_non_null(strstr(a->items[0].json, "\"severity\":\"warning\""));
+
+	struct alert_event rb = make_event(r, TRANSITION_RESOLVED, "bbbbbbbbbbbbbbbb");
+	assert_true(mqtt_active_update(a, &rb));
+	assert_false(mqtt_active_update(a, &rb)); /* not active any more */
+	struct alert_event cancelled = make_event(r, TRANSITION_CANCELLED, "aaaaaaaaaaaaaaaa");
+	assert_false(mqtt_active_update(a, &cancelled));
+	assert_int_equal(a->count, 1);
+	json_reset(&j);
+	mqtt_active_json(&j, a);
+	assert_int_equal(j.buf[0], '[');
+	assert_int_equal(j.buf[j.len - 1], ']');
+	assert_non_null(strstr(j.buf, "\"fingerprint\":\"aaaaaaaaaaaaaaaa\""));
+	assert_null(strstr(j.buf, "bbbbbbbbbbbbbbbb"));
+	assert_non_null(strstr(j.buf, "\"transition\":\"deescalated\",\"status\":\"firing\""));
+	mqtt_active_free(a);
+	json_free(&j);
+	free(a);
+	free(r);
+}
+
+static struct nvpmodel_conf modes = {
+	.mode_count = 2,
+	.default_id = 1,
+	.modes = {{.id = 0, .name = "MAXN"}, {.id = 1, .name = "15W"}},
+};
+
+static struct mqtt_info
+make_info(void)
+{
+	struct mqtt_info info = {.modes = &modes, .agent_version = "0.1.0", .interval_ms = 1000};
+	snprintf(info.identity.model, sizeof(info.identity.model), "NVIDIA Jetson AGX Orin");
+	snprintf(info.identity.soc, sizeof(info.identity.soc), "tegra234");
+	snprintf(info.identity.module, sizeof(info.identity.module), "p3701-0005");
+	snprintf(info.identity.l4t, sizeof(info.identity.l4t), "36.4.3");
+	snprintf(info.identity.jetpack, sizeof(info.identity.jetpack), "6.2");
+	return info;
+}
+
+static void
+test_info_json(void **state)
+{
+	(void)state;
+	struct mqtt_info info = make_info();
+	struct json j;
+	json_init(&j);
+	mqtt_info_json(&j, &info, "orin-01", BOOT);
+	assert_string_equal(j.buf, "{\"device_id\":\"orin-01\",\"model\":\"NVIDIA Jetson AGX Orin\",\"soc\":\"tegra234\","
+				   "\"module\":\"p3701-0005\",\"l4t\":\"36.4.3\",\"jetpack\":\"6.2\",\"power_modes\":"
+				   "[{\"id\":0,\"name\":\"MAXN\"},{\"id\":1,\"name\":\"15W\"}],\"default_power_mode\":1,"
+				   "\"agent\":\"tegrawatch\",\"agent_version\":\"0.1.0\",\"boot_id\":\"" BOOT "\","
+				   "\"interval_ms\":1000}");
+	/* an unknown board: nulls and no modes */
+	struct mqtt_info bare = {.agent_version = "0.1.0", .interval_ms = 500};
+	json_reset(&j);
+	mqtt_info_json(&j, &bare, "x", BOOT);
+	assert_string_equal(j.buf, "{\"device_id\":\"x\",\"model\":null,\"soc\":null,\"module\":null,\"l4t\":null,"
+				   "\"jetpack\":null,\"power_modes\":[],\"default_power_mode\":null,\"agent\":"
+				   "\"tegrawatch\",\"agent_version\":\"0.1.0\",\"boot_id\":\"" BOOT "\",\"interval_ms\":500}");
+	json_free(&j);
+}
+
+static void
+test_format_value(void **state)
+{
+	(void)state;
+	char buf[40];
+	assert_true(mqtt_format_value(52.9, buf, sizeof(buf)));
+	assert_string_equal(buf, "52.9");
+	assert_true(mqtt_format_value(1500, buf, sizeof(buf)));
+	assert_string_equal(buf, "1500");
+	assert_true(mqtt_format_value(-0.125, buf, sizeof(buf)));
+	assert_string_equal(buf, "-0.125");
+	assert_false(mqtt_format_value(NAN, buf, sizeof(buf)));
+	assert_false(mqtt_format_value(INFINITY, buf, sizeof(buf)));
+}
+
+/* ---- Home Assistant discovery ---- */
+
+#define MAX_EMITTED 32
+
+struct emitted {
+	char topic[MAX_EMITTED][256];
+	char *payload[MAX_EMITTED];
+	size_t count;
+};
+
+static void
+capture(const char *topic, const char *payload, size_t len, void *data)
+{
+	struct emitted *e = data;
+	assert_true(e->count < MAX_EMITTED);
+	assert_int_equal(strlen(payload), len);
+	snprintf(e->topic[e->count], sizeof(e->topic[0]), "%s", topic);
+	e->payload[e->count] = strdup(payload);
+	assert_non_null(e->payload[e->count]);
+	e->count++;
+}
+
+static const char *
+find_payload(const struct emitted *e, const char *topic)
+{
+	for (size_t i = 0; i < e->count; i++) {
+		if (strcmp(e->topic[i], topic) == 0) {
+			return e->payload[i];
+		}
+	}
+	fail_msg("no discovery config on %s", topic);
+	return NULL;
+}
+
+/*
+ * The fields of ../shared/anchors.md 4.2 (Home Assistant's documented
+ * MQTT discovery schema, full key names) that every config must carry.
+ */
+static const char *const schema_keys[] = {
+	"\"name\":\"",
+	"\"unique_id\":\"orin-01_",
+	"\"state_topic\":\"tegrawatch/orin-01/state\"",
+	"\"value_template\":\"{{ ",
+	"\"availability_topic\":\"tegrawatch/orin-01/status\"",
+	"\"payload_available\":\"online\"",
+	"\"payload_not_available\":\"offline\"",
+	"\"device\":{\"identifiers\":[\"tegrawatch_orin-01\"],\"name\":\"orin-01\",\"manufacturer\":\"NVIDIA\","
+	"\"model\":\"NVIDIA Jetson AGX Orin\",\"sw_version\":\"L4T 36.4.3 (JetPack 6.2)\",\"hw_version\":"
+	"\"p3701-0005\"}",
+	"\"origin\":{\"name\":\"tegrawatch\",\"sw_version\":\"0.1.0\"}",
+};
+
+static void
+test_ha_discovery(void **state)
+{
+	(void)state;
+	struct mqtt_info info = make_info();
+	struct mqtt_ha_ctx ctx = {
+		.ha_prefix = "homeassistant",
+		.device_id = "orin-01",
+		.state_topic = "tegrawatch/orin-01/state",
+		.status_topic = "tegrawatch/orin-01/status",
+		.info = &info,
+	};
+	struct metric_set *set = calloc(1, sizeof(*set));
+	assert_non_null(set);
+	metric_set_put(set, "temp.cpu_c", 52.9);
+	metric_set_put(set, "trip.cpu.passive_c", 95);
+	metric_set_put(set, "power.vdd_in.mw", 5200);
+	metric_set_put(set, "power.vdd_in.avg_mw", 5100);
+	metric_set_put(set, "power.vdd_in.mv", 5000);
+	metric_set_put(set, "cpu.0.load_pct", 10);
+	metric_set_put(set, "gpu.load_pct", 12);
+	metric_set_put(set, "fan.0.rpm", 2100);
+	metric_set_put(set, "ram.used_mb", 3000);
+	metric_set_put(set, "agent.samples_total", 5);
+
+	struct emitted *e = calloc(1, sizeof(*e));
+	assert_non_null(e);
+	size_t n = mqtt_ha_discovery(&ctx, set, capture, e);
+	/* temp, power (not avg, not mv), gpu load, fan, ram; power mode; throttling */
+	assert_int_equal(n, 7);
+	assert_int_equal(e->count, 7);
+	static const char *const topics[] = {
+		"homeassistant/sensor/orin-01_temp_cpu_c/config",
+		"homeassistant/sensor/orin-01_power_vdd_in_mw/config",
+		"homeassistant/sensor/orin-01_gpu_load_pct/config",
+		"homeassistant/sensor/orin-01_fan_0_rpm/config",
+		"homeassistant/sensor/orin-01_ram_used_mb/config",
+		"homeassistant/sensor/orin-01_power_mode/config",
+		"homeassistant/binary_sensor/orin-01_throttled/config",
+	};
+	for (size_t i = 0; i < 7; i++) {
+		assert_string_equal(e->topic[i], topics[i]);
+		for (size_t k = 0; k < sizeof(schema_keys) / sizeof(schema_keys[0]); k++) {
+			if (!strstr(e->payload[i], schema_keys[k])) {
+				fail_msg("%s lacks %s: %s", e->topic[i], schema_keys[k], e->payload[i]);
+			}
+		}
+		/* object ids and unique ids use [a-zA-Z0-9_-] only */
+		const char *uid = strstr(e->payload[i], "\"unique_id\":\"") + 13;
+		for (const char *p = uid; *p != '"'; p++) {
+			assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-');
+		}
+	}
+	/* the anchor's temperature sensor, field for field */
+	assert_string_equal(find_payload(e, topics[0]),
+			    "{\"name\":\"CPU temperature\",\"unique_id\":\"orin-01_temp_cpu_c\","
+			    "\"state_topic\":\"tegrawatch/orin-01/state\","
+			    "\"value_template\":\"{{ value_json.metrics['temp.cpu_c'] }}\","
+			    "\"device_class\":\"temperature\",\"state_class\":\"measurement\","
+			    "\"unit_of_measurement\":\"\xc2\xb0" "C\",\"suggested_display_precision\":1,"
+			    "\"expire_after\":60,\"availability_topic\":\"tegrawatch/orin-01/status\","
+			    "\"payload_available\":\"online\",\"payload_not_available\":\"offline\","
+			    "\"device\":{\"identifiers\":[\"tegrawatch_orin-01\"],\"name\":\"orin-01\","
+			    "\"manufacturer\":\"NVIDIA\",\"model\":\"NVIDIA Jetson AGX Orin\","
+			    "\"sw_version\":\"L4T 36.4.3 (JetPack 6.2)\",\"hw_version\":\"p3701-0005\"},"
+			    "\"origin\":{\"name\":\"tegrawatch\",\"sw_version\":\"0.1.0\"}}");
+	/* power rails: device_class power in W (the anchor's advice), from mW */
+	const char *power = find_payload(e, topics[1]);
+	assert_non_null(strstr(power, "\"name\":\"VDD_IN power\""));
+	assert_non_null(strstr(power, "\"value_template\":\"{{ (value_json.metrics['power.vdd_in.mw'] / 1000) | "
+				      "round(3) }}\",\"device_class\":\"power\",\"state_class\":\"measurement\","
+				      "\"unit_of_measurement\":\"W\",\"suggested_display_precision\":2"));
+	const char *load = find_payload(e, topics[2]);
+	assert_non_null(strstr(load, "\"name\":\"GPU load\""));
+	assert_null(strstr(load, "device_class"));
+	assert_non_null(strstr(load, "\"unit_of_measurement\":\"%\""));
+	assert_non_null(strstr(find_payload(e, topics[3]), "\"name\":\"Fan 0 speed\""));
+	assert_non_null(strstr(find_payload(e, topics[4]), "\"device_class\":\"data_size\",\"state_class\":"
+							   "\"measurement\",\"unit_of_measurement\":\"MiB\""));
+	const char *mode = find_payload(e, topics[5]);
+	assert_non_null(strstr(mode, "\"value_template\":\"{{ value_json.power_mode }}\""));
+	assert_null(strstr(mode, "state_class")); /* text, not a measurement */
+	/* throttling: a binary_sensor with device_class problem, ON/OFF */
+	const char *thr = find_payload(e, topics[6]);
+	assert_non_null(strstr(thr, "\"name\":\"Throttled\",\"unique_id\":\"orin-01_throttled\""));
+	assert_non_null(strstr(thr, "\"value_template\":\"{{ 'ON' if value_json.throttle.active else 'OFF' }}\","
+				    "\"device_class\":\"problem\",\"payload_on\":\"ON\",\"payload_off\":\"OFF\""));
+	for (size_t i = 0; i < e->count; i++) {
+		free(e->payload[i]);
+	}
+
+	/* an unknown board: the model falls back, no versions; a slow interval stretches expire_after */
+	struct mqtt_info bare = {.agent_version = "0.1.0", .interval_ms = 30000};
+	ctx.info = &bare;
+	metric_set_clear(set);
+	e->count = 0;
+	assert_int_equal(mqtt_ha_discovery(&ctx, set, capture, e), 2);
+	assert_non_null(strstr(e->payload[0], "\"expire_after\":150,"));
+	assert_non_null(strstr(e->payload[0], "\"manufacturer\":\"NVIDIA\",\"model\":\"Jetson\"},"));
+	for (size_t i = 0; i < e->count; i++) {
+		free(e->payload[i]);
+	}
+	free(e);
+	free(set);
+}
+
+/* ---- back-off, wire size ---- */
+
+static uint64_t
+lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *x >> 11;
+}
+
+static void
+test_backoff(void **state)
+{
+	(void)state;
+	uint64_t x = 42;
+	/* attempt 0: the ceiling is the base, so always the base */
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(mqtt_backoff_ms(1000, 60000, 0, lcg(&x)), 1000);
+	}
+	/* attempt 3: uniform in [0, 8000] raised to at least 1000 */
+	double sum = 0;
+	int64_t lo = INT64_MAX, hi = 0;
+	const int draws = 100000;
+	int at_floor = 0;
+	for (int i = 0; i < draws; i++) {
+		int64_t d = mqtt_backoff_ms(1000, 60000, 3, lcg(&x));
+		assert_true(d >= 1000 && d <= 8000);
+		sum += (double)d;
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		at_floor += d == 1000;
+	}
+	assert_int_equal(lo, 1000);
+	assert_true(hi >= 7990);
+	/* mean of max(1000, U{0..8000}) = (1000 * 1001 + (1001 + 8000) * 7000 / 2) / 8001 = 4062.6 */
+	assert_true(fabs(sum / draws - 4062.6) < 4062.6 * 0.02);
+	/* P(d == floor) = 1001 / 8001 = 12.5 % */
+	assert_true(at_floor > draws * 0.115 && at_floor < draws * 0.135);
+	/* the cap bounds late attempts; huge attempt numbers do not overflow */
+	hi = 0;
+	for (int i = 0; i < 10000; i++) {
+		int64_t d = mqtt_backoff_ms(1000, 60000, 20, lcg(&x));
+		assert_true(d >= 1000 && d <= 60000);
+		hi = d > hi ? d : hi;
+	}
+	assert_true(hi > 59000);
+	assert_true(mqtt_backoff_ms(1000, 60000, 1000, UINT64_MAX) <= 60000);
+	/* a cap below the base: the base */
+	assert_int_equal(mqtt_backoff_ms(5000, 1000, 4, 123456), 5000);
+}
+
+static void
+test_wire_bytes(void **state)
+{
+	(void)state;
+	/* fixed header 1 + remaining length 1, topic 2 + 10, packet id 2, payload 100 */
+	assert_int_equal(mqtt_publish_wire_bytes(10, 100, 1, false), 116);
+	assert_int_equal(mqtt_publish_wire_bytes(10, 100, 0, false), 114);
+	assert_int_equal(mqtt_publish_wire_bytes(10, 100, 1, true), 117);
+	/* 3027 bytes remaining need two length bytes */
+	assert_int_equal(mqtt_publish_wire_bytes(23, 3000, 1, false), 3030);
+	/* 127 remaining: one byte; 128: two */
+	assert_int_equal(mqtt_publish_wire_bytes(0, 123, 1, false), 129);
+	assert_int_equal(mqtt_publish_wire_bytes(0, 124, 1, false), 131);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_topics),
+		cmocka_unit_test(test_sanitize_id),
+		cmocka_unit_test(test_boot_id),
+		cmocka_unit_test(test_seq_file),
+		cmocka_unit_test(test_state_json),
+		cmocka_unit_test(test_alert_json),
+		cmocka_unit_test(test_active_list),
+		cmocka_unit_test(test_info_json),
+		cmocka_unit_test(test_format_value),
+		cmocka_unit_test(test_ha_discovery),
+		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_wire_bytes),
+	};
+	return cmocka_run_group_tests(tests, setup_utc, NULL);
+}

@@ -1,0 +1,88 @@
+/*
+ * Prometheus text exposition (format 0.0.4) of a sample: canonical dotted
+ * metric names mapped to conventional families in base units
+ * (temp.cpu_c -> tegrawatch_temperature_celsius{sensor="cpu"},
+ * power.vdd_in.mw -> tegrawatch_power_watts{rail="vdd_in"}, loads as
+ * ratios 0..1, clocks in hertz, memory in bytes). Pure: no I/O, no clock.
+ */
+#ifndef TEGRAWATCH_PROM_FORMAT_H
+#define TEGRAWATCH_PROM_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent/sample.h"
+#include "textbuf.h"
+
+#define PROM_LABELS_MAX 2
+
+/* Board identity and agent version for the info metrics ("" = unknown). */
+struct prom_board {
+	const char *model;
+	const char *soc;
+	const char *module;
+	const char *l4t;
+	const char *jetpack;
+	const char *version;
+};
+
+enum prom_type {
+	PROM_GAUGE,
+	PROM_COUNTER,
+};
+
+/* One series: where a canonical metric goes. */
+struct prom_series {
+	char family[METRIC_NAME_MAX + 16];
+	enum prom_type type;
+	const char *help;
+	size_t label_count;
+	const char *label_names[PROM_LABELS_MAX];
+	char label_values[PROM_LABELS_MAX][METRIC_NAME_MAX];
+	double scale; /* multiply the metric's value by this to get base units */
+};
+
+/**
+ * Maps the canonical metric NAME to its series. Names outside the known
+ * shapes become a gauge "tegrawatch_" + NAME with every character outside
+ * [a-z0-9_] turned into '_', unscaled. Returns false only for a name that
+ * gives no usable family (empty).
+ */
+bool prom_map_metric(const char *name, struct prom_series *out);
+
+/**
+ * Appends the exposition of sample S to OUT: every metric of the sample,
+ * tegrawatch_sample_timestamp_seconds, tegrawatch_power_mode_info{mode},
+ * tegrawatch_board_info{model,soc,module,l4t,jetpack} and
+ * tegrawatch_build_info{version}. Families are sorted by name, each with
+ * one # HELP and one # TYPE line and its series together (labels in
+ * natural order: cpu="2" before cpu="10"). A second metric landing on the
+ * same family and labels is dropped.
+ */
+void prom_format_sample(struct textbuf *out, const struct sample *s, const struct prom_board *board);
+
+/* The process's own figures, read by the caller from /proc/self. Negative = unknown. */
+struct prom_process {
+	double resident_bytes;
+	double virtual_bytes;
+	double cpu_seconds;
+	double start_time_seconds; /* since the epoch */
+	double open_fds;
+	double max_fds;
+};
+
+/**
+ * Appends process_resident_memory_bytes, process_virtual_memory_bytes,
+ * process_cpu_seconds_total, process_start_time_seconds, process_open_fds
+ * and process_max_fds (the known ones), named as Prometheus client
+ * libraries name them.
+ */
+void prom_format_process(struct textbuf *out, const struct prom_process *p);
+
+/** Appends V as Prometheus writes numbers: NaN, +Inf, -Inf or %.15g. */
+void prom_format_value(struct textbuf *out, double v);
+
+/** Appends S escaped for a label value (\\, \", \n). */
+void prom_escape_label(struct textbuf *out, const char *s);
+
+#endif

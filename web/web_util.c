@@ -1,0 +1,225 @@
+/* Helpers of the HTTP server (see web_util.h). */
+#include "web_util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int
+parse_port(const char *s, uint16_t *port)
+{
+	int64_t v;
+	if (web_parse_uint(s, 0, 65535, &v) < 0) {
+		return -EINVAL;
+	}
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static bool
+v6_is_loopback(const struct in6_addr *a)
+{
+	if (IN6_IS_ADDR_LOOPBACK(a)) {
+		return true;
+	}
+	return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+}
+
+int
+web_parse_listen(const char *text, struct sockaddr_storage *addr, socklen_t *len, bool *loopback)
+{
+	char host[64];
+	const char *port_text;
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+		if (!close || close[1] != ':' || (size_t)(close - text - 1) >= sizeof(host)) {
+			return -EINVAL;
+		}
+		memcpy(host, text + 1, (size_t)(close - text - 1));
+		host[close - text - 1] = '\0';
+		port_text = close + 2;
+		struct sockaddr_in6 sa6;
+		memset(&sa6, 0, sizeof(sa6));
+		sa6.sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, host, &sa6.sin6_addr) != 1 || parse_port(port_text, &sa6.sin6_port) < 0) {
+			return -EINVAL;
+		}
+		sa6.sin6_port = htons(sa6.sin6_port);
+		memset(addr, 0, sizeof(*addr));
+		memcpy(addr, &sa6, sizeof(sa6));
+		*len = sizeof(sa6);
+		*loopback = v6_is_loopback(&sa6.sin6_addr);
+		return 0;
+	}
+	const char *colon = strrchr(text, ':');
+	if (!colon || colon == text || (size_t)(colon - text) >= sizeof(host) || strchr(text, ':') != colon) {
+		return -EINVAL;
+	}
+	memcpy(host, text, (size_t)(colon - text));
+	host[colon - text] = '\0';
+	port_text = colon + 1;
+	struct sockaddr_in sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	if (strcasecmp(host, "localhost") == 0) {
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	} else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		return -EINVAL;
+	}
+	if (parse_port(port_text, &sa.sin_port) < 0) {
+		return -EINVAL;
+	}
+	sa.sin_port = htons(sa.sin_port);
+	memset(addr, 0, sizeof(*addr));
+	memcpy(addr, &sa, sizeof(sa));
+	*len = sizeof(sa);
+	*loopback = (ntohl(sa.sin_addr.s_addr) >> 24) == 127;
+	return 0;
+}
+
+bool
+web_host_is_loopback(const char *host)
+{
+	if (!host) {
+		return true;
+	}
+	char name[64];
+	size_t n;
+	const char *rest;
+	if (host[0] == '[') {
+		const char *close = strchr(host, ']');
+		if (!close) {
+			return false;
+		}
+		n = (size_t)(close - host - 1);
+		if (n >= sizeof(name)) {
+			return false;
+		}
+		memcpy(name, host + 1, n);
+		name[n] = '\0';
+		rest = close + 1;
+		struct in6_addr a6;
+		if (inet_pton(AF_INET6, name, &a6) != 1 || !v6_is_loopback(&a6)) {
+			return false;
+		}
+	} else {
+		n = strcspn(host, ":");
+		if (n >= sizeof(name)) {
+			return false;
+		}
+		memcpy(name, host, n);
+		name[n] = '\0';
+		rest = host + n;
+		if (n > 0 && name[n - 1] == '.') {
+			name[n - 1] = '\0'; /* "localhost." is the same name */
+		}
+		struct in_addr a4;
+		if (strcasecmp(name, "localhost") != 0 &&
+		    (inet_pton(AF_INET, name, &a4) != 1 || (ntohl(a4.s_addr) >> 24) != 127)) {
+			return false;
+		}
+	}
+	if (rest[0] == '\0') {
+		return true;
+	}
+	uint16_t port;
+	return rest[0] == ':' && parse_port(rest + 1, &port) == 0;
+}
+
+bool
+web_secret_equal(const char *secret, size_t secret_len, const char *given, size_t given_len)
+{
+	/* every byte of the secret is visited whatever GIVEN holds */
+	volatile unsigned char diff = (unsigned char)(secret_len != given_len);
+	for (size_t i = 0; i < secret_len; i++) {
+		unsigned char g = i < given_len ? (unsigned char)given[i] : 0;
+		diff |= (unsigned char)((unsigned char)secret[i] ^ g);
+	}
+	return diff == 0;
+}
+
+int
+web_read_secret(const char *path, char **out, bool *world_readable)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		return -errno;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	char *buf = malloc(WEB_SECRET_MAX + 2);
+	if (!buf) {
+		abort();
+	}
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, WEB_SECRET_MAX + 1 - len);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			return -e;
+		}
+		if (n == 0) {
+			break;
+		}
+		len += (size_t)n;
+		if (len > WEB_SECRET_MAX) {
+			break;
+		}
+	}
+	close(fd);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+			   buf[len - 1] == '\t')) {
+		len--;
+	}
+	if (len == 0 || len > WEB_SECRET_MAX || memchr(buf, '\0', len)) {
+		free(buf);
+		return -EINVAL;
+	}
+	buf[len] = '\0';
+	*world_readable = (st.st_mode & S_IROTH) != 0;
+	*out = buf;
+	return 0;
+}
+
+int
+web_parse_uint(const char *text, int64_t min, int64_t max, int64_t *out)
+{
+	if (!text || !text[0] || (text[0] == '0' && text[1])) {
+		return -EINVAL;
+	}
+	int64_t v = 0;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9') {
+			return -EINVAL;
+		}
+		if (v > (INT64_MAX - 9) / 10) {
+			return -EINVAL;
+		}
+		v = v * 10 + (*p - '0');
+	}
+	if (v < min || v > max) {
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}

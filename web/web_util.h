@@ -1,0 +1,52 @@
+/*
+ * Small helpers of the HTTP server kept apart from libmicrohttpd so they
+ * can be tested alone: the listen address, the Host allow-list, secrets
+ * compared in constant time, query numbers.
+ */
+#ifndef TEGRAWATCH_WEB_UTIL_H
+#define TEGRAWATCH_WEB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define WEB_SECRET_MAX 4096
+
+/**
+ * Parses "HOST:PORT" where HOST is an IPv4 literal, "[IPv6]" or "localhost"
+ * (127.0.0.1); no name lookups. Writes the socket address and whether it is
+ * a loopback one (127.0.0.0/8, ::1, ::ffff:127.x.x.x). Returns 0 or -EINVAL.
+ */
+int web_parse_listen(const char *text, struct sockaddr_storage *addr, socklen_t *len, bool *loopback);
+
+/**
+ * True when a Host header value names this machine's loopback interface:
+ * localhost, 127.x.x.x or [::1], with any port. A missing header (NULL)
+ * is accepted (HTTP/1.0). Guards the loopback-only server against DNS
+ * rebinding: a page from elsewhere cannot read the API through a name it
+ * controls that resolves to 127.0.0.1.
+ */
+bool web_host_is_loopback(const char *host);
+
+/**
+ * Compares GIVEN with SECRET in time that depends only on SECRET_LEN, not
+ * on where they differ or on GIVEN's length.
+ */
+bool web_secret_equal(const char *secret, size_t secret_len, const char *given, size_t given_len);
+
+/**
+ * Reads a secret (token, password) from PATH: at most WEB_SECRET_MAX bytes,
+ * trailing newlines and spaces removed, not empty. Returns 0 and *OUT
+ * (malloc'd), -EINVAL for an empty or too long file, or -errno.
+ * *WORLD_READABLE tells whether others may read the file.
+ */
+int web_read_secret(const char *path, char **out, bool *world_readable);
+
+/**
+ * Parses a whole decimal number of MIN..MAX from TEXT (no sign, no
+ * spaces, no leading zeros but "0"). Returns 0 and *OUT, or -EINVAL.
+ */
+int web_parse_uint(const char *text, int64_t min, int64_t max, int64_t *out);
+
+#endif
