@@ -80,7 +80,7 @@ static const struct cfg_key mqtt_keys[] = {
 	CFG_DURATION("backoff_base", struct config, mqtt.backoff_base_ms, "1s", 0, 100, 3600 * 1000),
 	CFG_DURATION("backoff_cap", struct config, mqtt.backoff_cap_ms, "60s", 0, 1000, 24 * 3600 * 1000),
 	CFG_INT("inflight", struct config, mqtt.inflight, "100", 0, 1, 1000),
-	CFG_INT("spool_records", struct config, mqtt.spool_records, "36000", 0, 10, 10000000),
+	CFG_INT("spool_records", struct config, mqtt.spool_records, "3600", 0, 10, 10000000),
 	CFG_STRING("spool_file", struct config, mqtt.spool_file, "", 0),
 	CFG_INT("spool_file_max_mb", struct config, mqtt.spool_file_max_mb, "64", 0, 1, 4096),
 	CFG_CUSTOM("metric_topics", decode_metric_topics),

@@ -65,7 +65,7 @@ struct mqtt_config {
 	int64_t backoff_base_ms;  /* 1 s */
 	int64_t backoff_cap_ms;   /* 60 s */
 	int inflight;             /* QoS 1 messages handed to libmosquitto at once, 100 */
-	int spool_records;        /* memory spool while the broker is away, 36000 */
+	int spool_records;        /* memory spool while the broker is away, 3600 */
 	char *spool_file;         /* "" = memory only */
 	int spool_file_max_mb;    /* 64 */
 	char **metric_topics;     /* globs of metrics published on PREFIX/ID/metric/NAME; NULL = off */
