@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Word-at-a-time multiply-xorshift hash: names are short, this is the hot path. */
-static uint32_t
-hash_name(const char *s, size_t len)
+/*
+ * Word-at-a-time multiply-xorshift hash: names are short, this is the hot
+ * path. WHOLE says that 8 bytes may be read past the last full word (a
+ * name buffer), so the tail is one load and a mask instead of a copy.
+ */
+static inline uint32_t
+hash_words(const char *s, size_t len, bool whole)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
 	while (len >= 8) {
@@ -25,11 +29,27 @@ hash_name(const char *s, size_t len)
 	}
 	if (len > 0) {
 		uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (whole) {
+			memcpy(&w, s, 8);
+			w &= (1ull << (8 * len)) - 1;
+		} else {
+			memcpy(&w, s, len);
+		}
+#else
+		(void)whole;
 		memcpy(&w, s, len);
+#endif
 		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	}
 	h ^= h >> 29;
 	return (uint32_t)h;
+}
+
+static uint32_t
+hash_name(const char *s, size_t len)
+{
+	return hash_words(s, len, false);
 }
 
 static inline bool
@@ -69,13 +89,9 @@ find_slot(const struct metric_set *set, const char *name, size_t len, uint32_t h
 	}
 }
 
-int
-metric_set_put_n(struct metric_set *set, const char *name, size_t len, double value)
+static inline int
+put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, double value, bool whole)
 {
-	if (len == 0 || len >= METRIC_NAME_MAX) {
-		return -EINVAL;
-	}
-	uint32_t hash = hash_name(name, len);
 	size_t slot = find_slot(set, name, len, hash);
 	uint32_t v = set->slots[slot];
 	if (slot_used(set, v)) {
@@ -86,7 +102,11 @@ metric_set_put_n(struct metric_set *set, const char *name, size_t len, double va
 		return -ENOSPC;
 	}
 	struct metric *m = &set->items[set->count];
-	memcpy(m->name, name, len);
+	if (whole) {
+		memcpy(m->name, name, METRIC_NAME_MAX); /* fixed size: a few vector moves */
+	} else {
+		memcpy(m->name, name, len);
+	}
 	m->name[len] = '\0';
 	m->value = value;
 	m->hash = hash;
@@ -94,6 +114,24 @@ metric_set_put_n(struct metric_set *set, const char *name, size_t len, double va
 	set->count++;
 	set->slots[slot] = (set->generation << 16) | (uint32_t)set->count;
 	return 0;
+}
+
+int
+metric_set_put_n(struct metric_set *set, const char *name, size_t len, double value)
+{
+	if (len == 0 || len >= METRIC_NAME_MAX) {
+		return -EINVAL;
+	}
+	return put_hashed(set, name, len, hash_words(name, len, false), value, false);
+}
+
+int
+metric_set_put_buf(struct metric_set *set, const char *buf, size_t len, double value)
+{
+	if (len == 0 || len >= METRIC_NAME_MAX) {
+		return -EINVAL;
+	}
+	return put_hashed(set, buf, len, hash_words(buf, len, true), value, true);
 }
 
 int

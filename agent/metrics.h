@@ -46,6 +46,13 @@ void metric_set_clear(struct metric_set *set);
  */
 int metric_set_put_n(struct metric_set *set, const char *name, size_t len, double value);
 
+/**
+ * As metric_set_put_n() for a name at the start of BUF, which must have at
+ * least METRIC_NAME_MAX readable bytes (a parser's name buffer): the name
+ * is then hashed and copied in whole words, the parser's hot path.
+ */
+int metric_set_put_buf(struct metric_set *set, const char *buf, size_t len, double value);
+
 /** As metric_set_put_n() for a NUL-terminated name. */
 int metric_set_put(struct metric_set *set, const char *name, double value);
 

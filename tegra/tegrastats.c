@@ -465,7 +465,12 @@ static int
 put_sfx(struct parser *p, char *buf, size_t len, const struct suffix *sfx, double value)
 {
 	memcpy(buf + len, sfx->text, sizeof(sfx->text));
-	return put(p, buf, len + sfx->len, value);
+	/* BUF has NAME_BUF > METRIC_NAME_MAX bytes: the whole-word put applies */
+	int r = metric_set_put_buf(p->out, buf, len + sfx->len, value);
+	if (r < 0) {
+		return fail(p, r == -ENOSPC ? "too many metrics in one line" : "bad metric name");
+	}
+	return 0;
 }
 
 /* Appends NAME lower-cased; MAX_NAME_LEN bounds it. */

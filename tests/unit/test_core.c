@@ -54,6 +54,34 @@ test_put_replace_find(void **state)
 	free(set);
 }
 
+/* The whole-word put finds and replaces the same names as the plain one, at every length. */
+static void
+test_put_buf_matches_put_n(void **state)
+{
+	(void)state;
+	struct metric_set *set = new_set();
+	char buf[METRIC_NAME_MAX + 16];
+	for (size_t len = 1; len < METRIC_NAME_MAX; len++) {
+		memset(buf, 'x', sizeof(buf)); /* bytes past the name must not matter */
+		for (size_t i = 0; i < len; i++) {
+			buf[i] = (char)('a' + (i * 7 + len) % 26);
+		}
+		assert_int_equal(metric_set_put_buf(set, buf, len, (double)len), 0);
+		char name[METRIC_NAME_MAX];
+		memcpy(name, buf, len);
+		name[len] = '\0';
+		double v = 0;
+		assert_true(metric_set_get(set, name, &v));
+		assert_true(v == (double)len);
+		assert_int_equal(metric_set_put_n(set, name, len, -1), 0);
+		assert_int_equal(set->count, len); /* replaced, not added */
+	}
+	memset(buf, 'a', sizeof(buf));
+	assert_int_equal(metric_set_put_buf(set, buf, METRIC_NAME_MAX, 1), -EINVAL);
+	assert_int_equal(metric_set_put_buf(set, buf, 0, 1), -EINVAL);
+	free(set);
+}
+
 static void
 test_capacity_and_sort(void **state)
 {
@@ -154,6 +182,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_replace_find),
+		cmocka_unit_test(test_put_buf_matches_put_n),
 		cmocka_unit_test(test_capacity_and_sort),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_json_writer),
