@@ -150,6 +150,10 @@ alerting_on(struct alerting *al, alert_callback cb, void *data)
 int
 alerting_reload(struct alerting *al)
 {
+	if (!al->cfg->path[0]) {
+		log_warn("SIGHUP: the agent was started without a configuration file: nothing to reload");
+		return 0;
+	}
 	struct diag_list diags;
 	diag_list_init(&diags);
 	struct config *cfg = NULL;

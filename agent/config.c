@@ -930,11 +930,12 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 
 /* Decodes TREE (the main file, already read), validates and hands over. */
 static int
-finish_load(struct loader *ld, const struct cfg_tree *tree, const char *path, bool from_file, struct config **out)
+finish_load(struct loader *ld, const struct cfg_tree *tree, const char *path, bool from_file, bool env,
+	    struct config **out)
 {
 	ld->cfg->path = cfg_strdup(path);
 	decode_main(ld, cfg_tree_root(tree), path, from_file);
-	if (from_file) {
+	if (env) {
 		apply_environment(ld);
 	}
 	if (!ld->cfg->board_name) {
@@ -982,11 +983,11 @@ config_load(const char *path, struct config **out, struct diag_list *diags)
 	}
 	ld.devs[0] = st.st_dev;
 	ld.inos[0] = st.st_ino;
-	return finish_load(&ld, tree, path, true, out);
+	return finish_load(&ld, tree, path, true, true, out);
 }
 
-int
-config_load_buffer(const char *name, const char *buf, size_t len, struct config **out, struct diag_list *diags)
+static int
+load_buffer(const char *name, const char *buf, size_t len, bool env, struct config **out, struct diag_list *diags)
 {
 	if (!name) {
 		name = "";
@@ -1002,5 +1003,17 @@ config_load_buffer(const char *name, const char *buf, size_t len, struct config 
 	}
 	ld.trees = xrealloc(ld.trees, 1, sizeof(*ld.trees));
 	ld.trees[ld.tree_count++] = tree;
-	return finish_load(&ld, tree, name, false, out);
+	return finish_load(&ld, tree, name, false, env, out);
+}
+
+int
+config_load_buffer(const char *name, const char *buf, size_t len, struct config **out, struct diag_list *diags)
+{
+	return load_buffer(name, buf, len, false, out, diags);
+}
+
+int
+config_load_environment(struct config **out, struct diag_list *diags)
+{
+	return load_buffer("", "", 0, true, out, diags);
 }

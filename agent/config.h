@@ -124,6 +124,13 @@ int config_load(const char *path, struct config **out, struct diag_list *diags);
 int config_load_buffer(const char *name, const char *buf, size_t len, struct config **out,
 		       struct diag_list *diags);
 
+/**
+ * The defaults with the TEGRAWATCH_<SECTION>_<KEY> environment overrides
+ * applied, for an agent started without a configuration file (its path is
+ * ""). Returns 0 and *OUT, or -EINVAL after adding messages to DIAGS.
+ */
+int config_load_environment(struct config **out, struct diag_list *diags);
+
 /** A configuration with every default and no rules (no file given). */
 struct config *config_default(void);
 

@@ -338,22 +338,20 @@ cmd_snapshot(int argc, char **argv)
 int
 load_config_or_default(const char *path, bool required, struct config **out)
 {
-	if (!path) {
-		if (access(CONFIG_DEFAULT_PATH, F_OK) != 0) {
-			*out = config_default();
-			return 0;
-		}
+	if (!path && access(CONFIG_DEFAULT_PATH, F_OK) == 0) {
 		path = CONFIG_DEFAULT_PATH;
 	}
 	(void)required;
 	struct diag_list diags;
 	diag_list_init(&diags);
-	int r = config_load(path, out, &diags);
+	/* no file: the defaults, still with the environment overrides */
+	int r = path ? config_load(path, out, &diags) : config_load_environment(out, &diags);
 	diag_list_print(&diags, stderr);
+	size_t reported = diags.count;
 	diag_list_free(&diags);
 	if (r < 0) {
-		if (r != -EINVAL) {
-			fprintf(stderr, "tegrawatch: %s: %s\n", path, strerror(-r));
+		if (r != -EINVAL && reported == 0) {
+			fprintf(stderr, "tegrawatch: %s: %s\n", path ? path : "environment", strerror(-r));
 		}
 		return EX_CONFIG;
 	}

@@ -151,6 +151,20 @@ class RunTest(unittest.TestCase):
         self.assertIn("no Jetson board found", p.stderr)
         self.assertIn("--demo", p.stderr)
 
+    def test_environment_without_a_config_file(self):
+        """TEGRAWATCH_<SECTION>_<KEY> works with no configuration file too, and its errors are located."""
+        root = os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6")
+        env = dict(os.environ, TEGRAWATCH_AGENT_INTERVAL="200ms", TEGRAWATCH_WEB_LISTEN="")
+        p = run(["run", "--root", root, "--no-tegrastats", "--count", "3"], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(len(docs), 3)
+        self.assertLess(docs[-1]["time_ms"] - docs[0]["time_ms"], 1500)
+        env["TEGRAWATCH_AGENT_INTERVAL"] = "ten"
+        p = run(["run", "--root", root, "--no-tegrastats", "--count", "1"], env=env)
+        self.assertEqual(p.returncode, 78)
+        self.assertIn("environment:TEGRAWATCH_AGENT_INTERVAL: expected a duration", p.stderr)
+
     def test_sigterm_stops_cleanly(self):
         proc = subprocess.Popen([BIN, "run", "--demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
