@@ -146,16 +146,7 @@ mqtt_state_json(struct json *j, const struct sample *s, const char *boot_id, uin
 	json_string(j, boot_id);
 	json_key(j, "seq");
 	json_uint(j, seq);
-	json_key(j, "power_mode");
-	if (s->power_mode[0]) {
-		json_string(j, s->power_mode);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "metrics");
-	metrics_to_json(j, &s->metrics);
-	json_key(j, "throttle");
-	throttle_to_json(j, &s->throttle);
+	sample_body_to_json(j, s);
 	json_object_end(j);
 }
 

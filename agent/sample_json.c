@@ -58,6 +58,13 @@ sample_to_json(struct json *j, const struct sample *s)
 	json_string(j, ts);
 	json_key(j, "time_ms");
 	json_int(j, s->time_ms);
+	sample_body_to_json(j, s);
+	json_object_end(j);
+}
+
+void
+sample_body_to_json(struct json *j, const struct sample *s)
+{
 	json_key(j, "power_mode");
 	if (s->power_mode[0]) {
 		json_string(j, s->power_mode);
@@ -68,5 +75,4 @@ sample_to_json(struct json *j, const struct sample *s)
 	metrics_to_json(j, &s->metrics);
 	json_key(j, "throttle");
 	throttle_to_json(j, &s->throttle);
-	json_object_end(j);
 }

@@ -20,6 +20,12 @@ void metrics_to_json(struct json *j, const struct metric_set *set);
 /** Writes the throttle state: {"active": b, "reasons": {...}, "context": "..."}. */
 void throttle_to_json(struct json *j, const struct throttle_state *t);
 
+/**
+ * Writes the "power_mode", "metrics" and "throttle" members of a sample
+ * into an object the caller has opened (shared by every sample shape).
+ */
+void sample_body_to_json(struct json *j, const struct sample *s);
+
 /** Writes {"seq", "ts", "time_ms", "power_mode", "metrics", "throttle"}. */
 void sample_to_json(struct json *j, const struct sample *s);
 
