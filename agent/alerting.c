@@ -184,6 +184,12 @@ alerting_reload(struct alerting *al)
 	return 0;
 }
 
+void
+alerting_foreach_active(const struct alerting *al, alert_callback fn, void *data)
+{
+	engine_foreach_active(al->engine, fn, data);
+}
+
 const struct config *
 alerting_config(const struct alerting *al)
 {

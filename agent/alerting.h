@@ -38,6 +38,13 @@ int alerting_on(struct alerting *al, alert_callback cb, void *data);
  */
 int alerting_reload(struct alerting *al);
 
+/**
+ * Calls FN for each pending or firing alert (restored from the state file
+ * or current), so a sink added after start-up can show them without
+ * waiting for their next transition.
+ */
+void alerting_foreach_active(const struct alerting *al, alert_callback fn, void *data);
+
 /** The configuration in force. */
 const struct config *alerting_config(const struct alerting *al);
 

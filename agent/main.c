@@ -600,6 +600,7 @@ cmd_run(int argc, char **argv)
 		}
 		agent_add_sink(agent, mqtt);
 		alerting_on(al, mqtt_sink_on_alert, mqtt);
+		alerting_foreach_active(al, mqtt_sink_seed_alert, mqtt);
 		decorators.mqtt = mqtt;
 		agent_set_decorate(agent, decorate_all, &decorators);
 	}
@@ -635,6 +636,7 @@ cmd_run(int argc, char **argv)
 		} else {
 			agent_add_sink(agent, web_server_sink(web));
 			alerting_on(al, web_server_on_alert, web);
+			alerting_foreach_active(al, web_server_seed_alert, web);
 		}
 	}
 #endif

@@ -887,6 +887,16 @@ mqtt_sink_on_alert(const struct alert_event *ev, void *data)
 }
 
 void
+mqtt_sink_seed_alert(const struct alert_event *ev, void *data)
+{
+	struct mqtt_sink *s = data;
+	/* alerts/active only: the transition itself was published by an earlier run */
+	if (mqtt_active_update(&s->active, ev)) {
+		s->active_dirty = true;
+	}
+}
+
+void
 mqtt_sink_decorate(struct sample *smp, void *data)
 {
 	struct mqtt_sink *s = data;

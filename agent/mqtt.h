@@ -33,6 +33,13 @@ int mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info
 void mqtt_sink_on_alert(const struct alert_event *ev, void *data);
 
 /**
+ * Adds an alert that is already active (restored from the state file) to
+ * PREFIX/ID/alerts/active without publishing a transition event. For
+ * alerting_foreach_active().
+ */
+void mqtt_sink_seed_alert(const struct alert_event *ev, void *data);
+
+/**
  * Decorator for agent_set_decorate() (DATA: the sink): adds
  * agent.mqtt_connected, agent.mqtt_connects_total,
  * agent.mqtt_disconnects_total, agent.mqtt_publishes_total,

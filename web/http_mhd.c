@@ -960,30 +960,18 @@ web_server_sink(struct web_server *srv)
 	return &srv->sink;
 }
 
-void
-web_server_on_alert(const struct alert_event *ev, void *data)
+/* Puts alert A (JSON blob) in the active list or takes it out. Returns what to unref. */
+static struct blob *
+update_active_locked(struct web_server *srv, const struct alert_event *ev, struct blob *a)
 {
-	struct web_server *srv = data;
-	json_reset(&srv->j);
-	alert_event_to_json(&srv->j, ev);
-	struct blob *a = blob_new(srv->j.buf, srv->j.len);
-	struct blob *e = render_event(srv, "alert", &srv->j);
 	bool active = ev->transition != TRANSITION_RESOLVED && ev->transition != TRANSITION_CANCELLED;
-	struct blob *drop[3] = {NULL, NULL, NULL};
-
-	pthread_mutex_lock(&srv->lock);
-	drop[0] = srv->recent[srv->recent_next];
-	srv->recent[srv->recent_next] = blob_ref(a);
-	srv->recent_next = (srv->recent_next + 1) % RECENT_MAX;
-	if (srv->recent_count < RECENT_MAX) {
-		srv->recent_count++;
-	}
+	struct blob *drop = NULL;
 	size_t i = 0;
 	while (i < srv->active_count && strcmp(srv->active[i].fingerprint, ev->fingerprint) != 0) {
 		i++;
 	}
 	if (i < srv->active_count) {
-		drop[1] = srv->active[i].json;
+		drop = srv->active[i].json;
 		if (active) {
 			srv->active[i].json = blob_ref(a);
 		} else {
@@ -996,6 +984,27 @@ web_server_on_alert(const struct alert_event *ev, void *data)
 		snprintf(na->fingerprint, sizeof(na->fingerprint), "%s", ev->fingerprint);
 		na->json = blob_ref(a);
 	}
+	return drop;
+}
+
+void
+web_server_on_alert(const struct alert_event *ev, void *data)
+{
+	struct web_server *srv = data;
+	json_reset(&srv->j);
+	alert_event_to_json(&srv->j, ev);
+	struct blob *a = blob_new(srv->j.buf, srv->j.len);
+	struct blob *e = render_event(srv, "alert", &srv->j);
+	struct blob *drop[3] = {NULL, NULL, NULL};
+
+	pthread_mutex_lock(&srv->lock);
+	drop[0] = srv->recent[srv->recent_next];
+	srv->recent[srv->recent_next] = blob_ref(a);
+	srv->recent_next = (srv->recent_next + 1) % RECENT_MAX;
+	if (srv->recent_count < RECENT_MAX) {
+		srv->recent_count++;
+	}
+	drop[1] = update_active_locked(srv, ev, a);
 	drop[2] = push_event_locked(srv, e);
 	pthread_mutex_unlock(&srv->lock);
 
@@ -1003,6 +1012,20 @@ web_server_on_alert(const struct alert_event *ev, void *data)
 	for (size_t k = 0; k < 3; k++) {
 		blob_unref(drop[k]);
 	}
+}
+
+void
+web_server_seed_alert(const struct alert_event *ev, void *data)
+{
+	struct web_server *srv = data;
+	json_reset(&srv->j);
+	alert_event_to_json(&srv->j, ev);
+	struct blob *a = blob_new(srv->j.buf, srv->j.len);
+	pthread_mutex_lock(&srv->lock);
+	struct blob *drop = update_active_locked(srv, ev, a);
+	pthread_mutex_unlock(&srv->lock);
+	blob_unref(a);
+	blob_unref(drop);
 }
 
 /* ---- start and stop ---- */

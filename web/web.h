@@ -48,6 +48,13 @@ struct sink *web_server_sink(struct web_server *srv);
 /** An alert_callback (for alerting_on()): active alerts, recent transitions, the event stream. */
 void web_server_on_alert(const struct alert_event *ev, void *data);
 
+/**
+ * Adds an alert that is already active (restored from the state file) to
+ * the active list, without a transition in the event stream or the recent
+ * list. For alerting_foreach_active().
+ */
+void web_server_seed_alert(const struct alert_event *ev, void *data);
+
 /** The port actually bound (listen port 0 picks one). */
 int web_server_port(const struct web_server *srv);
 

@@ -314,6 +314,33 @@ rules:
         self.assertEqual(envs[0]["TEGRAWATCH_FINGERPRINT"], envs[1]["TEGRAWATCH_FINGERPRINT"])
         self.assertEqual(envs[0]["TEGRAWATCH_STARTS_AT"], envs[1]["TEGRAWATCH_STARTS_AT"])
 
+    def test_restored_alert_is_listed_after_restart(self):
+        """An alert restored from the state file shows in the HTTP API at once, not at its next transition."""
+        import socket
+        import urllib.request
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        text = self.RULES % {"state": self.state, "rec": self.rec, "out": self.out, "extra": ""}
+        self.write_config(None, text=text + "web:\n  listen: 127.0.0.1:%d\n" % port)
+        agent = LiveAgent(self.root, self.cfg)
+        try:
+            self.set_cpu_temp(70000)
+            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "the alert firing")
+        finally:
+            self.assertEqual(agent.stop(), 0)
+        agent = LiveAgent(self.root, self.cfg)   # still hot: no new transition will come
+        try:
+            agent.wait_for(lambda s: s["seq"] >= 2, "two samples")
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/alerts" % port, timeout=5) as r:
+                alerts = json.load(r)
+        finally:
+            self.assertEqual(agent.stop(), 0)
+        self.assertEqual([a["rule"] for a in alerts["active"]], ["cpu-hot"])
+        self.assertEqual(alerts["recent"], [])
+        envs = self.wait_events(1)
+        self.assertEqual([e["TEGRAWATCH_TRANSITION"] for e in envs], ["firing"])  # not announced twice
+
     def test_check_command(self):
         self.assertEqual(run(["check", "-c", self.cfg]).returncode, 0)
         self.write_config(None, text="agent:\n  intervall: 5s\nrules:\n  - name: x\n    metric: temp.cpu_c\n"

@@ -441,6 +441,37 @@ class MqttTest(unittest.TestCase):
         self.assertEqual(topics[-1], "tegrawatch/cs/status")
         self.assertNotIn("offline was not acknowledged", a.stderr())
 
+    def test_restored_alert_in_alerts_active(self):
+        """An alert restored from the state file is in alerts/active at once, without a second firing event."""
+        b = self.broker()
+        root = os.path.join(self.d, "root")
+        shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), root, symlinks=True)
+        with open(os.path.join(root, "sys/devices/virtual/thermal/thermal_zone0/temp"), "w") as f:
+            f.write("70000\n")
+        env = {"TEGRAWATCH_AGENT_STATE_FILE": os.path.join(self.d, "alerts.state")}
+        rules = "rules:\n  - name: cpu-hot\n    metric: temp.cpu_c\n    warning: 60\n"
+        args = ("--root", root, "--interval", "100", "--no-tegrastats")
+        s1 = self.sub(b.port, ["tegrawatch/rs/#"])
+        a1 = self.agent("a1", base_cfg(b.port, "rs"), args=args, env=env, extra=rules)
+        self.assertTrue(wait_until(lambda: any(a.get("rule") == "cpu-hot" for p in s1.json("tegrawatch/rs/alerts/active")
+                                               for a in p), 10), s1.all())
+        self.assertEqual(a1.stop(), 0)
+        # forget the retained list, so only the new agent can bring it back
+        pub = mqtt.Client()
+        pub.connect("127.0.0.1", b.port)
+        pub.loop_start()
+        pub.publish("tegrawatch/rs/alerts/active", b"", qos=1, retain=True).wait_for_publish()
+        pub.loop_stop()
+        pub.disconnect()
+        a2 = self.agent("a2", base_cfg(b.port, "rs"), args=args, env=env, extra=rules)
+        s2 = self.sub(b.port, ["tegrawatch/rs/#"])
+        self.assertTrue(wait_until(lambda: any(a.get("rule") == "cpu-hot"
+                                               for p in s2.payloads("tegrawatch/rs/alerts/active") if p
+                                               for a in json.loads(p)), 10), s2.all())
+        time.sleep(0.5)
+        self.assertEqual(s2.payloads("tegrawatch/rs/alerts"), [])  # the firing was announced once, by a1
+        self.assertEqual(a2.stop(), 0)
+
     # ---- nothing lost ----
 
     def test_broker_outage_30s_at_10hz(self):
