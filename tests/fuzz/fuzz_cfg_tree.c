@@ -82,11 +82,11 @@ check_tree(const struct cfg_tree *tree)
 	CHECK(root->file != NULL && strcmp(root->file, "fuzz.yaml") == 0);
 	/* Nesting is at most CFG_MAX_DEPTH, so the pending list stays bounded per level. */
 	size_t cap = 64, len = 0, nodes = 0;
-	struct walk *todo = malloc(cap * sizeof(*todo));
-	CHECK(todo != NULL);
-	todo[len++] = (struct walk){root, 0};
+	struct walk *stack = malloc(cap * sizeof(*stack));
+	CHECK(stack != NULL);
+	stack[len++] = (struct walk){root, 0};
 	while (len > 0) {
-		struct walk w = todo[--len];
+		struct walk w = stack[--len];
 		const struct cfg_node *n = w.node;
 		nodes++;
 		CHECK(nodes <= CFG_MAX_NODES);
@@ -117,17 +117,17 @@ check_tree(const struct cfg_tree *tree)
 			while (len + more > cap) {
 				cap *= 2;
 			}
-			todo = realloc(todo, cap * sizeof(*todo));
-			CHECK(todo != NULL);
+			stack = realloc(stack, cap * sizeof(*stack));
+			CHECK(stack != NULL);
 		}
 		for (size_t i = 0; i < n->count; i++) {
 			if (n->type == CFG_MAP) {
-				todo[len++] = (struct walk){n->keys[i], w.depth + 1};
+				stack[len++] = (struct walk){n->keys[i], w.depth + 1};
 			}
-			todo[len++] = (struct walk){n->items[i], w.depth + 1};
+			stack[len++] = (struct walk){n->items[i], w.depth + 1};
 		}
 	}
-	free(todo);
+	free(stack);
 }
 
 int
