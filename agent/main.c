@@ -335,6 +335,9 @@ cmd_snapshot(int argc, char **argv)
 
 /* ---- configuration ---- */
 
+/* -v/-q on the command line win over agent.log_level */
+static bool log_level_given;
+
 int
 load_config_or_default(const char *path, bool required, struct config **out)
 {
@@ -508,6 +511,9 @@ cmd_run(int argc, char **argv)
 	if (!interval_given) {
 		aopts.interval_ms = (int)cfg->interval_ms;
 	}
+	if (!log_level_given) {
+		log_set_level((enum log_level)cfg->log_level);
+	}
 	if (!root && cfg->root[0]) {
 		root = cfg->root;
 	}
@@ -667,6 +673,7 @@ main(int argc, char **argv)
 	int shift = 1;
 	while (shift + 1 < argc && (strcmp(argv[shift + 1], "-v") == 0 || strcmp(argv[shift + 1], "-q") == 0)) {
 		level = argv[shift + 1][1] == 'v' ? LOG_INFO + (level >= LOG_INFO) : LOG_ERROR;
+		log_level_given = true;
 		argv[shift + 1] = argv[shift];
 		shift++;
 	}

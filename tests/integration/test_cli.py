@@ -144,6 +144,23 @@ class RunTest(unittest.TestCase):
         self.assertEqual(docs[1]["metrics"]["agent.parse_errors_total"], 1)
         self.assertRegex(p.stderr, r"%s:2:\d+: " % name)
 
+    def test_log_level_from_the_config(self):
+        """agent.log_level quiets warnings; -v on the command line wins over it."""
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "t.log")
+            with open(log, "w") as f:
+                f.write("RAM 1923/3964MB (lfb 2x2MB) CPU [5%@1224,4%@1224,3%@1224,6%@1224] GR3D_FREQ 0%@76\n")
+                f.write("RAM 1923/3964MB (lfb 2x2MB) CPU [5%@1224,4%@12\n")
+            cfg = os.path.join(d, "c.yaml")
+            with open(cfg, "w") as f:
+                f.write('agent:\n  log_level: error\n  state_file: ""\nweb:\n  listen: ""\n')
+            os.chmod(cfg, 0o644)
+            quiet = run(["run", "--replay", log, "--speed", "0", "-c", cfg])
+            loud = run(["run", "-v", "--replay", log, "--speed", "0", "-c", cfg])
+        self.assertEqual(quiet.returncode, 0, quiet.stderr)
+        self.assertNotIn(":2:", quiet.stderr)
+        self.assertRegex(loud.stderr, r"t\.log:2:\d+: ")
+
     def test_no_jetson_explains_the_demo(self):
         with tempfile.TemporaryDirectory() as root:
             p = run(["run", "--root", root, "--count", "1"])
