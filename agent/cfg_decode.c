@@ -37,28 +37,7 @@ cfg_report(struct cfg_decoder *dec, const struct cfg_node *node, const char *fmt
 void
 cfg_show(const char *text, char *buf, size_t size)
 {
-	size_t len = strlen(text);
-	size_t keep = len;
-	if (size < 8) {
-		buf[0] = '\0';
-		return;
-	}
-	if (len > size - 1) {
-		keep = size - 4;
-		/* never cut a UTF-8 sequence in half */
-		while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) {
-			keep--;
-		}
-	}
-	for (size_t i = 0; i < keep; i++) {
-		unsigned char c = (unsigned char)text[i];
-		buf[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
-	}
-	if (keep < len) {
-		memcpy(buf + keep, "...", 3);
-		keep += 3;
-	}
-	buf[keep] = '\0';
+	diag_show(text, buf, size);
 }
 
 bool

@@ -168,28 +168,6 @@ out_of_memory(struct loader *ld)
 	return -ENOMEM;
 }
 
-/* A key made safe for a one-line message: control bytes become '?', long keys are cut. */
-static void
-key_for_msg(const char *key, char *out, size_t size)
-{
-	size_t len = strlen(key);
-	size_t keep = len < size - 4 ? len : size - 4;
-	if (keep < len) {
-		/* Never cut a UTF-8 sequence in half. */
-		while (keep > 0 && ((unsigned char)key[keep] & 0xC0) == 0x80) {
-			keep--;
-		}
-	}
-	for (size_t i = 0; i < keep; i++) {
-		unsigned char c = (unsigned char)key[i];
-		out[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
-	}
-	if (keep < len) {
-		memcpy(out + keep, "...", 3);
-		keep += 3;
-	}
-	out[keep] = '\0';
-}
 
 static size_t
 key_hash(size_t map_id, const char *s)
@@ -322,7 +300,7 @@ attach(struct loader *ld, struct cfg_node *node)
 		}
 		if (dup) {
 			char key[KEY_MSG_BYTES];
-			key_for_msg(node->value, key, sizeof(key));
+			diag_show(node->value, key, sizeof(key));
 			diag_add(ld->diags, ld->tree->file, node->line, node->column,
 				 "duplicate key '%s' (first at line %d)", key, dup->line);
 			return -EINVAL;

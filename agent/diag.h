@@ -39,4 +39,11 @@ void diag_list_print(const struct diag_list *list, FILE *out);
 /** Formats item I like diag_list_print() into BUF. */
 void diag_format(const struct diag *d, char *buf, size_t size);
 
+/**
+ * Copies TEXT for a one-line message into BUF: control bytes become '?',
+ * text longer than the buffer is cut with "..." (never inside a UTF-8
+ * sequence).
+ */
+void diag_show(const char *text, char *buf, size_t size);
+
 #endif

@@ -405,8 +405,8 @@ test_refuse_duplicate_keys(void **state)
 		     "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF: 2\n",
 		     "t.yaml:2:1: duplicate key 'abcdefghijklmnopqrstuvwxyz0123456789...' (first at line 1)");
 	/* A UTF-8 character is never cut in half. */
-	expect_error("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\xc3\xa9: 1\n"
-		     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\xc3\xa9: 2\n",
+	expect_error("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\xc3\xa9\xc3\xa9: 1\n"
+		     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\xc3\xa9\xc3\xa9: 2\n",
 		     "t.yaml:2:1: duplicate key 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' (first at line 1)");
 	/* The same key in different maps, and equal values, are fine. */
 	struct cfg_tree *tree = load_ok("a: {for: 1}\nb: {for: 1}\nc: [{for: 1}, {for: 1}]\nfor: for\n");
