@@ -11,63 +11,35 @@
 #include <string.h>
 
 /*
- * Word-at-a-time multiply-xorshift hash: names are short, this is the hot
- * path. WHOLE says that 8 bytes may be read past the last full word (a
- * name buffer), so the tail is one load and a mask instead of a copy.
+ * Names are short and this is the parser's hot path: whole 8-byte words,
+ * the last one overlapping the one before (so nothing past the name is
+ * read and no tail is masked), mixed once at the end. Not a strong hash;
+ * a collision only costs a probe.
  */
 static inline uint32_t
-hash_words(const char *s, size_t len, bool whole)
-{
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
-	while (len >= 8) {
-		uint64_t w;
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-		s += 8;
-		len -= 8;
-	}
-	if (len > 0) {
-		uint64_t w = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		if (whole) {
-			memcpy(&w, s, 8);
-			w &= (1ull << (8 * len)) - 1;
-		} else {
-			memcpy(&w, s, len);
-		}
-#else
-		(void)whole;
-		memcpy(&w, s, len);
-#endif
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	}
-	h ^= h >> 29;
-	return (uint32_t)h;
-}
-
-static uint32_t
 hash_name(const char *s, size_t len)
 {
-	return hash_words(s, len, false);
+	uint64_t h = len * 0x9E3779B97F4A7C15ull;
+	uint64_t w = 0;
+	if (len >= 8) {
+		for (size_t i = 0; i + 8 < len; i += 8) {
+			memcpy(&w, s + i, 8);
+			h = (h ^ w) * 0xff51afd7ed558ccdull;
+		}
+		memcpy(&w, s + len - 8, 8);
+	} else {
+		for (size_t i = 0; i < len; i++) {
+			w = (w << 8) | (unsigned char)s[i];
+		}
+	}
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h >> 32);
 }
 
 static inline bool
 slot_used(const struct metric_set *set, uint32_t v)
 {
 	return (v >> 16) == (set->generation & 0xffff) && (v & 0xffff) != 0;
-}
-
-void
-metric_set_clear(struct metric_set *set)
-{
-	set->count = 0;
-	set->generation = (set->generation + 1) & 0xffff;
-	if (set->generation == 0) {
-		/* wrapped: old slots could look current, wipe them once */
-		memset(set->slots, 0, sizeof(set->slots));
-		set->generation = 1;
-	}
 }
 
 /* Returns the slot holding NAME, or the empty slot where it would go. */
@@ -90,7 +62,8 @@ find_slot(const struct metric_set *set, const char *name, size_t len, uint32_t h
 }
 
 static inline int
-put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, double value, bool whole)
+put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash,
+		   double value, bool whole)
 {
 	size_t slot = find_slot(set, name, len, hash);
 	uint32_t v = set->slots[slot];
@@ -110,10 +83,24 @@ put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, 
 	m->name[len] = '\0';
 	m->value = value;
 	m->hash = hash;
-	m->len = (uint32_t)len;
+	m->len = (uint16_t)len;
+	m->slot = (uint16_t)slot;
 	set->count++;
 	set->slots[slot] = (set->generation << 16) | (uint32_t)set->count;
 	return 0;
+}
+
+void
+metric_set_clear(struct metric_set *set)
+{
+	set->replay = set->count; /* the old items stay in place: see metric_put_replay_() */
+	set->count = 0;
+	set->generation = (set->generation + 1) & 0xffff;
+	if (set->generation == 0) {
+		/* wrapped: old slots could look current, wipe them once */
+		memset(set->slots, 0, sizeof(set->slots));
+		set->generation = 1;
+	}
 }
 
 int
@@ -122,16 +109,16 @@ metric_set_put_n(struct metric_set *set, const char *name, size_t len, double va
 	if (len == 0 || len >= METRIC_NAME_MAX) {
 		return -EINVAL;
 	}
-	return put_hashed(set, name, len, hash_words(name, len, false), value, false);
+	if (metric_put_replay_(set, name, len, value)) {
+		return 0;
+	}
+	return put_hashed(set, name, len, hash_name(name, len), value, false);
 }
 
 int
-metric_set_put_buf(struct metric_set *set, const char *buf, size_t len, double value)
+metric_set_put_new_(struct metric_set *set, const char *buf, size_t len, double value)
 {
-	if (len == 0 || len >= METRIC_NAME_MAX) {
-		return -EINVAL;
-	}
-	return put_hashed(set, buf, len, hash_words(buf, len, true), value, true);
+	return put_hashed(set, buf, len, hash_name(buf, len), value, true);
 }
 
 int
@@ -184,9 +171,12 @@ rebuild_index(struct metric_set *set)
 		set->generation = 1;
 	}
 	for (size_t i = 0; i < set->count; i++) {
-		const struct metric *m = &set->items[i];
-		set->slots[find_slot(set, m->name, m->len, m->hash)] = (set->generation << 16) | (uint32_t)(i + 1);
+		struct metric *m = &set->items[i];
+		size_t slot = find_slot(set, m->name, m->len, m->hash);
+		set->slots[slot] = (set->generation << 16) | (uint32_t)(i + 1);
+		m->slot = (uint16_t)slot;
 	}
+	set->replay = 0; /* the order changed */
 }
 
 bool

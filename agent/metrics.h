@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
+#include <string.h>
 
 #define METRIC_NAME_MAX 64  /* including the NUL */
 #define METRIC_SET_MAX 512
@@ -18,7 +20,8 @@ struct metric {
 	char name[METRIC_NAME_MAX];
 	double value;
 	uint32_t hash; /* of the name, for the index */
-	uint32_t len;  /* of the name */
+	uint16_t len;  /* of the name */
+	uint16_t slot; /* where the index points at this item */
 };
 
 struct metric_set {
@@ -30,6 +33,14 @@ struct metric_set {
 	 */
 	uint32_t generation;
 	uint32_t slots[METRIC_HASH_SLOTS];
+	/*
+	 * A source fills its set with the same names in the same order sample
+	 * after sample. While puts repeat the names left over from before the
+	 * last clear, item by item, nothing needs hashing or copying: the
+	 * names are known distinct and land in the same slots. REPLAY is how
+	 * many old items may still be repeated; 0 once a name differs.
+	 */
+	size_t replay;
 };
 
 
@@ -46,12 +57,10 @@ void metric_set_clear(struct metric_set *set);
  */
 int metric_set_put_n(struct metric_set *set, const char *name, size_t len, double value);
 
-/**
- * As metric_set_put_n() for a name at the start of BUF, which must have at
- * least METRIC_NAME_MAX readable bytes (a parser's name buffer): the name
- * is then hashed and copied in whole words, the parser's hot path.
+/*
+ * metric_set_put_buf() is inline (below): the tegrastats parser puts ~50
+ * names a line, and a repeated name costs a compare, not a hash and a copy.
  */
-int metric_set_put_buf(struct metric_set *set, const char *buf, size_t len, double value);
 
 /** As metric_set_put_n() for a NUL-terminated name. */
 int metric_set_put(struct metric_set *set, const char *name, double value);
@@ -80,5 +89,67 @@ void metric_set_sort(struct metric_set *set);
  * letters, digits, '_' and '.' separated segments, none empty.
  */
 bool metric_name_valid(const char *name);
+
+/* ---- inline hot path; the names ending in '_' are internal ---- */
+
+/* The general put for a whole-word name buffer (metrics.c). */
+int metric_set_put_new_(struct metric_set *set, const char *buf, size_t len, double value);
+
+/* NAME (LEN bytes) equals ITEM's name: whole words, the last overlapping. */
+static inline bool
+metric_name_equal_(const struct metric *item, const char *name, size_t len)
+{
+	if (item->len != len) {
+		return false;
+	}
+	if (len < 8) {
+		return memcmp(item->name, name, len) == 0;
+	}
+	/* first and last word (all of a name up to 16 bytes), then the middle */
+	uint64_t a0, b0, a1, b1;
+	memcpy(&a0, item->name, 8);
+	memcpy(&b0, name, 8);
+	memcpy(&a1, item->name + len - 8, 8);
+	memcpy(&b1, name + len - 8, 8);
+	if (((a0 ^ b0) | (a1 ^ b1)) != 0) {
+		return false;
+	}
+	return len <= 16 || memcmp(item->name + 8, name + 8, len - 16) == 0;
+}
+
+/* Puts VALUE when NAME repeats the next old item; false when it does not. */
+static inline bool
+metric_put_replay_(struct metric_set *set, const char *name, size_t len, double value)
+{
+	if (set->count >= set->replay) {
+		return false;
+	}
+	struct metric *m = &set->items[set->count];
+	if (!metric_name_equal_(m, name, len)) {
+		set->replay = 0;
+		return false;
+	}
+	m->value = value;
+	set->count++;
+	set->slots[m->slot] = (set->generation << 16) | (uint32_t)set->count;
+	return true;
+}
+
+/**
+ * As metric_set_put_n() for a name at the start of BUF, which must have at
+ * least METRIC_NAME_MAX readable bytes (a parser's name buffer): the name
+ * is then copied in whole words.
+ */
+static inline int
+metric_set_put_buf(struct metric_set *set, const char *buf, size_t len, double value)
+{
+	if (len == 0 || len >= METRIC_NAME_MAX) {
+		return -EINVAL;
+	}
+	if (metric_put_replay_(set, buf, len, value)) {
+		return 0;
+	}
+	return metric_set_put_new_(set, buf, len, value);
+}
 
 #endif

@@ -1,13 +1,16 @@
 /*
  * bench_parse: throughput of tegrastats_parse_line().
  *
- *   bench_parse [FILE]
+ *   bench_parse [--rounds N] [FILE]
  *
  * Reads the data lines (not '#' comments, not blank) of FILE, or of every
  * tests/fixtures/tegrastats/NAME.txt by default, then parses them round-robin
  * for about 2 s of process CPU time, clearing the metric set before each
  * line as the agent does. Prints lines/s and ns/line for the whole mix and
  * for the longest line alone (the 12-core AGX Orin shape).
+ *
+ * With --rounds N it parses every line exactly N times instead and prints
+ * the count, so that an instruction count (callgrind) divides exactly.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -119,10 +122,39 @@ run(const char *label, char *const *lines, const size_t *lens, size_t n)
 	       (double)parsed / secs, secs * 1e9 / (double)parsed, parsed, failed, secs);
 }
 
+/* Parses every line ROUNDS times: a fixed amount of work for callgrind. */
+static void
+run_rounds(const struct corpus *c, unsigned long rounds)
+{
+	struct tegrastats_info info;
+	struct parse_error err;
+	unsigned long long parsed = 0, failed = 0;
+	for (unsigned long k = 0; k < rounds; k++) {
+		for (size_t i = 0; i < c->count; i++) {
+			metric_set_clear(&set);
+			if (tegrastats_parse_line(c->lines[i], c->lens[i], &set, &info, &err) < 0) {
+				failed++;
+			}
+			parsed++;
+		}
+	}
+	printf("%llu lines parsed (%lu rounds), %llu errors\n", parsed, rounds, failed);
+}
+
 int
 main(int argc, char **argv)
 {
 	static struct corpus c;
+	unsigned long rounds = 0;
+	if (argc > 2 && strcmp(argv[1], "--rounds") == 0) {
+		rounds = strtoul(argv[2], NULL, 10);
+		argc -= 2;
+		argv += 2;
+		if (rounds == 0) {
+			fprintf(stderr, "bench_parse: --rounds needs a positive count\n");
+			return 2;
+		}
+	}
 	int r = argc > 1 ? load_file(&c, argv[1]) : load_dir(&c, BENCH_DEFAULT_DIR);
 	if (r < 0) {
 		return 1;
@@ -140,8 +172,12 @@ main(int argc, char **argv)
 	}
 	printf("%zu lines, %.0f bytes on average, longest %zu bytes\n", c.count,
 	       (double)bytes / (double)c.count, c.lens[longest]);
-	run("all lines", c.lines, c.lens, c.count);
-	run("longest line", &c.lines[longest], &c.lens[longest], 1);
+	if (rounds > 0) {
+		run_rounds(&c, rounds);
+	} else {
+		run("all lines", c.lines, c.lens, c.count);
+		run("longest line", &c.lines[longest], &c.lens[longest], 1);
+	}
 	for (size_t i = 0; i < c.count; i++) {
 		free(c.lines[i]);
 	}

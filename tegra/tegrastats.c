@@ -83,6 +83,41 @@ static const double pow10_tab[] = {
 	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 };
 
+/*
+ * Character classes in one table, so that the word loops test one byte
+ * with one load and one mask.
+ */
+enum {
+	C_DIGIT = 1 << 0,
+	C_ALPHA = 1 << 1,
+	C_UNDER = 1 << 2, /* '_' */
+	C_DASH = 1 << 3,  /* '-' */
+	C_BLANK = 1 << 4, /* ' ', '\t' */
+	C_AT = 1 << 5,    /* '@' */
+	C_OTHER = 1 << 6, /* anything else */
+};
+
+#define CLASS_OF(c)                                                                         \
+	((c) >= '0' && (c) <= '9'                                  ? C_DIGIT :              \
+	 ((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z') ? C_ALPHA :              \
+	 (c) == '_'                                                ? C_UNDER :              \
+	 (c) == '-'                                                ? C_DASH :               \
+	 (c) == ' ' || (c) == '\t'                                 ? C_BLANK :              \
+	 (c) == '@'                                                ? C_AT :                 \
+								     C_OTHER)
+#define CLASS_4(c) CLASS_OF(c), CLASS_OF((c) + 1), CLASS_OF((c) + 2), CLASS_OF((c) + 3)
+#define CLASS_16(c) CLASS_4(c), CLASS_4((c) + 4), CLASS_4((c) + 8), CLASS_4((c) + 12)
+#define CLASS_64(c) CLASS_16(c), CLASS_16((c) + 16), CLASS_16((c) + 32), CLASS_16((c) + 48)
+
+static const unsigned char char_class[256] = { CLASS_64(0), CLASS_64(64), CLASS_64(128),
+					       CLASS_64(192) };
+
+static inline unsigned
+class_of(char c)
+{
+	return char_class[(unsigned char)c];
+}
+
 static inline bool
 is_digit(char c)
 {
@@ -96,15 +131,9 @@ is_upper(char c)
 }
 
 static inline bool
-is_alpha(char c)
-{
-	return is_upper(c) || (c >= 'a' && c <= 'z');
-}
-
-static inline bool
 is_blank(char c)
 {
-	return c == ' ' || c == '\t';
+	return class_of(c) & C_BLANK;
 }
 
 /* Values end at a blank or at the end of the line. */
@@ -154,28 +183,95 @@ fail(struct parser *p, const char *msg)
 
 /* ---- value readers: all work inside [*pos, end), end = end of the word ---- */
 
-/* Unsigned integer of at most 15 digits. */
-static int
+#define MAX_DIGITS 15 /* exact in a double */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * Numbers eight bytes at a time: values are short (1-5 digits), and a byte
+ * loop costs about ten instructions a digit.
+ *
+ * How many of the eight bytes of W (first byte lowest) are digits before
+ * the first non-digit: a digit has high nibble 3 and a low nibble that
+ * stays below 16 when 6 is added (no carry leaves a byte).
+ */
+static inline unsigned
+swar_digit_count(uint64_t w)
+{
+	const uint64_t hi = 0xF0F0F0F0F0F0F0F0ull, lo = 0x0F0F0F0F0F0F0F0Full;
+	const uint64_t seven = 0x7F7F7F7F7F7F7F7Full;
+	uint64_t nd = ((w & hi) ^ 0x3030303030303030ull) | (((w & lo) + 0x0606060606060606ull) & hi);
+	/* the top bit of every non-zero byte of ND */
+	uint64_t m = (((nd & seven) + seven) | nd) & ~seven;
+	return m ? (unsigned)__builtin_ctzll(m) / 8 : 8;
+}
+
+/* The value of the first N (1..8) bytes of W, all digits. */
+static inline uint64_t
+swar_digit_value(uint64_t w, unsigned n)
+{
+	/* digit values, moved up so that the missing ones read as leading zeros */
+	w = (w - 0x3030303030303030ull) << (8 * (8 - n));
+	w = w * 10 + (w >> 8); /* byte 2k: digit pair k as 0..99 */
+	const uint64_t pairs = 0x000000FF000000FFull;
+	return ((w & pairs) * (100 + (1000000ull << 32)) +
+		((w >> 16) & pairs) * (1 + (10000ull << 32))) >> 32;
+}
+#endif
+
+/*
+ * Reads the digits at I (at most MAX_DIGITS + 1 of them) into *V and returns
+ * how many there were; more than MAX_DIGITS means too many.
+ */
+static inline unsigned
+scan_digits(const char *s, size_t end, size_t i, uint64_t *v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - i >= 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		unsigned n = swar_digit_count(w);
+		if (n < 8) {
+			*v = n ? swar_digit_value(w, n) : 0;
+			return n;
+		}
+	}
+#endif
+	size_t lim = end - i > MAX_DIGITS + 1 ? i + MAX_DIGITS + 1 : end;
+	size_t start = i;
+	uint64_t x = 0;
+	while (i < lim && is_digit(s[i])) {
+		x = x * 10 + (uint64_t)(s[i] - '0');
+		i++;
+	}
+	*v = x;
+	return (unsigned)(i - start);
+}
+
+/* Unsigned integer of at most MAX_DIGITS digits. */
+static inline int
 read_uint(const char *s, size_t end, size_t *pos, uint64_t *ret)
 {
 	size_t i = *pos;
-	uint64_t v = 0;
-	while (i < end && is_digit(s[i])) {
-		if (i - *pos >= 15) {
-			return V_BAD;
-		}
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		i++;
-	}
-	if (i == *pos) {
+	uint64_t v;
+	unsigned n = scan_digits(s, end, i, &v);
+	if (n == 0) {
 		return i == end ? V_SHORT : V_BAD;
 	}
-	*pos = i;
+	if (n > MAX_DIGITS) {
+		return V_BAD;
+	}
+	*pos = i + n;
 	*ret = v;
 	return V_OK;
 }
 
-/* -?digits(.digits)? with at most 15 digits in all. */
+static const uint64_t pow10_int[] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+	100000000000000ull, 1000000000000000ull,
+};
+
+/* -?digits(.digits)? with at most MAX_DIGITS digits in all. */
 static int
 read_decimal(const char *s, size_t end, size_t *pos, double *ret)
 {
@@ -185,35 +281,26 @@ read_decimal(const char *s, size_t end, size_t *pos, double *ret)
 		neg = true;
 		i++;
 	}
-	uint64_t mant = 0;
-	unsigned digits = 0, frac = 0;
-	size_t start = i;
-	while (i < end && is_digit(s[i])) {
-		mant = mant * 10 + (uint64_t)(s[i] - '0');
-		digits++;
-		i++;
-		if (digits > 15) {
-			return V_BAD;
-		}
-	}
-	if (i == start) {
+	uint64_t mant, frac_v = 0;
+	unsigned n = scan_digits(s, end, i, &mant), frac = 0;
+	if (n == 0) {
 		return i == end ? V_SHORT : V_BAD;
 	}
+	if (n > MAX_DIGITS) {
+		return V_BAD;
+	}
+	i += n;
 	if (i < end && s[i] == '.') {
 		i++;
-		start = i;
-		while (i < end && is_digit(s[i])) {
-			mant = mant * 10 + (uint64_t)(s[i] - '0');
-			digits++;
-			frac++;
-			i++;
-			if (digits > 15) {
-				return V_BAD;
-			}
-		}
-		if (i == start) {
+		frac = scan_digits(s, end, i, &frac_v);
+		if (frac == 0) {
 			return i == end ? V_SHORT : V_BAD;
 		}
+		if (n + frac > MAX_DIGITS) {
+			return V_BAD;
+		}
+		i += frac;
+		mant = mant * pow10_int[frac] + frac_v;
 	}
 	/* both operands are exact, so one division rounds correctly */
 	double v = (double)mant / pow10_tab[frac];
@@ -448,29 +535,26 @@ static const struct suffix sfx_mw = SUFFIX(".mw");
 static const struct suffix sfx_avg_mw = SUFFIX(".avg_mw");
 static const struct suffix sfx_c = SUFFIX("_c");
 
-static int
-put(struct parser *p, const char *name, size_t len, double value)
+/* BUF has at least METRIC_NAME_MAX bytes: the whole-word put applies. */
+static inline int
+put_whole(struct parser *p, const char *buf, size_t len, double value)
 {
-	int r = metric_set_put_n(p->out, name, len, value);
+	int r = metric_set_put_buf(p->out, buf, len, value);
 	if (r < 0) {
 		return fail(p, r == -ENOSPC ? "too many metrics in one line" : "bad metric name");
 	}
 	return 0;
 }
 
-#define PUT_LIT(p, lit, value) put(p, lit, sizeof(lit) - 1, value)
+/* the literal padded to a whole name buffer, for metric_set_put_buf() */
+#define PUT_LIT(p, lit, value) put_whole(p, (const char[METRIC_NAME_MAX]){ lit }, sizeof(lit) - 1, value)
 
 /* BUF holds a name of LEN bytes (< METRIC_NAME_MAX - 15) and has NAME_BUF room. */
-static int
+static inline int
 put_sfx(struct parser *p, char *buf, size_t len, const struct suffix *sfx, double value)
 {
 	memcpy(buf + len, sfx->text, sizeof(sfx->text));
-	/* BUF has NAME_BUF > METRIC_NAME_MAX bytes: the whole-word put applies */
-	int r = metric_set_put_buf(p->out, buf, len + sfx->len, value);
-	if (r < 0) {
-		return fail(p, r == -ENOSPC ? "too many metrics in one line" : "bad metric name");
-	}
-	return 0;
+	return put_whole(p, buf, len + sfx->len, value);
 }
 
 /* Appends NAME lower-cased; MAX_NAME_LEN bounds it. */
@@ -1167,33 +1251,14 @@ parse_generic(struct parser *p, size_t ws, size_t we, size_t vs, size_t *next)
 	return emit_engine(p, name, len, shape, &lf) < 0 ? TOK_ERROR : TOK_OK;
 }
 
+/*
+ * A name of LEN bytes starting with a letter, whose characters' classes
+ * (SEEN, or-ed while the word was scanned) are all in ALLOWED.
+ */
 static bool
-is_sensor_name(const char *s, size_t len)
+name_ok(const char *s, size_t len, unsigned seen, unsigned allowed)
 {
-	if (len == 0 || len > MAX_NAME_LEN || !is_alpha(s[0])) {
-		return false;
-	}
-	for (size_t k = 1; k < len; k++) {
-		char c = s[k];
-		if (!is_alpha(c) && !is_digit(c) && c != '_' && c != '-') {
-			return false;
-		}
-	}
-	return true;
-}
-
-static bool
-is_ident(const char *s, size_t len)
-{
-	if (len == 0 || !is_alpha(s[0])) {
-		return false;
-	}
-	for (size_t k = 1; k < len; k++) {
-		if (!is_alpha(s[k]) && !is_digit(s[k]) && s[k] != '_') {
-			return false;
-		}
-	}
-	return true;
+	return len > 0 && (class_of(s[0]) & C_ALPHA) && !(seen & ~allowed);
 }
 
 /* A known token name: dispatched before the generic rules. */
@@ -1248,15 +1313,19 @@ known_result(int r)
 	return r < 0 ? TOK_ERROR : TOK_OK;
 }
 
-/* The word [ws, we) with its first '@' at AT (or AT == we). */
+/*
+ * The word [ws, we) with its first '@' at AT (or AT == we); SEEN is the
+ * classes of the characters before AT.
+ */
 static int
-parse_token(struct parser *p, size_t ws, size_t we, size_t at, size_t *next)
+parse_token(struct parser *p, size_t ws, size_t we, size_t at, unsigned seen, size_t *next)
 {
 	const char *s = p->s;
 	const char *w = s + ws;
 	size_t wl = we - ws;
 	if (at < we) {
-		if (!is_sensor_name(w, at - ws)) {
+		if (at - ws > MAX_NAME_LEN ||
+		    !name_ok(w, at - ws, seen, C_ALPHA | C_DIGIT | C_UNDER | C_DASH)) {
 			return TOK_UNKNOWN;
 		}
 		if (at + 1 == we) {
@@ -1267,7 +1336,7 @@ parse_token(struct parser *p, size_t ws, size_t we, size_t at, size_t *next)
 		}
 		return known_result(parse_temp(p, ws, at, we));
 	}
-	if (!is_ident(w, wl)) {
+	if (!name_ok(w, wl, seen, C_ALPHA | C_DIGIT | C_UNDER)) {
 		return TOK_UNKNOWN_WORD;
 	}
 	size_t vs = skip_blanks(p, we);
@@ -1411,20 +1480,26 @@ tegrastats_parse_line(const char *line, size_t len, struct metric_set *out,
 		if (pos >= len) {
 			break;
 		}
-		/* one pass finds the word's end and its first '@' */
-		size_t we = pos, at = SIZE_MAX;
-		while (we < len && !is_blank(line[we])) {
-			if (line[we] == '@' && at == SIZE_MAX) {
-				at = we;
+		/* one pass finds the word's first '@' (or its end), then its end */
+		size_t at = pos;
+		unsigned seen = 0;
+		while (at < len) {
+			unsigned c = class_of(line[at]);
+			if (c & (C_BLANK | C_AT)) {
+				break;
 			}
-			we++;
+			seen |= c;
+			at++;
 		}
-		if (at == SIZE_MAX) {
-			at = we;
+		size_t we = at;
+		if (at < len && line[at] == '@') {
+			while (we < len && !is_blank(line[we])) {
+				we++;
+			}
 		}
 		size_t next = we;
 		p.tok = pos;
-		int r = parse_token(&p, pos, we, at, &next);
+		int r = parse_token(&p, pos, we, at, seen, &next);
 		switch (r) {
 		case TOK_OK:
 			p.tokens++;

@@ -101,6 +101,189 @@ test_capacity_and_sort(void **state)
 	free(set);
 }
 
+/*
+ * A set refilled with the same names in the same order takes a path that
+ * neither hashes nor copies (metric_put_replay_). Checked against a plain
+ * list over random runs: lines that repeat the last one, that change a
+ * name, drop or add one, repeat a name, and removes and sorts in between,
+ * past the index's generation wrap.
+ */
+struct model {
+	size_t count;
+	int name[METRIC_SET_MAX];
+	double value[METRIC_SET_MAX];
+	int where[METRIC_SET_MAX]; /* by name id: index in name[], or -1 */
+};
+
+/* enough names that the index's probe runs get long and depend on order */
+#define POOL 500
+#define LINE_MAX_NAMES 320
+
+static void
+pool_name(int id, char *buf)
+{
+	/*
+	 * Lengths 2..40 so every compare shape (short, one word, two, more) is
+	 * hit; the id sits in the middle, so that same-length names differ
+	 * in neither their first nor their last eight bytes.
+	 */
+	static const char *const shapes[] = { "a%d", "cpu.%d.load_pct", "gpu.gpc.%d.freq_mhz",
+					      "engine.nvjpg%d.load_pct", "power.vdd_%d_gpu_cv.avg_mw",
+					      "temp.some_rather_long_%d_sensor_name_c" };
+	snprintf(buf, METRIC_NAME_MAX, shapes[id % 6], id);
+}
+
+/* The id in a pool name: its only run of digits. */
+static int
+id_of(const char *name)
+{
+	while (*name && (*name < '0' || *name > '9')) {
+		name++;
+	}
+	return atoi(name);
+}
+
+static void
+model_clear(struct model *m)
+{
+	m->count = 0;
+	for (int id = 0; id < POOL; id++) {
+		m->where[id] = -1;
+	}
+}
+
+static void
+model_put(struct model *m, int id, double value)
+{
+	if (m->where[id] >= 0) {
+		m->value[m->where[id]] = value;
+		return;
+	}
+	m->where[id] = (int)m->count;
+	m->name[m->count] = id;
+	m->value[m->count++] = value;
+}
+
+static void
+model_remove_first(struct model *m)
+{
+	m->where[m->name[0]] = -1;
+	memmove(m->name, m->name + 1, (m->count - 1) * sizeof(m->name[0]));
+	memmove(m->value, m->value + 1, (m->count - 1) * sizeof(m->value[0]));
+	m->count--;
+	for (size_t k = 0; k < m->count; k++) {
+		m->where[m->name[k]] = (int)k;
+	}
+}
+
+static void
+check_against_model(const struct metric_set *set, const struct model *m)
+{
+	assert_int_equal(set->count, m->count);
+	char name[METRIC_NAME_MAX];
+	for (int id = 0; id < POOL; id++) {
+		pool_name(id, name);
+		const struct metric *found = metric_set_find(set, name);
+		if (m->where[id] < 0) {
+			assert_null(found);
+		} else {
+			assert_non_null(found);
+			assert_string_equal(found->name, name);
+			assert_true(found->value == m->value[m->where[id]]);
+		}
+	}
+}
+
+static void
+test_refill_matches_model(void **state)
+{
+	(void)state;
+	struct metric_set *set = new_set();
+	struct model *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	static int line[LINE_MAX_NAMES];
+	int n = 0;
+	unsigned seed = 12345;
+	char buf[METRIC_NAME_MAX + 16];
+	for (int round = 0; round < 70000; round++) {
+		seed = seed * 1103515245u + 12345u;
+		unsigned r = (seed >> 16) % 100;
+		if (n == 0 || r < 5) { /* a new line shape */
+			n = 1 + (int)((seed >> 8) % LINE_MAX_NAMES);
+			unsigned x = seed;
+			for (int i = 0; i < n; i++) {
+				x = x * 1664525u + 1013904223u;
+				line[i] = (int)((x >> 8) % POOL);
+			}
+		} else if (r < 10) { /* one name changes (it may repeat another) */
+			line[(seed >> 4) % (unsigned)n] = (int)((seed >> 9) % POOL);
+		} else if (r < 13 && n > 1) { /* one fewer */
+			n--;
+		} else if (r < 16 && n < LINE_MAX_NAMES) { /* one more */
+			line[n++] = (int)((seed >> 11) % POOL);
+		}
+		metric_set_clear(set);
+		model_clear(m);
+		for (int i = 0; i < n; i++) {
+			double v = (double)round + i / 512.0;
+			pool_name(line[i], buf);
+			if (i % 2) {
+				assert_int_equal(metric_set_put(set, buf, v), 0);
+			} else {
+				assert_int_equal(metric_set_put_buf(set, buf, strlen(buf), v), 0);
+			}
+			model_put(m, line[i], v);
+		}
+		if (r >= 97 && m->count > 1) { /* remove the first name */
+			pool_name(m->name[0], buf);
+			assert_true(metric_set_remove(set, buf));
+			model_remove_first(m);
+		} else if (r >= 94) {
+			metric_set_sort(set);
+			model_clear(m);
+			for (size_t k = 0; k < set->count; k++) {
+				model_put(m, id_of(set->items[k].name), set->items[k].value);
+			}
+		}
+		if (r >= 94) {
+			/* the next line repeats the set's new order: replays over a rebuilt index */
+			n = (int)m->count;
+			memcpy(line, m->name, m->count * sizeof(line[0]));
+		}
+		/* the index's generation wraps after 65535 clears */
+		if (round % 7 == 0 || r >= 94) {
+			check_against_model(set, m);
+		}
+	}
+	free(m);
+	free(set);
+}
+
+/* A put after a remove in the same fill must not replay stale items. */
+static void
+test_refill_then_remove(void **state)
+{
+	(void)state;
+	struct metric_set *set = new_set();
+	const char *names[] = { "x.one", "y.two", "z.three" };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(metric_set_put(set, names[i], i), 0);
+	}
+	metric_set_clear(set);
+	assert_int_equal(metric_set_put(set, "x.one", 10), 0);
+	assert_int_equal(metric_set_put(set, "y.two", 11), 0);
+	assert_true(metric_set_remove(set, "x.one"));
+	assert_int_equal(metric_set_put(set, "y.two", 12), 0);
+	assert_int_equal(set->count, 1);
+	double v;
+	assert_true(metric_set_get(set, "y.two", &v) && v == 12);
+	assert_false(metric_set_get(set, "x.one", &v));
+	assert_int_equal(metric_set_put(set, "z.three", 13), 0);
+	assert_int_equal(set->count, 2);
+	assert_true(metric_set_get(set, "z.three", &v) && v == 13);
+	free(set);
+}
+
 static void
 test_name_valid(void **state)
 {
@@ -184,6 +367,8 @@ main(void)
 		cmocka_unit_test(test_put_replace_find),
 		cmocka_unit_test(test_put_buf_matches_put_n),
 		cmocka_unit_test(test_capacity_and_sort),
+		cmocka_unit_test(test_refill_matches_model),
+		cmocka_unit_test(test_refill_then_remove),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_sample_json),
