@@ -73,12 +73,11 @@ else
 		row "parse: instructions/line" "pending (no valgrind)"
 	else
 		for corpus in mix demo; do
-			if [ $corpus = mix ]; then set -- "$BP"; else set -- "$BP" "$DEMO"; fi
+			# a fixed amount of work (every line 20 times), so the count divides exactly
+			if [ $corpus = mix ]; then set -- "$BP" --rounds 20; else set -- "$BP" --rounds 20 "$DEMO"; fi
 			ir=$(callgrind_ir tegrastats_parse_line "$@")
-			# calls = the line counts of both timed runs: "(N lines, ..."
-			calls=$(grep -o '([0-9]* lines,' "$TMP/callgrind.stdout" | tr -dc '0-9\n' |
-				awk '{ s += $1 } END { print s + 0 }')
-			if [ -z "$ir" ] || [ "$calls" = 0 ]; then
+			calls=$(awk '/lines parsed/ { print $1; exit }' "$TMP/callgrind.stdout")
+			if [ -z "$ir" ] || [ -z "$calls" ] || [ "$calls" = 0 ]; then
 				skip "callgrind run failed ($corpus): $(tail -1 "$TMP/callgrind.stderr")"
 				continue
 			fi
@@ -163,14 +162,30 @@ fi
 
 echo
 echo "== 3. tegrawatch run RSS (replay of $DEMO at speed $RSS_SPEED for $RSS_SECONDS s)"
-if [ ! -x "$TW" ]; then
-	skip "$TW was not built"
-	row "run --replay: VmRSS / VmHWM" "pending (tegrawatch missing)"
+# The shipped rules (configs/rules.d) on the demo board's tree, no broker.
+# A small build: static, without MQTT and web (the target of issue 2).
+SMALL=${SMALL:-build-small}
+if [ -f "$SMALL/build.ninja" ] || meson setup "$SMALL" --buildtype=release -Dtests=disabled \
+	-Dbench=false -Dmqtt=disabled -Dweb=disabled -Dprefer_static=true -Dc_link_args=-static \
+	>"$TMP/small.log" 2>&1; then
+	ninja -C "$SMALL" >>"$TMP/small.log" 2>&1 || skip "small static build failed: $(tail -1 "$TMP/small.log")"
 else
-	"$TW" run --replay "$DEMO" --speed "$RSS_SPEED" >"$TMP/run.jsonl" 2>"$TMP/run.err" &
-	pid=$!
-	max_rss=0 hwm=0 polls=0
-	end=$((SECONDS + RSS_SECONDS))
+	skip "small static build: meson setup failed: $(tail -1 "$TMP/small.log")"
+fi
+printf 'agent: {state_file: ""}\ninclude: [%s/configs/rules.d/*.yaml]\n' "$PWD" >"$TMP/rss-web.yaml"
+printf 'agent: {state_file: ""}\nweb: {listen: ""}\ninclude: [%s/configs/rules.d/*.yaml]\n' "$PWD" \
+	>"$TMP/rss-noweb.yaml"
+# rss LABEL BINARY CONFIG: polls VmRSS every 0.5 s while the replay runs
+rss() {
+	local label=$1 bin=$2 cfg=$3
+	if [ ! -x "$bin" ]; then
+		skip "$label: $bin was not built"
+		row "run --replay, $label: VmRSS max / VmHWM" "pending ($bin missing)"
+		return
+	fi
+	"$bin" run --replay "$DEMO" --root configs/demo/root --speed "$RSS_SPEED" -c "$cfg" \
+		>"$TMP/run.jsonl" 2>"$TMP/run.err" &
+	local pid=$! max_rss=0 hwm=0 polls=0 state end=$((SECONDS + RSS_SECONDS))
 	while [ $SECONDS -lt $end ] && [ -r /proc/$pid/status ]; do
 		set -- $(awk '$1 == "VmRSS:" { r = $2 } $1 == "VmHWM:" { h = $2 }
 			END { print r + 0, h + 0 }' /proc/$pid/status 2>/dev/null)
@@ -186,16 +201,20 @@ else
 		state="exited before ${RSS_SECONDS} s"
 	fi
 	wait "$pid" 2>/dev/null
+	local lines
 	lines=$(wc -l <"$TMP/run.jsonl")
 	if [ "$polls" = 0 ] || [ "$max_rss" = 0 ]; then
-		skip "tegrawatch run gave no /proc reading ($state): $(head -1 "$TMP/run.err")"
-		row "run --replay: VmRSS / VmHWM" "pending (run failed)"
-	else
-		echo "  $state; $lines JSON lines written; $polls polls"
-		echo "  VmRSS max $max_rss kB, VmHWM $hwm kB"
-		row "run --replay (speed $RSS_SPEED, ${RSS_SECONDS} s): VmRSS max / VmHWM" "$max_rss kB / $hwm kB"
+		skip "$label: no /proc reading ($state): $(head -1 "$TMP/run.err")"
+		row "run --replay, $label: VmRSS max / VmHWM" "pending (run failed)"
+		return
 	fi
-fi
+	echo "  $label: $state; $lines JSON lines written; $polls polls; VmRSS max $max_rss kB, VmHWM $hwm kB"
+	row "run --replay (speed $RSS_SPEED, ${RSS_SECONDS} s), $label: VmRSS max / VmHWM" \
+		"$max_rss kB / $hwm kB"
+}
+rss "default build, web on" "$TW" "$TMP/rss-web.yaml"
+rss "default build, web off" "$TW" "$TMP/rss-noweb.yaml"
+rss "small static build (no MQTT, no web)" "$SMALL/tegrawatch" "$TMP/rss-noweb.yaml"
 
 echo
 echo "== summary"
