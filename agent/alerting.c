@@ -24,6 +24,13 @@ struct alerting {
 	int extra_count;
 	uint64_t reload_failures;
 	uint64_t reloads;
+	/*
+	 * The configuration the agent started with, kept after the first
+	 * reload: its agent/sources/mqtt/web settings are the ones running,
+	 * and a reload is compared with them.
+	 */
+	struct config *boot_cfg;
+	bool restart_needed; /* the last reload changed settings only a restart applies */
 };
 
 static void
@@ -126,6 +133,7 @@ alerting_destroy(struct alerting *al)
 	engine_destroy(al->engine);
 	actions_destroy(al->actions);
 	config_destroy(al->cfg);
+	config_destroy(al->boot_cfg);
 	free(al);
 }
 
@@ -170,13 +178,24 @@ alerting_reload(struct alerting *al)
 		return -EINVAL;
 	}
 	diag_list_free(&diags);
+	char changed[256];
+	size_t n = config_restart_changes(al->boot_cfg ? al->boot_cfg : al->cfg, cfg, changed, sizeof(changed));
+	al->restart_needed = n > 0;
+	if (n > 0) {
+		log_warn("reload of %s: %s changed; a reload does not apply %s: restart the agent", cfg->path,
+			 changed, n == 1 ? "it" : "them");
+	}
 	if (al->actions) {
 		actions_set_config(al->actions, cfg);
 	}
 	struct engine *engine = make_engine(al, cfg);
 	engine_adopt(engine, al->engine);
 	engine_destroy(al->engine);
-	config_destroy(al->cfg);
+	if (al->boot_cfg) {
+		config_destroy(al->cfg);
+	} else {
+		al->boot_cfg = al->cfg;
+	}
 	al->engine = engine;
 	al->cfg = cfg;
 	al->reloads++;
@@ -209,6 +228,7 @@ alerting_decorate(struct sample *s, void *data)
 	struct metric_set *m = &s->metrics;
 	metric_set_put(m, "agent.config_reloads_total", (double)al->reloads);
 	metric_set_put(m, "agent.config_reload_failures_total", (double)al->reload_failures);
+	metric_set_put(m, "agent.config_restart_needed", al->restart_needed ? 1 : 0);
 	metric_set_put(m, "agent.alerts_firing", (double)engine_firing_count(al->engine));
 	if (al->actions) {
 		struct actions_stats st;

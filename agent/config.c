@@ -1017,3 +1017,85 @@ config_load_environment(struct config **out, struct diag_list *diags)
 {
 	return load_buffer("", "", 0, true, out, diags);
 }
+
+/* ---- what a reload cannot apply ---- */
+
+static bool
+strings_equal(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool
+string_lists_equal(char *const *a, char *const *b)
+{
+	for (; a && b && *a && *b; a++, b++) {
+		if (strcmp(*a, *b) != 0) {
+			return false;
+		}
+	}
+	return (!a || !*a) && (!b || !*b);
+}
+
+/* The value of KEY in A and B is the same. */
+static bool
+key_equal(const struct cfg_key *key, const struct config *a, const struct config *b)
+{
+	const char *pa = (const char *)a + key->offset;
+	const char *pb = (const char *)b + key->offset;
+	switch (key->kind) {
+	case CFG_K_STRING:
+		return strings_equal(*(char *const *)(const void *)pa, *(char *const *)(const void *)pb);
+	case CFG_K_DURATION:
+		return *(const int64_t *)(const void *)pa == *(const int64_t *)(const void *)pb;
+	case CFG_K_NUMBER:
+		return *(const double *)(const void *)pa == *(const double *)(const void *)pb;
+	case CFG_K_CHOICE:
+	case CFG_K_INT:
+		return *(const int *)(const void *)pa == *(const int *)(const void *)pb;
+	case CFG_K_CUSTOM:
+		break;
+	}
+	/* the one custom key of these sections */
+	return strcmp(key->name, "metric_topics") != 0 ||
+	       string_lists_equal(a->mqtt.metric_topics, b->mqtt.metric_topics);
+}
+
+size_t
+config_restart_changes(const struct config *old, const struct config *new, char *buf, size_t size)
+{
+	/* a reload hands these to the alert engine */
+	static const char *const applied[] = {"agent.board_name", "agent.state_file"};
+	size_t n = 0, at = 0;
+	bool cut = false;
+	if (size > 0) {
+		buf[0] = '\0';
+	}
+	for (size_t s = 0; s < N_OF(sections); s++) {
+		for (size_t k = 0; k < sections[s].count; k++) {
+			const struct cfg_key *key = &sections[s].keys[k];
+			char name[96];
+			snprintf(name, sizeof(name), "%s.%s", sections[s].name, key->name);
+			bool reloaded = false;
+			for (size_t i = 0; i < N_OF(applied); i++) {
+				reloaded |= strcmp(name, applied[i]) == 0;
+			}
+			if (reloaded || key_equal(key, old, new)) {
+				continue;
+			}
+			n++;
+			if (cut) {
+				continue;
+			}
+			/* room for ", ...\0" is kept so a cut list still says so */
+			int w = snprintf(buf + at, size > at ? size - at : 0, "%s%s", at ? ", " : "", name);
+			if (w > 0 && at + (size_t)w + 6 < size) {
+				at += (size_t)w;
+			} else if (size > at) {
+				cut = true;
+				snprintf(buf + at, size - at, "%s", size - at > 5 ? ", ..." : "");
+			}
+		}
+	}
+	return n;
+}

@@ -136,6 +136,15 @@ struct config *config_default(void);
 
 void config_destroy(struct config *cfg);
 
+/**
+ * Names the settings of the agent, sources, mqtt and web sections that
+ * differ between OLD and NEW and that a reload (SIGHUP) does not apply:
+ * all of them but agent.board_name and agent.state_file. Writes them to
+ * BUF as "mqtt.host, web.listen" (cut short with "..." when BUF is full)
+ * and returns how many there are.
+ */
+size_t config_restart_changes(const struct config *old, const struct config *new, char *buf, size_t size);
+
 /** The action called NAME, or NULL. */
 const struct action_def *config_find_action(const struct config *cfg, const char *name);
 

@@ -72,6 +72,7 @@ static const char *const patterns[] = {
 	"agent.unknown_tokens_total",
 	"agent.config_reloads_total",
 	"agent.config_reload_failures_total",
+	"agent.config_restart_needed",
 	"agent.alerts_firing",
 	"agent.action_runs_total",
 	"agent.action_failures_total",

@@ -140,6 +140,7 @@ static const struct agent_help agent_helps[] = {
 	{"unknown_tokens_total", "tegrastats tokens skipped because unknown."},
 	{"config_reloads_total", "Configuration reloads that worked."},
 	{"config_reload_failures_total", "Configuration reloads that were refused."},
+	{"config_restart_needed", "1 when the last reload changed settings that only a restart applies."},
 	{"alerts_firing", "Alerts firing now."},
 	{"action_runs_total", "Alert actions started."},
 	{"action_failures_total", "Alert actions that failed."},

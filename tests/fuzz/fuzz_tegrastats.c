@@ -1,7 +1,8 @@
 /*
  * Fuzz target for tegrastats_parse_line(). Invariants checked on every input:
  *   success: at least one token understood, every metric name canonical
- *            (metric_name_valid) and every value finite, the stamp in range;
+ *            (metric_name_valid), found by its name, every value finite, the
+ *            stamp in range;
  *   failure: -EINVAL, the set empty, 1 <= column <= size + 1, a message.
  * Any violation aborts, which libFuzzer and the replay driver report.
  */
@@ -44,6 +45,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (size_t i = 0; i < set.count; i++) {
 			if (!metric_name_valid(set.items[i].name) || !isfinite(set.items[i].value)) {
+				abort();
+			}
+			/* the index finds every item (the set replays names across inputs) */
+			if (metric_set_find(&set, set.items[i].name) != &set.items[i]) {
 				abort();
 			}
 		}

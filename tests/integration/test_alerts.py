@@ -292,6 +292,31 @@ rules:
         self.assertEqual(seq.count(("gpu-hot", "firing")), 1, seq)
         self.assertLess(seq.index(("cpu-hot", "firing")), seq.index(("cpu-hot", "resolved")))
 
+    def test_reload_names_settings_only_a_restart_applies(self):
+        base = self.RULES % {"state": self.state, "rec": self.rec, "out": self.out, "extra": ""}
+        self.write_config(None, text=base + 'web:\n  listen: ""\n')
+        agent = LiveAgent(self.root, self.cfg)
+        try:
+            s = agent.wait_for(lambda s: "agent.config_restart_needed" in s["metrics"], "the gauge")
+            self.assertEqual(s["metrics"]["agent.config_restart_needed"], 0)
+            # web and mqtt changed: named and flagged; board_name is applied, so not named
+            self.write_config(None, text=base.replace("board_name: live", "board_name: renamed") +
+                              'web:\n  listen: "127.0.0.1:1"\nmqtt:\n  host: 127.0.0.1\n')
+            agent.proc.send_signal(signal.SIGHUP)
+            agent.wait_for(lambda s: s["metrics"].get("agent.config_reloads_total") == 1 and
+                           s["metrics"].get("agent.config_restart_needed") == 1, "the reload flagged")
+            time.sleep(0.3)
+            self.assertTrue(agent.stderr_lines(
+                "mqtt.host, web.listen changed; a reload does not apply them: restart the agent"), "".join(agent.err))
+            self.assertFalse(agent.stderr_lines("board_name"), "".join(agent.err))
+            # back to what the agent started with: nothing waits for a restart
+            self.write_config(None, text=base + 'web:\n  listen: ""\n')
+            agent.proc.send_signal(signal.SIGHUP)
+            agent.wait_for(lambda s: s["metrics"].get("agent.config_reloads_total") == 2 and
+                           s["metrics"].get("agent.config_restart_needed") == 0, "the flag cleared")
+        finally:
+            self.assertEqual(agent.stop(), 0)
+
     def test_resolve_after_restart(self):
         agent = LiveAgent(self.root, self.cfg)
         try:

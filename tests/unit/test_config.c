@@ -891,6 +891,55 @@ test_cmd_check(void **state)
 	assert_int_equal(cmd_check(4, extra), 64);
 }
 
+/* Loads a configuration from TEXT, which must be fine. */
+static struct config *
+load_text(const char *text)
+{
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct config *cfg = NULL;
+	int r = config_load_buffer("mem.yaml", text, strlen(text), &cfg, &diags);
+	diag_list_print(&diags, stderr);
+	assert_int_equal(r, 0);
+	diag_list_free(&diags);
+	return cfg;
+}
+
+/* What a reload cannot apply is named, key by key, in section order. */
+static void
+test_restart_changes(void **state)
+{
+	(void)state;
+	static const char base[] = "agent: {board_name: a, interval: 1s}\n"
+				   "mqtt: {host: h1, metric_topics: [\"temp.*\"]}\n"
+				   "web: {listen: \"\"}\n";
+	struct config *old = load_text(base);
+	char buf[256];
+	struct config *same = load_text(base);
+	assert_int_equal(config_restart_changes(old, same, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	config_destroy(same);
+	/* board_name and state_file are applied by a reload: not listed */
+	struct config *applied = load_text("agent: {board_name: b, interval: 1s, state_file: /tmp/x}\n"
+					   "mqtt: {host: h1, metric_topics: [\"temp.*\"]}\n"
+					   "web: {listen: \"\"}\n");
+	assert_int_equal(config_restart_changes(old, applied, buf, sizeof(buf)), 0);
+	config_destroy(applied);
+	struct config *changed = load_text("agent: {board_name: a, interval: 2s}\n"
+					   "sources: {tegrastats: off}\n"
+					   "mqtt: {host: h2, port: 1884, metric_topics: [\"temp.*\", \"power.*\"]}\n"
+					   "web: {listen: 127.0.0.1:9999}\n");
+	assert_int_equal(config_restart_changes(old, changed, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "agent.interval, sources.tegrastats, mqtt.host, mqtt.port, mqtt.metric_topics, "
+				 "web.listen");
+	/* a short buffer says that the list goes on */
+	char small[32];
+	assert_int_equal(config_restart_changes(old, changed, small, sizeof(small)), 6);
+	assert_string_equal(small, "agent.interval, ...");
+	config_destroy(changed);
+	config_destroy(old);
+}
+
 int
 main(void)
 {
@@ -915,6 +964,7 @@ main(void)
 		cmocka_unit_test(test_big_file),
 		cmocka_unit_test(test_writable_files),
 		cmocka_unit_test(test_too_many_includes),
+		cmocka_unit_test(test_restart_changes),
 	};
 	int failed = cmocka_run_group_tests_name("config", tests, setup, NULL);
 	failed += cmocka_run_group_tests_name("config-generated", tmp_tests, setup_tmp, teardown_tmp);
