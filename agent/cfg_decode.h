@@ -31,6 +31,7 @@ enum cfg_kind {
 #define CFG_F_REQUIRED  0x1u /* missing key is an error */
 #define CFG_F_NOT_EMPTY 0x2u /* CFG_K_STRING: "" is refused */
 #define CFG_F_ZERO_OK   0x4u /* CFG_K_DURATION: 0 is allowed below min_ms (0 = off) */
+#define CFG_F_RELOADED  0x8u /* a SIGHUP reload applies it (see config_restart_changes) */
 
 struct cfg_decoder;
 

@@ -46,8 +46,8 @@ static const int action_type_values[] = {ACTION_LOG, ACTION_EXEC};
 static const struct cfg_key agent_keys[] = {
 	CFG_DURATION("interval", struct config, interval_ms, "1s", 0, 10, 3600 * 1000),
 	CFG_STRING("root", struct config, root, "", 0),
-	CFG_STRING("state_file", struct config, state_file, "/var/lib/tegrawatch/alerts.state", 0),
-	CFG_STRING("board_name", struct config, board_name, NULL, CFG_F_NOT_EMPTY),
+	CFG_STRING("state_file", struct config, state_file, "/var/lib/tegrawatch/alerts.state", CFG_F_RELOADED),
+	CFG_STRING("board_name", struct config, board_name, NULL, CFG_F_NOT_EMPTY | CFG_F_RELOADED),
 	CFG_CHOICE("log_level", struct config, log_level, "warning", 0, log_level_names, log_level_values),
 };
 
@@ -1064,8 +1064,6 @@ key_equal(const struct cfg_key *key, const struct config *a, const struct config
 size_t
 config_restart_changes(const struct config *old, const struct config *new, char *buf, size_t size)
 {
-	/* a reload hands these to the alert engine */
-	static const char *const applied[] = {"agent.board_name", "agent.state_file"};
 	size_t n = 0, at = 0;
 	bool cut = false;
 	if (size > 0) {
@@ -1074,26 +1072,20 @@ config_restart_changes(const struct config *old, const struct config *new, char 
 	for (size_t s = 0; s < N_OF(sections); s++) {
 		for (size_t k = 0; k < sections[s].count; k++) {
 			const struct cfg_key *key = &sections[s].keys[k];
-			char name[96];
-			snprintf(name, sizeof(name), "%s.%s", sections[s].name, key->name);
-			bool reloaded = false;
-			for (size_t i = 0; i < N_OF(applied); i++) {
-				reloaded |= strcmp(name, applied[i]) == 0;
-			}
-			if (reloaded || key_equal(key, old, new)) {
+			if ((key->flags & CFG_F_RELOADED) || key_equal(key, old, new)) {
 				continue;
 			}
 			n++;
-			if (cut) {
+			if (cut || size == 0) {
 				continue;
 			}
-			/* room for ", ...\0" is kept so a cut list still says so */
-			int w = snprintf(buf + at, size > at ? size - at : 0, "%s%s", at ? ", " : "", name);
-			if (w > 0 && at + (size_t)w + 6 < size) {
+			/* keep room for ", ..." so that a cut list says so */
+			int w = snprintf(buf + at, size - at, "%s%s.%s", at ? ", " : "", sections[s].name, key->name);
+			if (w > 0 && at + (size_t)w + sizeof(", ...") < size) {
 				at += (size_t)w;
-			} else if (size > at) {
+			} else {
 				cut = true;
-				snprintf(buf + at, size - at, "%s", size - at > 5 ? ", ..." : "");
+				snprintf(buf + at, size - at, ", ...");
 			}
 		}
 	}

@@ -139,7 +139,8 @@ void config_destroy(struct config *cfg);
 /**
  * Names the settings of the agent, sources, mqtt and web sections that
  * differ between OLD and NEW and that a reload (SIGHUP) does not apply:
- * all of them but agent.board_name and agent.state_file. Writes them to
+ * all of them but the keys marked CFG_F_RELOADED (agent.board_name and
+ * agent.state_file, which the alert engine takes). Writes them to
  * BUF as "mqtt.host, web.listen" (cut short with "..." when BUF is full)
  * and returns how many there are.
  */

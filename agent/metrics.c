@@ -62,8 +62,8 @@ find_slot(const struct metric_set *set, const char *name, size_t len, uint32_t h
 }
 
 static inline int
-put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash,
-		   double value, bool whole)
+put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, double value,
+	   bool whole)
 {
 	size_t slot = find_slot(set, name, len, hash);
 	uint32_t v = set->slots[slot];

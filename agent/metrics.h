@@ -6,10 +6,10 @@
 #ifndef TEGRAWATCH_METRICS_H
 #define TEGRAWATCH_METRICS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <errno.h>
 #include <string.h>
 
 #define METRIC_NAME_MAX 64  /* including the NUL */

@@ -165,13 +165,8 @@ echo "== 3. tegrawatch run RSS (replay of $DEMO at speed $RSS_SPEED for $RSS_SEC
 # The shipped rules (configs/rules.d) on the demo board's tree, no broker.
 # A small build: static, without MQTT and web (the target of issue 2).
 SMALL=${SMALL:-build-small}
-if [ -f "$SMALL/build.ninja" ] || meson setup "$SMALL" --buildtype=release -Dtests=disabled \
-	-Dbench=false -Dmqtt=disabled -Dweb=disabled -Dprefer_static=true -Dc_link_args=-static \
-	>"$TMP/small.log" 2>&1; then
-	ninja -C "$SMALL" >>"$TMP/small.log" 2>&1 || skip "small static build failed: $(tail -1 "$TMP/small.log")"
-else
-	skip "small static build: meson setup failed: $(tail -1 "$TMP/small.log")"
-fi
+scripts/build-small.sh "$SMALL" >"$TMP/small.log" 2>&1 ||
+	skip "small static build failed: $(tail -1 "$TMP/small.log")"
 printf 'agent: {state_file: ""}\ninclude: [%s/configs/rules.d/*.yaml]\n' "$PWD" >"$TMP/rss-web.yaml"
 printf 'agent: {state_file: ""}\nweb: {listen: ""}\ninclude: [%s/configs/rules.d/*.yaml]\n' "$PWD" \
 	>"$TMP/rss-noweb.yaml"

@@ -40,11 +40,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 # the shipped rules, alerts included.
 echo "== small static build without optional libraries (build-small/)"
 small_check() {
-	if [ ! -f build-small/build.ninja ]; then
-		meson setup build-small --buildtype=release -Dsensors=disabled -Dmqtt=disabled -Dweb=disabled \
-			-Dtests=disabled -Dbench=false -Dprefer_static=true -Dc_link_args=-static >/dev/null || return 1
-	fi
-	ninja -C build-small >/dev/null || return 1
+	scripts/build-small.sh build-small || return 1
 	local tw=build-small/tegrawatch tmp
 	if readelf -d "$tw" | grep -q NEEDED; then
 		echo "small build: links shared libraries"; return 1

@@ -79,10 +79,6 @@ struct parser {
 	size_t err_name_len;
 };
 
-static const double pow10_tab[] = {
-	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-};
-
 /*
  * Character classes in one table, so that the word loops test one byte
  * with one load and one mask.
@@ -185,7 +181,21 @@ fail(struct parser *p, const char *msg)
 
 #define MAX_DIGITS 15 /* exact in a double */
 
+/* 10^k for k <= MAX_DIGITS; exact as doubles too */
+static const uint64_t pow10_tab[] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+	100000000000000ull, 1000000000000000ull,
+};
+
+/* the eight-bytes-at-a-time digit reader assumes the first byte is the lowest */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR_DIGITS 1
+#else
+#define SWAR_DIGITS 0
+#endif
+
+#if SWAR_DIGITS
 /*
  * Numbers eight bytes at a time: values are short (1-5 digits), and a byte
  * loop costs about ten instructions a digit.
@@ -225,7 +235,7 @@ swar_digit_value(uint64_t w, unsigned n)
 static inline unsigned
 scan_digits(const char *s, size_t end, size_t i, uint64_t *v)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if SWAR_DIGITS
 	if (end - i >= 8) {
 		uint64_t w;
 		memcpy(&w, s + i, 8);
@@ -265,12 +275,6 @@ read_uint(const char *s, size_t end, size_t *pos, uint64_t *ret)
 	return V_OK;
 }
 
-static const uint64_t pow10_int[] = {
-	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
-	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-	100000000000000ull, 1000000000000000ull,
-};
-
 /* -?digits(.digits)? with at most MAX_DIGITS digits in all. */
 static int
 read_decimal(const char *s, size_t end, size_t *pos, double *ret)
@@ -300,10 +304,10 @@ read_decimal(const char *s, size_t end, size_t *pos, double *ret)
 			return V_BAD;
 		}
 		i += frac;
-		mant = mant * pow10_int[frac] + frac_v;
+		mant = mant * pow10_tab[frac] + frac_v;
 	}
 	/* both operands are exact, so one division rounds correctly */
-	double v = (double)mant / pow10_tab[frac];
+	double v = (double)mant / (double)pow10_tab[frac];
 	*pos = i;
 	*ret = neg && mant != 0 ? -v : v; /* "-0" is 0 */
 	return V_OK;
