@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "sample_json.h"
+#include "agent/core/log.h"
+#include "agent/core/sample_json.h"
 
 extern char **environ;
 

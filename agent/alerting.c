@@ -6,22 +6,19 @@
 #include <string.h>
 
 #include "actions.h"
-#include "log.h"
-
-#define EXTRA_CALLBACKS 4
+#include "agent/core/log.h"
+#include "agent/core/xalloc.h"
+#include "thresholds/engine.h"
 
 struct alerting {
-	struct sink base; /* the stage is also the sink: no separate allocation */
+	struct stage base;
 	struct config *cfg;
 	struct engine *engine;
 	struct actions *actions;
 	bool run_actions;
 	bool dirty; /* a transition happened since the state was saved */
-	struct {
-		alert_callback cb;
-		void *data;
-	} extra[EXTRA_CALLBACKS];
-	int extra_count;
+	/* where the engine's events go, set while it evaluates or adopts */
+	const struct alert_fanout *out;
 	uint64_t reload_failures;
 	uint64_t reloads;
 	/*
@@ -34,10 +31,13 @@ struct alerting {
 };
 
 static void
-mark_dirty(const struct alert_event *ev, void *data)
+forward(const struct alert_event *ev, void *data)
 {
-	(void)ev;
-	((struct alerting *)data)->dirty = true;
+	struct alerting *al = data;
+	al->dirty = true;
+	if (al->out) {
+		alert_fanout_emit(al->out, ev);
+	}
 }
 
 static struct engine *
@@ -45,21 +45,20 @@ make_engine(struct alerting *al, const struct config *cfg)
 {
 	struct engine *engine = engine_create(&cfg->rules);
 	engine_set_board(engine, cfg->board_name);
-	engine_on(engine, SEVERITY_NONE, mark_dirty, al);
 	if (al->run_actions) {
 		engine_on(engine, SEVERITY_NONE, actions_on_alert, al->actions);
 	}
-	for (int i = 0; i < al->extra_count; i++) {
-		engine_on(engine, SEVERITY_NONE, al->extra[i].cb, al->extra[i].data);
-	}
+	engine_on(engine, SEVERITY_NONE, forward, al);
 	return engine;
 }
 
 static int
-alerting_write(struct sink *sink, const struct sample *s)
+alerting_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
 {
-	struct alerting *al = (struct alerting *)sink;
+	struct alerting *al = (struct alerting *)st;
+	al->out = out;
 	engine_evaluate(al->engine, s);
+	al->out = NULL;
 	if (al->dirty && al->run_actions && al->cfg->state_file[0]) {
 		int r = engine_save_state(al->engine, al->cfg->state_file);
 		if (r < 0) {
@@ -71,93 +70,19 @@ alerting_write(struct sink *sink, const struct sample *s)
 }
 
 static int
-alerting_dispatch(struct sink *sink)
+alerting_dispatch(struct stage *st)
 {
-	struct alerting *al = (struct alerting *)sink;
+	struct alerting *al = (struct alerting *)st;
 	if (al->actions) {
 		actions_poll(al->actions);
 	}
 	return 0;
 }
 
-static void
-alerting_sink_destroy(struct sink *sink)
+static int
+alerting_reload(struct stage *st, const struct alert_fanout *out)
 {
-	(void)sink; /* owned by the stage: alerting_destroy() frees it */
-}
-
-static const struct sink_ops alerting_sink_ops = {
-	.name = "alerting",
-	.write = alerting_write,
-	.dispatch = alerting_dispatch,
-	.destroy = alerting_sink_destroy,
-};
-
-struct alerting *
-alerting_create(struct config *cfg, bool run_actions)
-{
-	struct alerting *al = calloc(1, sizeof(*al));
-	if (!al) {
-		abort();
-	}
-	al->base.ops = &alerting_sink_ops;
-	al->cfg = cfg;
-	al->run_actions = run_actions;
-	if (run_actions) {
-		al->actions = actions_create(cfg);
-	}
-	al->engine = make_engine(al, cfg);
-	if (run_actions && cfg->state_file[0]) {
-		struct diag_list diags;
-		diag_list_init(&diags);
-		int r = engine_load_state(al->engine, cfg->state_file, &diags);
-		for (size_t i = 0; i < diags.count; i++) {
-			char buf[512];
-			diag_format(&diags.items[i], buf, sizeof(buf));
-			log_warn("%s", buf);
-		}
-		if (r < 0) {
-			log_warn("cannot load alert state from %s: %s", cfg->state_file, strerror(-r));
-		}
-		diag_list_free(&diags);
-	}
-	return al;
-}
-
-void
-alerting_destroy(struct alerting *al)
-{
-	if (!al) {
-		return;
-	}
-	engine_destroy(al->engine);
-	actions_destroy(al->actions);
-	config_destroy(al->cfg);
-	config_destroy(al->boot_cfg);
-	free(al);
-}
-
-struct sink *
-alerting_sink(struct alerting *al)
-{
-	return &al->base;
-}
-
-int
-alerting_on(struct alerting *al, alert_callback cb, void *data)
-{
-	if (al->extra_count == EXTRA_CALLBACKS) {
-		return -ENOSPC;
-	}
-	al->extra[al->extra_count].cb = cb;
-	al->extra[al->extra_count].data = data;
-	al->extra_count++;
-	return engine_on(al->engine, SEVERITY_NONE, cb, data);
-}
-
-int
-alerting_reload(struct alerting *al)
-{
+	struct alerting *al = (struct alerting *)st;
 	if (!al->cfg->path[0]) {
 		log_warn("SIGHUP: the agent was started without a configuration file: nothing to reload");
 		return 0;
@@ -189,7 +114,9 @@ alerting_reload(struct alerting *al)
 		actions_set_config(al->actions, cfg);
 	}
 	struct engine *engine = make_engine(al, cfg);
+	al->out = out; /* alerts of removed rules resolve now */
 	engine_adopt(engine, al->engine);
+	al->out = NULL;
 	engine_destroy(al->engine);
 	if (al->boot_cfg) {
 		config_destroy(al->cfg);
@@ -203,39 +130,86 @@ alerting_reload(struct alerting *al)
 	return 0;
 }
 
-void
-alerting_foreach_active(const struct alerting *al, alert_callback fn, void *data)
+/* Alerts restored from the state file reach the sinks as already active. */
+static void
+emit_restored(const struct alert_event *ev, void *data)
 {
-	engine_foreach_active(al->engine, fn, data);
+	struct alert_event copy = *ev;
+	copy.restored = true;
+	alert_fanout_emit(data, &copy);
 }
 
-const struct config *
-alerting_config(const struct alerting *al)
+static void
+alerting_replay_active(struct stage *st, const struct alert_fanout *out)
 {
-	return al->cfg;
+	struct alerting *al = (struct alerting *)st;
+	engine_foreach_active(al->engine, emit_restored, (void *)out);
 }
 
-uint64_t
-alerting_reload_failures(const struct alerting *al)
+static void
+alerting_destroy(struct stage *st)
 {
-	return al->reload_failures;
+	struct alerting *al = (struct alerting *)st;
+	engine_destroy(al->engine);
+	actions_destroy(al->actions);
+	config_destroy(al->cfg);
+	config_destroy(al->boot_cfg);
+	free(al);
 }
 
-void
-alerting_decorate(struct sample *s, void *data)
+static void
+alerting_add_metrics(struct stage *st, struct metric_set *m)
 {
-	struct alerting *al = data;
-	struct metric_set *m = &s->metrics;
+	struct alerting *al = (struct alerting *)st;
 	metric_set_put(m, "agent.config_reloads_total", (double)al->reloads);
 	metric_set_put(m, "agent.config_reload_failures_total", (double)al->reload_failures);
 	metric_set_put(m, "agent.config_restart_needed", al->restart_needed ? 1 : 0);
 	metric_set_put(m, "agent.alerts_firing", (double)engine_firing_count(al->engine));
 	if (al->actions) {
-		struct actions_stats st;
-		actions_get_stats(al->actions, &st);
-		metric_set_put(m, "agent.action_runs_total", (double)st.runs);
-		metric_set_put(m, "agent.action_failures_total", (double)st.failures);
-		metric_set_put(m, "agent.action_timeouts_total", (double)st.timeouts);
-		metric_set_put(m, "agent.action_dropped_total", (double)st.dropped);
+		struct actions_stats as;
+		actions_get_stats(al->actions, &as);
+		metric_set_put(m, "agent.action_runs_total", (double)as.runs);
+		metric_set_put(m, "agent.action_failures_total", (double)as.failures);
+		metric_set_put(m, "agent.action_timeouts_total", (double)as.timeouts);
+		metric_set_put(m, "agent.action_dropped_total", (double)as.dropped);
 	}
 }
+
+static const struct stage_ops alerting_ops = {
+	.name = "rules",
+	.process = alerting_process,
+	.add_metrics = alerting_add_metrics,
+	.replay_active = alerting_replay_active,
+	.dispatch = alerting_dispatch,
+	.reload = alerting_reload,
+	.destroy = alerting_destroy,
+};
+
+struct stage *
+alerting_stage_create(struct config *cfg, bool run_actions)
+{
+	struct alerting *al = xcalloc(1, sizeof(*al));
+	al->base.ops = &alerting_ops;
+	al->cfg = cfg;
+	al->run_actions = run_actions;
+	if (run_actions) {
+		al->actions = actions_create(cfg);
+	}
+	al->engine = make_engine(al, cfg);
+	if (run_actions && cfg->state_file[0]) {
+		struct diag_list diags;
+		diag_list_init(&diags);
+		int r = engine_load_state(al->engine, cfg->state_file, &diags);
+		for (size_t i = 0; i < diags.count; i++) {
+			char buf[512];
+			diag_format(&diags.items[i], buf, sizeof(buf));
+			log_warn("%s", buf);
+		}
+		if (r < 0) {
+			log_warn("cannot load alert state from %s: %s", cfg->state_file, strerror(-r));
+		}
+		diag_list_free(&diags);
+	}
+	return &al->base;
+}
+

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/core/exit_codes.h"
 #include "commands.h"
 #include "config.h"
-#include "diag.h"
+#include "agent/core/diag.h"
 
-#define EX_USAGE 64
 
 static const char check_usage[] =
 	"Usage: tegrawatch check [-c FILE]\n"

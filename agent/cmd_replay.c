@@ -11,33 +11,27 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "alert_json.h"
-#include "alerting.h"
+#include "agent/core/exit_codes.h"
+#include "agent/core/sample_json.h"
+#include "agent/core/xalloc.h"
 #include "commands.h"
-#include "config.h"
-#include "json.h"
-#include "log.h"
-#include "sample_json.h"
-#include "tegra/board.h"
-#include "tegra/sources.h"
+#include "setup.h"
 
-#define EX_USAGE 64
-#define EX_IOERR 74
-
+/* The timeline is a sink that takes alert events only. */
 struct timeline {
+	struct sink base;
 	bool as_json;
-	unsigned long events;
+	unsigned long *events;
 	struct json json;
 };
 
 static void
-print_event(const struct alert_event *ev, void *data)
+print_event(struct sink *sink, const struct alert_event *ev)
 {
-	struct timeline *tl = data;
+	struct timeline *tl = (struct timeline *)sink;
 	char ts[32];
 	iso_local_time(ev->at_ms, ts, sizeof(ts));
-	tl->events++;
+	(*tl->events)++;
 	if (tl->as_json) {
 		struct json *j = &tl->json;
 		json_reset(j);
@@ -55,9 +49,23 @@ print_event(const struct alert_event *ev, void *data)
 	if (!isnan(ev->threshold)) {
 		snprintf(threshold, sizeof(threshold), " (threshold %.6g)", ev->threshold);
 	}
-	printf("%s  %-24s %-9s %-12s %s = %s%s\n", ts, ev->rule->name, severity_name(ev->severity),
+	printf("%s  %-24s %-9s %-12s %s = %s%s\n", ts, ev->rule_name, severity_name(ev->severity),
 	       alert_transition_name(ev->transition), ev->metric, value, threshold);
 }
+
+static void
+timeline_destroy(struct sink *sink)
+{
+	struct timeline *tl = (struct timeline *)sink;
+	json_free(&tl->json);
+	free(tl);
+}
+
+static const struct sink_ops timeline_ops = {
+	.name = "timeline",
+	.notify = print_event,
+	.destroy = timeline_destroy,
+};
 
 int
 cmd_replay(int argc, char **argv)
@@ -71,8 +79,7 @@ cmd_replay(int argc, char **argv)
 		{0},
 	};
 	const char *config_path = NULL, *root = NULL;
-	bool dry_run = false;
-	struct timeline tl = {0};
+	bool dry_run = false, as_json = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -86,7 +93,7 @@ cmd_replay(int argc, char **argv)
 			root = optarg;
 			break;
 		case 'j':
-			tl.as_json = true;
+			as_json = true;
 			break;
 		case 'h':
 			printf("Usage: tegrawatch replay LOG [-c FILE] [--dry-run] [--root DIR] [--json]\n");
@@ -99,46 +106,35 @@ cmd_replay(int argc, char **argv)
 		fprintf(stderr, "tegrawatch replay: give exactly one recorded tegrastats log\n");
 		return EX_USAGE;
 	}
-	const char *log_path = argv[optind];
-
 	struct config *cfg;
-	int r = load_config_or_default(config_path, true, &cfg);
+	int r = load_config_or_default(config_path, &cfg);
 	if (r != 0) {
 		return r;
 	}
-	if (root) {
-		free(cfg->root);
-		cfg->root = strdup(root);
+	unsigned long events = 0;
+	struct timeline *tl = xcalloc(1, sizeof(*tl));
+	tl->base.ops = &timeline_ops;
+	tl->as_json = as_json;
+	tl->events = &events;
+	json_init(&tl->json);
+	struct setup_options so = {
+		.replay = argv[optind],
+		.speed = 0,
+		.root = root,
+		.dry_run = dry_run,
+		.extra = &tl->base,
+	};
+	struct agent *agent;
+	r = setup_agent(cfg, &so, &agent);
+	if (r != 0) {
+		return r;
 	}
-	struct agent_options aopts = {.interval_ms = (int)cfg->interval_ms};
-	struct agent *agent = agent_create(&aopts);
-	struct board *b = NULL;
-	struct source *src;
-	if (cfg->root && cfg->root[0] && board_open(cfg->root, &b) == 0 && sysfs_source_create(b, &src) == 0) {
-		agent_add_source(agent, src);
-	}
-	r = replay_source_create(log_path, 0, &src);
-	if (r < 0) {
-		fprintf(stderr, "tegrawatch replay: %s: %s\n", log_path, strerror(-r));
-		agent_destroy(agent);
-		board_destroy(b);
-		config_destroy(cfg);
-		return EX_IOERR;
-	}
-	agent_add_source(agent, src);
-	json_init(&tl.json);
-	struct alerting *al = alerting_create(cfg, !dry_run);
-	alerting_on(al, print_event, &tl);
-	agent_add_sink(agent, alerting_sink(al));
 	r = agent_run(agent);
 	uint64_t samples = agent_sample_count(agent);
 	agent_destroy(agent);
-	alerting_destroy(al);
-	board_destroy(b);
-	json_free(&tl.json);
 	fflush(stdout);
-	fprintf(stderr, "tegrawatch replay: %llu samples, %lu alert events%s\n", (unsigned long long)samples,
-		tl.events, dry_run ? " (dry run: no action was run)" : "");
+	fprintf(stderr, "tegrawatch replay: %llu samples, %lu alert events%s\n", (unsigned long long)samples, events,
+		dry_run ? " (dry run: no action was run)" : "");
 	if (fflush(stdout) != 0 || r < 0) {
 		return EX_IOERR;
 	}

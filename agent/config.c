@@ -16,17 +16,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfg_decode.h"
-#include "cfg_tree.h"
-#include "log.h"
+#include "agent/core/cfg_decode.h"
+#include "agent/core/cfg_tree.h"
+#include "agent/core/log.h"
 #include "thresholds/rules_load.h"
-#include "xalloc.h"
+#include "agent/core/xalloc.h"
 
 #define CONFIG_MAX_INCLUDES 64
 #define ENV_PREFIX          "environment:"
 #define ENV_NAME_MAX        96
 #define HOST_NAME_BYTES     256
 #define DEFAULT_ACTION      "log"
+#define N_OF(a)             (sizeof(a) / sizeof((a)[0]))
 
 extern char **environ;
 
@@ -56,63 +57,25 @@ static const struct cfg_key sources_keys[] = {
 	CFG_STRING("tegrastats_program", struct config, tegrastats_program, "tegrastats", CFG_F_NOT_EMPTY),
 };
 
-static const char *const protocol_names[] = {"3.1.1", "5", NULL};
-static const int protocol_values[] = {MQTT_PROTOCOL_311, MQTT_PROTOCOL_5};
+static const struct cfg_section agent_section = {"agent", agent_keys, N_OF(agent_keys), NULL};
+static const struct cfg_section sources_section = {"sources", sources_keys, N_OF(sources_keys), NULL};
 
-static int decode_metric_topics(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
-
-static const struct cfg_key mqtt_keys[] = {
-	CFG_STRING("host", struct config, mqtt.host, "", 0),
-	CFG_INT("port", struct config, mqtt.port, "1883", 0, 1, 65535),
-	CFG_STRING("prefix", struct config, mqtt.prefix, "tegrawatch", CFG_F_NOT_EMPTY),
-	CFG_STRING("device_id", struct config, mqtt.device_id, "", 0),
-	CFG_STRING("client_id", struct config, mqtt.client_id, "", 0),
-	CFG_CHOICE("protocol", struct config, mqtt.protocol, "3.1.1", 0, protocol_names, protocol_values),
-	CFG_DURATION("keepalive", struct config, mqtt.keepalive_ms, "30s", 0, 5000, 3600 * 1000),
-	CFG_INT("qos", struct config, mqtt.qos, "1", 0, 0, 1),
-	CFG_STRING("username", struct config, mqtt.username, "", 0),
-	CFG_STRING("password_file", struct config, mqtt.password_file, "", 0),
-	CFG_BOOL("tls", struct config, mqtt.tls, "false"),
-	CFG_STRING("ca_file", struct config, mqtt.ca_file, "", 0),
-	CFG_STRING("cert_file", struct config, mqtt.cert_file, "", 0),
-	CFG_STRING("key_file", struct config, mqtt.key_file, "", 0),
-	CFG_BOOL("tls_insecure", struct config, mqtt.tls_insecure, "false"),
-	CFG_DURATION("backoff_base", struct config, mqtt.backoff_base_ms, "1s", 0, 100, 3600 * 1000),
-	CFG_DURATION("backoff_cap", struct config, mqtt.backoff_cap_ms, "60s", 0, 1000, 24 * 3600 * 1000),
-	CFG_INT("inflight", struct config, mqtt.inflight, "100", 0, 1, 1000),
-	CFG_INT("spool_records", struct config, mqtt.spool_records, "3600", 0, 10, 10000000),
-	CFG_STRING("spool_file", struct config, mqtt.spool_file, "", 0),
-	CFG_INT("spool_file_max_mb", struct config, mqtt.spool_file_max_mb, "64", 0, 1, 4096),
-	CFG_CUSTOM("metric_topics", decode_metric_topics),
-	CFG_BOOL("ha_discovery", struct config, mqtt.ha_discovery, "true"),
-	CFG_STRING("ha_prefix", struct config, mqtt.ha_prefix, "homeassistant", CFG_F_NOT_EMPTY),
+/* Every section and where its settings live in struct config; modules own theirs. */
+static const struct section {
+	const struct cfg_section *sec;
+	size_t base;
+} sections[] = {
+	{&agent_section, 0},
+	{&sources_section, 0},
+	{&mqtt_config_section, offsetof(struct config, mqtt)},
+	{&web_config_section, offsetof(struct config, web)},
 };
 
-static const struct cfg_key web_keys[] = {
-	CFG_STRING("listen", struct config, web.listen, "127.0.0.1:9474", 0),
-	CFG_STRING("token_file", struct config, web.token_file, "", 0),
-	CFG_STRING("basic_auth_user", struct config, web.basic_auth_user, "", 0),
-	CFG_STRING("basic_auth_password_file", struct config, web.basic_auth_password_file, "", 0),
-	CFG_DURATION("history", struct config, web.history_ms, "1h", 0, 60 * 1000, 7 * 24 * 3600 * 1000LL),
-	CFG_INT("max_connections", struct config, web.max_connections, "32", 0, 1, 4096),
-	CFG_INT("max_connections_per_ip", struct config, web.max_connections_per_ip, "8", 0, 1, 4096),
-	CFG_DURATION("connection_timeout", struct config, web.connection_timeout_ms, "10s", 0, 1000, 3600 * 1000),
-};
-
-struct section {
-	const char *name;
-	const struct cfg_key *keys;
-	size_t count;
-};
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-static const struct section sections[] = {
-	{"agent", agent_keys, N_OF(agent_keys)},
-	{"sources", sources_keys, N_OF(sources_keys)},
-	{"mqtt", mqtt_keys, N_OF(mqtt_keys)},
-	{"web", web_keys, N_OF(web_keys)},
-};
+static void *
+section_obj(const struct config *cfg, const struct section *sec)
+{
+	return (char *)cfg + sec->base;
+}
 
 static int decode_command(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
 
@@ -188,7 +151,7 @@ config_new(void)
 		abort();
 	}
 	for (size_t s = 0; s < N_OF(sections); s++) {
-		cfg_apply_defaults(sections[s].keys, sections[s].count, cfg);
+		cfg_apply_defaults(sections[s].sec->keys, sections[s].sec->key_count, section_obj(cfg, &sections[s]));
 	}
 	cfg->actions = xrealloc(NULL, 1, sizeof(*cfg->actions));
 	cfg->actions[0] = (struct action_def){.name = cfg_strdup(DEFAULT_ACTION), .type = ACTION_LOG};
@@ -216,7 +179,7 @@ config_destroy(struct config *cfg)
 	}
 	free(cfg->path);
 	for (size_t s = 0; s < N_OF(sections); s++) {
-		cfg_free_strings(sections[s].keys, sections[s].count, cfg);
+		cfg_free_strings(sections[s].sec->keys, sections[s].sec->key_count, section_obj(cfg, &sections[s]));
 	}
 	for (size_t i = 0; i < cfg->action_count; i++) {
 		action_finish(&cfg->actions[i]);
@@ -225,7 +188,6 @@ config_destroy(struct config *cfg)
 	for (int s = 0; s < SEVERITY_COUNT; s++) {
 		cfg_free_string_list(cfg->notify[s]);
 	}
-	cfg_free_string_list(cfg->mqtt.metric_topics);
 	rule_set_free(&cfg->rules);
 	free(cfg);
 }
@@ -331,8 +293,8 @@ read_file(struct loader *ld, const char *path, struct stat *st, struct cfg_tree 
 static void
 decode_section(struct loader *ld, const struct section *sec, const struct cfg_node *node)
 {
-	struct cfg_decoder dec = {.diags = ld->diags, .context = sec->name};
-	cfg_decode_map(&dec, node, sec->keys, sec->count, ld->cfg, NULL);
+	struct cfg_decoder dec = {.diags = ld->diags, .context = sec->sec->name};
+	cfg_decode_map(&dec, node, sec->sec->keys, sec->sec->key_count, section_obj(ld->cfg, sec), NULL);
 }
 
 static bool
@@ -355,25 +317,6 @@ static bool
 has_blank(const char *s)
 {
 	return strpbrk(s, " \t\n") != NULL;
-}
-
-/* mqtt.metric_topics: globs of the metrics that also get a plain topic each */
-static int
-decode_metric_topics(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
-{
-	struct config *cfg = obj;
-	char **list;
-	size_t count;
-	if (cfg_decode_string_list(dec, node, "metric_topics", "a metric name or glob", &list, &count) < 0) {
-		return -EINVAL;
-	}
-	cfg_free_string_list(cfg->mqtt.metric_topics);
-	cfg->mqtt.metric_topics = count ? list : NULL;
-	cfg->mqtt.metric_topic_count = count;
-	if (!count) {
-		cfg_free_string_list(list);
-	}
-	return 0;
 }
 
 static int
@@ -730,9 +673,10 @@ apply_environment(struct loader *ld)
 	char all[64][ENV_NAME_MAX];
 	for (size_t s = 0; s < N_OF(sections); s++) {
 		struct cfg_decoder dec = {.diags = ld->diags};
-		for (size_t k = 0; k < sections[s].count; k++) {
-			const struct cfg_key *key = &sections[s].keys[k];
-			cfg_env_name(sections[s].name, key->name, name, sizeof(name));
+		const struct cfg_section *sec = sections[s].sec;
+		for (size_t k = 0; k < sec->key_count; k++) {
+			const struct cfg_key *key = &sec->keys[k];
+			cfg_env_name(sec->name, key->name, name, sizeof(name));
 			if (nknown < N_OF(all)) {
 				snprintf(all[nknown], sizeof(all[nknown]), "%s", name);
 				known[nknown] = all[nknown];
@@ -744,7 +688,7 @@ apply_environment(struct loader *ld)
 			}
 			snprintf(where, sizeof(where), ENV_PREFIX "%s", name);
 			note_file(ld, where);
-			cfg_decode_text(&dec, key, value, where, 0, 0, ld->cfg);
+			cfg_decode_text(&dec, key, value, where, 0, 0, section_obj(ld->cfg, &sections[s]));
 		}
 	}
 	/* a misspelt override would be ignored silently: refuse it (sorted: environ has no order) */
@@ -761,7 +705,7 @@ apply_environment(struct loader *ld)
 		bool ours = false;
 		for (size_t s = 0; s < N_OF(sections); s++) {
 			char prefix[ENV_NAME_MAX];
-			cfg_env_name(sections[s].name, "", prefix, sizeof(prefix));
+			cfg_env_name(sections[s].sec->name, "", prefix, sizeof(prefix));
 			ours = ours || strncmp(name, prefix, strlen(prefix)) == 0;
 		}
 		bool found = false;
@@ -904,7 +848,7 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 		}
 	}
 	for (size_t s = 0; s < N_OF(sections); s++) {
-		const struct cfg_node *node = cfg_map_get(root, sections[s].name);
+		const struct cfg_node *node = cfg_map_get(root, sections[s].sec->name);
 		if (node) {
 			decode_section(ld, &sections[s], node);
 		}
@@ -928,6 +872,26 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 	}
 }
 
+/* Each module's checks of its own section (files it will read, keys that go together). */
+static void
+validate_sections(struct loader *ld, const struct cfg_node *root, const char *path, bool env)
+{
+	for (size_t s = 0; s < N_OF(sections); s++) {
+		const struct cfg_section *sec = sections[s].sec;
+		if (!sec->validate) {
+			continue;
+		}
+		const struct cfg_node *map = root->type == CFG_MAP ? cfg_map_get(root, sec->name) : NULL;
+		struct cfg_place place = {
+			.section = sec->name,
+			.map = map && map->type == CFG_MAP ? map : NULL,
+			.file = path,
+			.environment = env,
+		};
+		sec->validate(section_obj(ld->cfg, &sections[s]), &place, ld->diags);
+	}
+}
+
 /* Decodes TREE (the main file, already read), validates and hands over. */
 static int
 finish_load(struct loader *ld, const struct cfg_tree *tree, const char *path, bool from_file, bool env,
@@ -941,6 +905,7 @@ finish_load(struct loader *ld, const struct cfg_tree *tree, const char *path, bo
 	if (!ld->cfg->board_name) {
 		set_host_name(ld->cfg);
 	}
+	validate_sections(ld, cfg_tree_root(tree), path, env);
 	const char **names = action_names(ld->cfg);
 	rules_validate(&ld->cfg->rules, &ld->refs, names, ld->cfg->action_count, ld->diags);
 	free(names);
@@ -1026,20 +991,9 @@ strings_equal(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-static bool
-string_lists_equal(char *const *a, char *const *b)
-{
-	for (; a && b && *a && *b; a++, b++) {
-		if (strcmp(*a, *b) != 0) {
-			return false;
-		}
-	}
-	return (!a || !*a) && (!b || !*b);
-}
-
 /* The value of KEY in A and B is the same. */
 static bool
-key_equal(const struct cfg_key *key, const struct config *a, const struct config *b)
+key_equal(const struct cfg_key *key, const void *a, const void *b)
 {
 	const char *pa = (const char *)a + key->offset;
 	const char *pb = (const char *)b + key->offset;
@@ -1056,9 +1010,7 @@ key_equal(const struct cfg_key *key, const struct config *a, const struct config
 	case CFG_K_CUSTOM:
 		break;
 	}
-	/* the one custom key of these sections */
-	return strcmp(key->name, "metric_topics") != 0 ||
-	       string_lists_equal(a->mqtt.metric_topics, b->mqtt.metric_topics);
+	return !key->equal || key->equal(a, b);
 }
 
 size_t
@@ -1070,9 +1022,11 @@ config_restart_changes(const struct config *old, const struct config *new, char 
 		buf[0] = '\0';
 	}
 	for (size_t s = 0; s < N_OF(sections); s++) {
-		for (size_t k = 0; k < sections[s].count; k++) {
-			const struct cfg_key *key = &sections[s].keys[k];
-			if ((key->flags & CFG_F_RELOADED) || key_equal(key, old, new)) {
+		const struct cfg_section *sec = sections[s].sec;
+		for (size_t k = 0; k < sec->key_count; k++) {
+			const struct cfg_key *key = &sec->keys[k];
+			if ((key->flags & CFG_F_RELOADED) ||
+			    key_equal(key, section_obj(old, &sections[s]), section_obj(new, &sections[s]))) {
 				continue;
 			}
 			n++;
@@ -1080,7 +1034,7 @@ config_restart_changes(const struct config *old, const struct config *new, char 
 				continue;
 			}
 			/* keep room for ", ..." so that a cut list says so */
-			int w = snprintf(buf + at, size - at, "%s%s.%s", at ? ", " : "", sections[s].name, key->name);
+			int w = snprintf(buf + at, size - at, "%s%s.%s", at ? ", " : "", sec->name, key->name);
 			if (w > 0 && at + (size_t)w + sizeof(", ...") < size) {
 				at += (size_t)w;
 			} else {

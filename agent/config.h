@@ -12,11 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "diag.h"
+#include "agent/core/diag.h"
+#include "agent/core/exit_codes.h"
+#include "agent/mqtt/mqtt_config.h"
 #include "thresholds/rules.h"
+#include "web/web_config.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/tegrawatch/tegrawatch.yaml"
-#define EX_CONFIG 78
 
 enum action_type {
 	ACTION_LOG,
@@ -35,55 +37,6 @@ enum tegrastats_mode {
 	TEGRASTATS_AUTO, /* run it when the binary exists */
 	TEGRASTATS_ON,
 	TEGRASTATS_OFF,
-};
-
-enum mqtt_protocol {
-	MQTT_PROTOCOL_311,
-	MQTT_PROTOCOL_5,
-};
-
-/* The MQTT password when no password_file is set (never a file setting). */
-#define MQTT_PASSWORD_ENV "TEGRAWATCH_MQTT_PASSWORD"
-
-/* mqtt: publishing (issue 4). host "" = MQTT off. */
-struct mqtt_config {
-	char *host;
-	int port;                 /* 1883 */
-	char *prefix;             /* topic prefix, "tegrawatch" */
-	char *device_id;          /* "" = the host name */
-	char *client_id;          /* "" = "tegrawatch-" + device id */
-	int protocol;             /* enum mqtt_protocol: "3.1.1" or "5" */
-	int64_t keepalive_ms;     /* 30 s */
-	int qos;                  /* QoS of state samples: 0 or 1 (alerts always 1) */
-	char *username;           /* "" = none */
-	char *password_file;      /* "" = none; TEGRAWATCH_MQTT_PASSWORD also works */
-	int tls;                  /* bool */
-	char *ca_file;
-	char *cert_file;          /* client certificate, "" = none */
-	char *key_file;
-	int tls_insecure;         /* bool: skip host name verification (warned at start) */
-	int64_t backoff_base_ms;  /* 1 s */
-	int64_t backoff_cap_ms;   /* 60 s */
-	int inflight;             /* QoS 1 messages handed to libmosquitto at once, 100 */
-	int spool_records;        /* memory spool while the broker is away, 3600 */
-	char *spool_file;         /* "" = memory only */
-	int spool_file_max_mb;    /* 64 */
-	char **metric_topics;     /* globs of metrics published on PREFIX/ID/metric/NAME; NULL = off */
-	size_t metric_topic_count;
-	int ha_discovery;         /* bool, true */
-	char *ha_prefix;          /* "homeassistant" */
-};
-
-/* web: the HTTP server (issue 5). listen "" = off. */
-struct web_config {
-	char *listen;                 /* "127.0.0.1:9474" */
-	char *token_file;             /* bearer token, "" = none */
-	char *basic_auth_user;        /* "" = none */
-	char *basic_auth_password_file;
-	int64_t history_ms;           /* 1 h of history per metric */
-	int max_connections;          /* 32 */
-	int max_connections_per_ip;   /* 8 */
-	int64_t connection_timeout_ms;/* 10 s */
 };
 
 struct config {

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sample_json.h"
+#include "agent/core/sample_json.h"
 
 struct jsonl_sink {
 	struct sink base;

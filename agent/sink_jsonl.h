@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "sink.h"
+#include "agent/core/pipeline.h"
 
 /** Creates a sink writing to OUT (borrowed). Cannot fail. */
 struct sink *jsonl_sink_create(FILE *out);

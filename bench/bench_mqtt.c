@@ -21,10 +21,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "agent/json.h"
-#include "agent/mqtt.h"
-#include "agent/mqtt_payload.h"
-#include "agent/sample.h"
+#include "agent/core/json.h"
+#include "agent/mqtt/mqtt.h"
+#include "agent/mqtt/mqtt_payload.h"
+#include "agent/core/sample.h"
 #include "tegra/board.h"
 #include "tegra/throttle.h"
 
@@ -77,7 +77,7 @@ drain(struct sink *sink, struct sample *probe)
 	int64_t end = wall_ns() + 30LL * 1000000000;
 	for (;;) {
 		sample_clear(probe);
-		mqtt_sink_decorate(probe, sink);
+		sink->ops->add_metrics(sink, &probe->metrics);
 		if (metric(probe, "agent.mqtt_connected") == 1 && metric(probe, "agent.mqtt_spool_depth") == 0) {
 			return 0;
 		}
@@ -155,7 +155,7 @@ publish_bench(int port, unsigned long n, const struct sample *s)
 	double sys_us = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e6 +
 			(double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec);
 	sample_clear(probe);
-	mqtt_sink_decorate(probe, sink);
+	sink->ops->add_metrics(sink, &probe->metrics);
 	printf("publish through the sink, QoS 1, %lu samples acknowledged%s:\n", n, r < 0 ? " (TIMED OUT)" : "");
 	printf("  CPU per sample:   %.1f us (user %.1f, sys %.1f)\n", (double)(c1 - c0) / 1e3 / (double)n,
 	       user_us / (double)n, sys_us / (double)n);

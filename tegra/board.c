@@ -1005,6 +1005,12 @@ board_set_clock(struct board *b, int64_t (*now_ms)(void *data), void *data)
 	sysfs_set_clock(b->fs, now_ms, data);
 }
 
+const struct nvpmodel_conf *
+board_power_modes(const struct board *b)
+{
+	return b->conf_ok ? &b->conf : NULL;
+}
+
 const struct board_identity *
 board_identity(const struct board *b)
 {

@@ -11,8 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/sample.h"
+#include "agent/core/sample.h"
 #include "identity.h"
+#include "nvpmodel.h"
 
 struct board;
 
@@ -24,6 +25,9 @@ void board_destroy(struct board *b);
 
 /** Identity read at open. */
 const struct board_identity *board_identity(const struct board *b);
+
+/** The power modes from ROOT/etc/nvpmodel.conf, or NULL when it could not be read. */
+const struct nvpmodel_conf *board_power_modes(const struct board *b);
 
 /** True when any Jetson signal was found (Tegra SoC, nv_tegra_release, GPU devfreq, tegra zones). */
 bool board_is_jetson(const struct board *b);

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/metrics.h"
+#include "agent/core/metrics.h"
 #include "board.h"
 #include "nvpmodel.h"
 #include "procfs.h"

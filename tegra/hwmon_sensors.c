@@ -10,7 +10,7 @@
 
 #include <sensors/sensors.h>
 
-#include "agent/metrics.h"
+#include "agent/core/metrics.h"
 
 #define NAME_PART_MAX 40
 #define PREFIXES_MAX 64

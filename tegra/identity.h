@@ -8,13 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct board_identity {
-	char model[128];   /* device-tree model, NULs stripped; "" unknown */
-	char soc[32];      /* "tegra234" from the compatible list; "" unknown */
-	char module[32];   /* "p3767-0005" from the compatible list; "" unknown */
-	char l4t[24];      /* "36.4.3"; "" unknown */
-	char jetpack[16];  /* "6.2", or "6.x" for an L4T newer than the table; "" unknown */
-};
+#include "agent/core/board_info.h"
+
 
 /**
  * Parses the first line of /etc/nv_tegra_release

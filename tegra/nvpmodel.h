@@ -9,24 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define NVPMODEL_MODES_MAX 16
-#define NVPMODEL_NAME_MAX 48
-
-struct nvpmodel_mode {
-	int id;
-	char name[NVPMODEL_NAME_MAX];
-	/* ceilings set by the mode; 0 = not capped by this mode (-1 in the file) or not set */
-	uint64_t gpu_max_hz;
-	uint64_t cpu_max_khz; /* the highest MAX_FREQ over CPU clusters */
-	uint64_t emc_max_hz;
-	int cores_online;     /* CPU_ONLINE entries with 1; -1 when not set */
-};
-
-struct nvpmodel_conf {
-	int mode_count;
-	int default_id; /* PM_CONFIG DEFAULT, -1 when absent */
-	struct nvpmodel_mode modes[NVPMODEL_MODES_MAX];
-};
+#include "agent/core/board_info.h"
 
 /** Parses nvpmodel.conf text. Returns 0 and *OUT, or -EINVAL when it has no POWER_MODEL. */
 int nvpmodel_parse_conf(const char *text, struct nvpmodel_conf *out);

@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/log.h"
+#include "agent/core/log.h"
+#include "agent/core/xalloc.h"
 #include "hwmon_sensors.h"
 #include "tegrastats.h"
 
@@ -63,6 +64,7 @@ sysfs_source_read(struct source *src, struct sample *s)
 static void
 sysfs_source_destroy(struct source *src)
 {
+	board_destroy(((struct sysfs_source *)src)->board);
 	free(src);
 }
 
@@ -75,10 +77,7 @@ static const struct source_ops sysfs_source_ops = {
 int
 sysfs_source_create(struct board *board, struct source **out)
 {
-	struct sysfs_source *ss = calloc(1, sizeof(*ss));
-	if (!ss) {
-		return -ENOMEM;
-	}
+	struct sysfs_source *ss = xcalloc(1, sizeof(*ss));
 	ss->base.ops = &sysfs_source_ops;
 	ss->board = board;
 	*out = &ss->base;

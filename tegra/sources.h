@@ -1,14 +1,15 @@
 /*
- * The agent's board sources: sysfs (struct board), a recorded tegrastats
- * log, and a live tegrastats process. Each is a struct source (agent/source.h).
+ * What tegra/ gives the pipeline (agent/core/pipeline.h): the board
+ * sources (sysfs through struct board, a recorded tegrastats log, a live
+ * tegrastats process, generic hwmon) and the throttle stage.
  */
 #ifndef TEGRAWATCH_SOURCES_H
 #define TEGRAWATCH_SOURCES_H
 
-#include "agent/source.h"
+#include "agent/core/pipeline.h"
 #include "board.h"
 
-/** A source reading BOARD (borrowed: it must outlive the source) on every tick. */
+/** A source reading BOARD (owned by the source from now on) on every tick. Cannot fail. */
 int sysfs_source_create(struct board *board, struct source **out);
 
 /**
@@ -35,6 +36,13 @@ int tegrastats_source_create(const char *program, int interval_ms, struct source
  * without libsensors, or -errno.
  */
 int hwmon_source_create(struct source **out);
+
+/**
+ * The throttle stage: explains each sample (S->throttle and the
+ * throttle.* metrics) from its metrics and the ones before (throttle.h).
+ * Cannot fail.
+ */
+struct stage *throttle_stage_create(void);
 
 /** Converts a tegrastats stamp (local time) to ms since the epoch. */
 struct tegrastats_stamp;

@@ -32,7 +32,7 @@
 #endif
 #endif
 
-#include "agent/log.h"
+#include "agent/core/log.h"
 
 #define BACKOFF_SLOTS 256
 #define BACKOFF_FIRST_MS 1000

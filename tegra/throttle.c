@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/xalloc.h"
+#include "sources.h"
+
 #define OC_MAX 16
 /* GPU load at which a governor should run the clock at its ceiling */
 #define HIGH_LOAD_PCT 90.0
@@ -31,11 +34,7 @@ struct throttle_detector {
 struct throttle_detector *
 throttle_detector_create(void)
 {
-	struct throttle_detector *det = calloc(1, sizeof(*det));
-	if (!det) {
-		abort();
-	}
-	return det;
+	return xcalloc(1, sizeof(struct throttle_detector));
 }
 
 void
@@ -393,4 +392,39 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 		snprintf(name, sizeof(name), "throttle.%s", throttle_reason_name((enum throttle_reason)r));
 		metric_set_put(&s->metrics, name, t->reason[r] ? 1 : 0);
 	}
+}
+
+/* ---- the detector as the pipeline's first stage ---- */
+
+struct throttle_stage {
+	struct stage base;
+	struct throttle_detector det;
+};
+
+static int
+throttle_stage_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
+{
+	(void)out;
+	throttle_detector_update(&((struct throttle_stage *)st)->det, s);
+	return 0;
+}
+
+static void
+throttle_stage_destroy(struct stage *st)
+{
+	free(st);
+}
+
+static const struct stage_ops throttle_stage_ops = {
+	.name = "throttle",
+	.process = throttle_stage_process,
+	.destroy = throttle_stage_destroy,
+};
+
+struct stage *
+throttle_stage_create(void)
+{
+	struct throttle_stage *ts = xcalloc(1, sizeof(*ts));
+	ts->base.ops = &throttle_stage_ops;
+	return &ts->base;
 }

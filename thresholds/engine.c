@@ -13,30 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/xalloc.h"
+#include "agent/core/xalloc.h"
 #include "template.h"
-
-const char *
-alert_transition_name(enum alert_transition t)
-{
-	switch (t) {
-	case TRANSITION_PENDING:
-		return "pending";
-	case TRANSITION_CANCELLED:
-		return "cancelled";
-	case TRANSITION_FIRING:
-		return "firing";
-	case TRANSITION_ESCALATED:
-		return "escalated";
-	case TRANSITION_DEESCALATED:
-		return "deescalated";
-	case TRANSITION_REPEAT:
-		return "repeat";
-	case TRANSITION_RESOLVED:
-		return "resolved";
-	}
-	return "unknown";
-}
 
 /* ---- fingerprints, instances ---------------------------------------- */
 
@@ -355,7 +333,7 @@ struct transition {
 static void
 emit(struct engine *e, const struct transition *tr)
 {
-	struct alert_event ev;
+	struct alert_event ev = {0};
 	bool wanted = false;
 
 	e->generation++;
@@ -370,6 +348,9 @@ emit(struct engine *e, const struct transition *tr)
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.rule = tr->rs->rule;
+	ev.rule_name = ev.rule->name;
+	ev.labels = ev.rule->labels;
+	ev.label_count = ev.rule->label_count;
 	ev.metric = tr->metric;
 	ev.transition = tr->t;
 	ev.severity = tr->severity;
@@ -603,13 +584,16 @@ report_active(const struct engine *e, const struct rule_state *rs, const struct 
 	      const char *fp, bool absent, double v,
 	      void (*fn)(const struct alert_event *ev, void *data), void *data)
 {
-	struct alert_event ev;
+	struct alert_event ev = {0};
 
 	if (a->state == ALERT_INACTIVE) {
 		return;
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.rule = rs->rule;
+	ev.rule_name = ev.rule->name;
+	ev.labels = ev.rule->labels;
+	ev.label_count = ev.rule->label_count;
 	ev.metric = metric;
 	ev.transition = a->state == ALERT_FIRING ? TRANSITION_FIRING : TRANSITION_PENDING;
 	ev.severity = a->severity;

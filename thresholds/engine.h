@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/diag.h"
-#include "agent/sample.h"
+#include "agent/core/diag.h"
+#include "agent/core/sample.h"
 #include "rules.h"
 
 enum alert_state {
@@ -19,43 +19,6 @@ enum alert_state {
 	ALERT_PENDING, /* condition met, waiting for `for` */
 	ALERT_FIRING,
 };
-
-enum alert_transition {
-	TRANSITION_PENDING,     /* inactive -> pending */
-	TRANSITION_CANCELLED,   /* pending -> inactive: the condition went away before `for` */
-	TRANSITION_FIRING,      /* -> firing (warning or critical) */
-	TRANSITION_ESCALATED,   /* firing warning -> firing critical */
-	TRANSITION_DEESCALATED, /* firing critical -> firing warning */
-	TRANSITION_REPEAT,      /* still firing, `repeat` elapsed */
-	TRANSITION_RESOLVED,    /* firing -> inactive */
-};
-
-/** "pending", "cancelled", "firing", "escalated", "deescalated", "repeat", "resolved". */
-const char *alert_transition_name(enum alert_transition t);
-
-#define ALERT_TEXT_MAX 512
-#define ALERT_FINGERPRINT_LEN 16
-
-struct alert_event {
-	const struct rule *rule;
-	const char *metric;       /* the metric instance (a glob expands per metric) */
-	enum alert_transition transition;
-	enum severity severity;   /* severity after the transition; for resolved/cancelled the last one */
-	enum severity previous;   /* severity before (SEVERITY_NONE when it was not firing) */
-	bool absent;              /* an absent_for alert: the metric stopped arriving */
-	double value;             /* NAN when absent */
-	double threshold;         /* the threshold crossed (or cleared); NAN for absent/changes */
-	int64_t at_ms;            /* sample time of the transition */
-	int64_t starts_at_ms;     /* when the alert started firing (0 while pending) */
-	int64_t ends_at_ms;       /* resolved: at_ms; otherwise 0 */
-	char fingerprint[ALERT_FINGERPRINT_LEN + 1]; /* stable: hex hash of rule name + metric */
-	char summary[ALERT_TEXT_MAX];     /* rendered template */
-	char description[ALERT_TEXT_MAX]; /* rendered template, "" when none */
-	char throttle[ALERT_TEXT_MAX];    /* throttle reasons when the metric is throttle.*, else "" */
-	const char *power_mode;   /* the sample's power mode ("" unknown) */
-};
-
-typedef void (*alert_callback)(const struct alert_event *ev, void *data);
 
 struct engine;
 

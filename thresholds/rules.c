@@ -9,20 +9,6 @@
 
 #include "template.h"
 
-const char *
-severity_name(enum severity s)
-{
-	switch (s) {
-	case SEVERITY_WARNING:
-		return "warning";
-	case SEVERITY_CRITICAL:
-		return "critical";
-	case SEVERITY_NONE:
-		break;
-	}
-	return "none";
-}
-
 static void
 free_strv(char **v, size_t n)
 {
@@ -68,45 +54,6 @@ rule_set_free(struct rule_set *set)
 	free(set->rules);
 	set->rules = NULL;
 	set->count = 0;
-}
-
-bool
-metric_is_glob(const char *pattern)
-{
-	return strchr(pattern, '*') != NULL;
-}
-
-/*
- * Classic wildcard match with one backtrack point: on a mismatch after a
- * '*', let that star swallow one more character. Linear for the patterns
- * rules use, never exponential.
- */
-bool
-metric_glob_match(const char *pattern, const char *name)
-{
-	const char *p = pattern;
-	const char *n = name;
-	const char *star = NULL;
-	const char *resume = NULL;
-
-	while (*n) {
-		if (*p == '*') {
-			star = p++;
-			resume = n;
-		} else if (*p == *n) {
-			p++;
-			n++;
-		} else if (star) {
-			p = star + 1;
-			n = ++resume;
-		} else {
-			return false;
-		}
-	}
-	while (*p == '*') {
-		p++;
-	}
-	return *p == '\0';
 }
 
 bool

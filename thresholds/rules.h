@@ -10,15 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum severity {
-	SEVERITY_NONE = 0,
-	SEVERITY_WARNING = 1,
-	SEVERITY_CRITICAL = 2,
-};
-#define SEVERITY_COUNT 3
+#include "agent/core/alert.h"
+#include "agent/core/metrics.h"
 
-/** "warning", "critical" ("none" for SEVERITY_NONE). */
-const char *severity_name(enum severity s);
+
 
 enum rule_op {
 	RULE_ABOVE,     /* value >= threshold fires */
@@ -51,10 +46,6 @@ struct threshold {
 	double fallback;
 };
 
-struct label {
-	char *key;
-	char *value;
-};
 
 #define RULE_MODES_MAX 8
 
@@ -74,7 +65,7 @@ struct rule {
 	/* power modes (nvpmodel names) the rule applies in; none = all */
 	char *modes[RULE_MODES_MAX];
 	size_t mode_count;
-	struct label *labels;
+	struct alert_label *labels;
 	size_t label_count;
 	char *summary;     /* template (see rule_template_check()); NULL = a default per op */
 	char *description; /* template, may be NULL */
@@ -96,14 +87,9 @@ struct rule_set {
 /** Frees every rule and the array; NULL is a no-op. */
 void rule_set_free(struct rule_set *set);
 
-/** True when NAME matches the glob PATTERN ('*' matches any run of characters, also '.'). */
-bool metric_glob_match(const char *pattern, const char *name);
-
 /** True when a `when: nvpmodel:` entry is a mode id (digits only) rather than a name. */
 bool rule_mode_is_id(const char *mode);
 
-/** True when PATTERN is a glob (contains '*'). */
-bool metric_is_glob(const char *pattern);
 
 
 

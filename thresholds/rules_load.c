@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cfg_decode.h"
+#include "agent/core/cfg_decode.h"
 #include "catalog.h"
-#include "agent/xalloc.h"
+#include "agent/core/xalloc.h"
 
 #define RULE_NAME_MAX 64
 #define DAY_MS        (24 * 3600 * 1000LL)
@@ -462,7 +462,7 @@ decode_labels(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 		return -EINVAL;
 	}
 	int ret = 0;
-	struct label *labels = xrealloc(NULL, node->count, sizeof(*labels));
+	struct alert_label *labels = xrealloc(NULL, node->count, sizeof(*labels));
 	size_t n = 0;
 	for (size_t i = 0; i < node->count; i++) {
 		const struct cfg_node *k = node->keys[i], *v = node->items[i];

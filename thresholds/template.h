@@ -45,7 +45,7 @@ struct template_ctx {
 	const char *power_mode;
 	const char *transition;
 	const char *throttle;
-	const struct label *labels;
+	const struct alert_label *labels;
 	size_t label_count;
 };
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/sample.h"
+#include "agent/core/sample.h"
 
 #define HISTORY_MAX_METRICS 512
 #define HISTORY_MAX_BYTES (16u * 1024 * 1024)

@@ -29,11 +29,11 @@
 
 #include <microhttpd.h>
 
-#include "agent/alert_json.h"
-#include "agent/json.h"
-#include "agent/log.h"
-#include "agent/metrics.h"
-#include "agent/sample_json.h"
+#include "agent/core/alert.h"
+#include "agent/core/json.h"
+#include "agent/core/log.h"
+#include "agent/core/metrics.h"
+#include "agent/core/sample_json.h"
 #include "dashboard.h"
 #include "history.h"
 #include "prom_format.h"
@@ -114,7 +114,7 @@ struct web_server {
 	char *version;
 	char *board_json;    /* {"model",...} */
 	struct prom_board board;
-	char *board_strings[5];
+	struct board_identity identity;
 	struct MHD_Response *page;
 
 	pthread_mutex_t lock; /* everything down to `clients` */
@@ -942,23 +942,6 @@ web_sink_write(struct sink *sink, const struct sample *s)
 	return 0;
 }
 
-static void
-web_sink_destroy(struct sink *sink)
-{
-	(void)sink; /* owned by the server: web_server_destroy() frees it */
-}
-
-static const struct sink_ops web_sink_ops = {
-	.name = "web",
-	.write = web_sink_write,
-	.destroy = web_sink_destroy,
-};
-
-struct sink *
-web_server_sink(struct web_server *srv)
-{
-	return &srv->sink;
-}
 
 /* Puts alert A (JSON blob) in the active list or takes it out. Returns what to unref. */
 static struct blob *
@@ -987,10 +970,10 @@ update_active_locked(struct web_server *srv, const struct alert_event *ev, struc
 	return drop;
 }
 
-void
-web_server_on_alert(const struct alert_event *ev, void *data)
+/* Active alerts, recent transitions and the event stream. */
+static void
+on_alert(struct web_server *srv, const struct alert_event *ev)
 {
-	struct web_server *srv = data;
 	json_reset(&srv->j);
 	alert_event_to_json(&srv->j, ev);
 	struct blob *a = blob_new(srv->j.buf, srv->j.len);
@@ -1014,10 +997,10 @@ web_server_on_alert(const struct alert_event *ev, void *data)
 	}
 }
 
-void
-web_server_seed_alert(const struct alert_event *ev, void *data)
+/* An alert already active at start (the state file): the active list only, no transition. */
+static void
+seed_alert(struct web_server *srv, const struct alert_event *ev)
 {
-	struct web_server *srv = data;
 	json_reset(&srv->j);
 	alert_event_to_json(&srv->j, ev);
 	struct blob *a = blob_new(srv->j.buf, srv->j.len);
@@ -1027,6 +1010,32 @@ web_server_seed_alert(const struct alert_event *ev, void *data)
 	blob_unref(a);
 	blob_unref(drop);
 }
+
+static void
+web_sink_notify(struct sink *sink, const struct alert_event *ev)
+{
+	struct web_server *srv = (struct web_server *)sink;
+	if (ev->restored) {
+		seed_alert(srv, ev);
+	} else {
+		on_alert(srv, ev);
+	}
+}
+
+static void web_server_destroy(struct web_server *srv);
+
+static void
+web_sink_destroy(struct sink *sink)
+{
+	web_server_destroy((struct web_server *)sink);
+}
+
+static const struct sink_ops web_sink_ops = {
+	.name = "web",
+	.write = web_sink_write,
+	.notify = web_sink_notify,
+	.destroy = web_sink_destroy,
+};
 
 /* ---- start and stop ---- */
 
@@ -1077,25 +1086,20 @@ load_secret(const char *what, const char *path, char **out, size_t *len)
 static void
 render_board(struct web_server *srv, const struct web_info *info)
 {
-	const char *src[5] = {info->model, info->soc, info->module, info->l4t, info->jetpack};
-	static const char *const keys[5] = {"model", "soc", "module", "l4t", "jetpack"};
+	srv->identity = info->identity;
 	struct json j;
 	json_init(&j);
 	json_object_begin(&j);
-	for (int i = 0; i < 5; i++) {
-		srv->board_strings[i] = xstrdup(src[i]);
-		json_key(&j, keys[i]);
-		json_string(&j, srv->board_strings[i]);
-	}
+	board_identity_to_json(&j, &srv->identity, false);
 	json_object_end(&j);
 	srv->board_json = xstrdup(j.buf);
 	json_free(&j);
 	srv->board = (struct prom_board){
-		.model = srv->board_strings[0],
-		.soc = srv->board_strings[1],
-		.module = srv->board_strings[2],
-		.l4t = srv->board_strings[3],
-		.jetpack = srv->board_strings[4],
+		.model = srv->identity.model,
+		.soc = srv->identity.soc,
+		.module = srv->identity.module,
+		.l4t = srv->identity.l4t,
+		.jetpack = srv->identity.jetpack,
 		.version = srv->version,
 	};
 }
@@ -1136,26 +1140,16 @@ start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 }
 
 int
-web_server_start(const struct web_config *cfg, const struct web_info *info, struct web_server **out)
+web_server_start(const struct web_config *cfg, const struct web_info *info, struct sink **out)
 {
+	/* the configuration was checked by web_config_section; this only guards other callers */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	bool loopback;
-	if (web_parse_listen(cfg->listen, &addr, &addr_len, &loopback) < 0) {
-		log_error("web: listen: expected HOST:PORT with an IPv4 address, [IPv6 address] or localhost, got '%s'",
-			  cfg->listen);
-		return -EINVAL;
-	}
 	bool basic = cfg->basic_auth_user[0] != '\0';
-	if (basic != (cfg->basic_auth_password_file[0] != '\0')) {
-		log_error("web: basic_auth_user and basic_auth_password_file must be set together");
-		return -EINVAL;
-	}
-	if (!loopback && !basic && !cfg->token_file[0]) {
-		log_error("web: refusing to listen on %s without authentication: a non-loopback address needs "
-			  "web.token_file or web.basic_auth_user with web.basic_auth_password_file "
-			  "(or listen on 127.0.0.1 and use an SSH tunnel)",
-			  cfg->listen);
+	if (web_parse_listen(cfg->listen, &addr, &addr_len, &loopback) < 0 ||
+	    basic != (cfg->basic_auth_password_file[0] != '\0') || (!loopback && !basic && !cfg->token_file[0])) {
+		log_error("web: refusing the configuration of %s (tegrawatch check says why)", cfg->listen);
 		return -EINVAL;
 	}
 	struct web_server *srv = calloc(1, sizeof(*srv));
@@ -1242,17 +1236,11 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 	}
 	log_info("web: listening on port %d (%s); history: %zu samples per metric, at most %zu metrics", srv->port,
 		 cfg->listen, history_capacity(srv->hist), history_max_metrics(srv->hist));
-	*out = srv;
+	*out = &srv->sink;
 	return 0;
 }
 
-int
-web_server_port(const struct web_server *srv)
-{
-	return srv->port;
-}
-
-void
+static void
 web_server_destroy(struct web_server *srv)
 {
 	if (!srv) {
@@ -1290,9 +1278,6 @@ web_server_destroy(struct web_server *srv)
 	history_destroy(srv->hist);
 	json_free(&srv->j);
 	textbuf_free(&srv->text);
-	for (int i = 0; i < 5; i++) {
-		free(srv->board_strings[i]);
-	}
 	free(srv->board_json);
 	free(srv->version);
 	free(srv->token);

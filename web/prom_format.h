@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/sample.h"
+#include "agent/core/sample.h"
 #include "textbuf.h"
 
 #define PROM_LABELS_MAX 2

@@ -10,55 +10,28 @@
 
 #include <stdint.h>
 
-#include "agent/config.h"
-#include "agent/sink.h"
+#include "agent/core/board_info.h"
+#include "agent/core/pipeline.h"
+#include "web_config.h"
 
-struct alert_event;
-struct web_server;
-
-/* What the server reports about the board and the agent (strings are copied; NULL = ""). */
+/* What the server reports about the board and the agent (copied). */
 struct web_info {
-	const char *model;
-	const char *soc;
-	const char *module;
-	const char *l4t;
-	const char *jetpack;
-	const char *version;  /* the agent's version */
-	int64_t interval_ms;  /* the sampling interval (ring sizes, /healthz) */
+	struct board_identity identity; /* "" fields when unknown */
+	const char *version;            /* the agent's version */
+	int64_t interval_ms;            /* the sampling interval (ring sizes, /healthz) */
 };
 
 /**
- * Starts the server on CFG->listen. Refuses (-EINVAL, with a log message
- * saying why) a listen address it cannot parse, a non-loopback address
- * without token_file or basic auth, and unreadable or empty secret files:
- * `tegrawatch run` exits 78 then. Other failures (-EADDRINUSE, -EACCES
- * from bind, -EIO when libmicrohttpd does not start) are -errno.
+ * Starts the server on CFG->listen (checked by web_config_section: an
+ * address it cannot parse, or a non-loopback one without authentication,
+ * is refused again here with -EINVAL) and returns it as a sink: write()
+ * publishes each sample (snapshot, history, event stream), notify() each
+ * alert event (active list, recent transitions, event stream), destroy()
+ * stops the server (open event streams are ended) and frees it. Other
+ * failures (-EADDRINUSE, -EACCES from bind, -EIO when libmicrohttpd does
+ * not start, -EINVAL for an unreadable secret file) are -errno, logged.
  * Returns 0 and *OUT.
  */
-int web_server_start(const struct web_config *cfg, const struct web_info *info, struct web_server **out);
-
-/**
- * The server as a sink for the agent: write(sample) publishes a new
- * snapshot, adds the sample to the history and to the event stream.
- * Owned by the server: the agent's destroy of it does nothing, and the
- * agent must be destroyed before the server.
- */
-struct sink *web_server_sink(struct web_server *srv);
-
-/** An alert_callback (for alerting_on()): active alerts, recent transitions, the event stream. */
-void web_server_on_alert(const struct alert_event *ev, void *data);
-
-/**
- * Adds an alert that is already active (restored from the state file) to
- * the active list, without a transition in the event stream or the recent
- * list. For alerting_foreach_active().
- */
-void web_server_seed_alert(const struct alert_event *ev, void *data);
-
-/** The port actually bound (listen port 0 picks one). */
-int web_server_port(const struct web_server *srv);
-
-/** Stops the server (open event streams are ended) and frees it; NULL is a no-op. */
-void web_server_destroy(struct web_server *srv);
+int web_server_start(const struct web_config *cfg, const struct web_info *info, struct sink **out);
 
 #endif

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cfg_tree.h"
-#include "agent/diag.h"
+#include "agent/core/cfg_tree.h"
+#include "agent/core/diag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

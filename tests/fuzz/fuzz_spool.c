@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/crc32.h"
-#include "agent/log.h"
-#include "agent/spool.h"
+#include "agent/core/crc32.h"
+#include "agent/core/log.h"
+#include "agent/core/spool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "agent/json.h"
-#include "agent/metrics.h"
-#include "agent/sample_json.h"
+#include "agent/core/json.h"
+#include "agent/core/metrics.h"
+#include "agent/core/sample_json.h"
 
 static struct metric_set *
 new_set(void)

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "agent/diag.h"
-#include "agent/sample.h"
+#include "agent/core/diag.h"
+#include "agent/core/sample.h"
 #include "thresholds/engine.h"
 #include "thresholds/rules.h"
 
@@ -1000,8 +1000,8 @@ test_template_rendering(void **state)
 	level(r, SEVERITY_CRITICAL, 95);
 	r->labels = calloc(2, sizeof(*r->labels));
 	assert_non_null(r->labels);
-	r->labels[0] = (struct label){ xstrdup("team"), xstrdup("robots") };
-	r->labels[1] = (struct label){ xstrdup("room"), xstrdup("lab 2") };
+	r->labels[0] = (struct alert_label){ xstrdup("team"), xstrdup("robots") };
+	r->labels[1] = (struct alert_label){ xstrdup("room"), xstrdup("lab 2") };
 	r->label_count = 2;
 	r->summary = xstrdup("{{rule}} on {{board}}: {{metric}} at {{value}} C >= {{threshold}} "
 			     "({{ severity }}, {{labels.team}}, {{labels.nope}}, {{power_mode}}, {{transition}})");

@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "agent/metrics.h"
+#include "agent/core/metrics.h"
 #include "tegra/hwmon_sensors.h"
 
 static const char expected[] =

@@ -16,9 +16,10 @@
 
 #include <cmocka.h>
 
-#include "agent/json.h"
-#include "agent/mqtt_payload.h"
-#include "agent/sample.h"
+#include "agent/core/json.h"
+#include "agent/mqtt/mqtt_payload.h"
+#include "thresholds/rules.h"
+#include "agent/core/sample.h"
 
 #define BOOT "6a6f29ab-1778-4cd2-af13-1dad09b5532e"
 
@@ -155,7 +156,7 @@ make_rule(void)
 	assert_non_null(r);
 	r->name = "gpu-hot";
 	r->metric = "temp.gpu_c";
-	static struct label labels[] = {{"team", "robots"}};
+	static struct alert_label labels[] = {{"team", "robots"}};
 	r->labels = labels;
 	r->label_count = 1;
 	return r;
@@ -166,6 +167,9 @@ make_event(const struct rule *r, enum alert_transition t, const char *fingerprin
 {
 	struct alert_event ev = {
 		.rule = r,
+		.rule_name = r->name,
+		.labels = r->labels,
+		.label_count = r->label_count,
 		.metric = "temp.gpu_c",
 		.transition = t,
 		.severity = SEVERITY_CRITICAL,

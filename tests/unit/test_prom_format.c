@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "agent/metrics.h"
-#include "agent/sample.h"
+#include "agent/core/metrics.h"
+#include "agent/core/sample.h"
 #include "web/prom_format.h"
 
 static struct sample *

@@ -23,8 +23,8 @@
 
 #include <cmocka.h>
 
-#include "agent/log.h"
-#include "agent/spool.h"
+#include "agent/core/log.h"
+#include "agent/core/spool.h"
 
 /* ---- helpers ---- */
 

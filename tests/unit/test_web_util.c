@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "agent/metrics.h"
-#include "agent/sample.h"
+#include "agent/core/metrics.h"
+#include "agent/core/sample.h"
 #include "web/history.h"
 #include "web/web_util.h"
 

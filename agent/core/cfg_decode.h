@@ -47,6 +47,10 @@ struct cfg_key {
 	const int *values;          /* CFG_K_CHOICE: the value of each name */
 	/* CFG_K_CUSTOM: decodes NODE into OBJ; reports through dec. Returns 0 or -EINVAL. */
 	int (*decode)(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
+	/* CFG_K_CUSTOM, optional: the value in A equals the one in B (reload comparisons) */
+	bool (*equal)(const void *a, const void *b);
+	/* CFG_K_CUSTOM, optional: frees what decode() allocated in OBJ (cfg_free_strings) */
+	void (*release)(void *obj);
 };
 
 /* One-line table entries: the member FIELD of TYPE receives the value. */
@@ -108,7 +112,10 @@ void cfg_apply_defaults(const struct cfg_key *table, size_t nkeys, void *obj);
 int cfg_decode_text(struct cfg_decoder *dec, const struct cfg_key *key, const char *text, const char *file, int line,
 		    int column, void *obj);
 
-/** Frees the CFG_K_STRING members of OBJ described by TABLE. */
+/**
+ * Frees the CFG_K_STRING members of OBJ described by TABLE, and what the
+ * CFG_K_CUSTOM keys with a release() hold.
+ */
 void cfg_free_strings(const struct cfg_key *table, size_t nkeys, void *obj);
 
 /**
@@ -171,6 +178,42 @@ void cfg_free_string_list(char **list);
 
 /** malloc'ed copy of S; aborts when out of memory, like diag_add(). */
 char *cfg_strdup(const char *s);
+
+/*
+ * A configuration section owned by the module that uses it (web/, the
+ * MQTT sink, ...): its key table, and the checks that span keys or look at
+ * the file system. The loader decodes every section and runs every
+ * validate(), so `tegrawatch check` refuses what `run` would refuse.
+ */
+struct cfg_place;
+
+struct cfg_section {
+	const char *name; /* the top-level key, "web" */
+	const struct cfg_key *keys;
+	size_t key_count;
+	/*
+	 * Optional: checks OBJ (decoded, environment applied). Reports each
+	 * mistake with cfg_report_key(). Returns 0 or -EINVAL.
+	 */
+	int (*validate)(const void *obj, const struct cfg_place *place, struct diag_list *diags);
+};
+
+/* Where a section's settings came from, for messages after decoding. */
+struct cfg_place {
+	const char *section;        /* "web" */
+	const struct cfg_node *map; /* the section in the file, NULL when absent */
+	const char *file;           /* the main file ("" when none) */
+	bool environment;           /* TEGRAWATCH_SECTION_KEY overrides were applied */
+};
+
+/**
+ * Reports a mistake in KEY of the section at PLACE where the value was
+ * set: its environment variable when that overrides it, its value in the
+ * file, else the section's key (or the file) when KEY was left at its default.
+ * The message names the setting itself ("web.listen: ...").
+ */
+void cfg_report_key(struct diag_list *diags, const struct cfg_place *place, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /** Environment variable name for SECTION.KEY: TEGRAWATCH_SECTION_KEY, upper case. */
 void cfg_env_name(const char *section, const char *key, char *buf, size_t size);

@@ -1,6 +1,6 @@
 /*
  * The agent loop. One thread owns all state: each tick the sources fill a
- * sample, the throttle detector explains it, the sinks receive it. The
+ * sample, the stages process it, the sinks receive it (pipeline.h). The
  * loop sleeps in poll() so fds of sources (a tegrastats pipe) and signals
  * (signalfd) wake it without extra threads.
  */
@@ -18,66 +18,51 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
-#include "tegra/throttle.h"
+#include "xalloc.h"
 
 #define MAX_SOURCES 8
+#define MAX_STAGES 8
 #define MAX_SINKS 8
 
 struct agent {
 	struct agent_options opts;
 	struct source *sources[MAX_SOURCES];
 	int source_count;
+	struct stage *stages[MAX_STAGES];
+	int stage_count;
 	struct sink *sinks[MAX_SINKS];
 	int sink_count;
-	struct throttle_detector *throttle;
+	struct alert_fanout fanout; /* to every sink's notify */
 	struct sample *sample;
 	uint64_t seq;
 	uint64_t late_ticks;
-	int (*reload)(void *data);
-	void *reload_data;
-	void (*decorate)(struct sample *s, void *data);
-	void *decorate_data;
+	bool started; /* the stages replayed their active alerts */
 };
 
-void
-agent_set_decorate(struct agent *agent, void (*decorate)(struct sample *s, void *data), void *data)
+static void
+fan_out(void *data, const struct alert_event *ev)
 {
-	agent->decorate = decorate;
-	agent->decorate_data = data;
-}
-
-void
-agent_set_reload(struct agent *agent, int (*reload)(void *data), void *data)
-{
-	agent->reload = reload;
-	agent->reload_data = data;
-}
-
-static int64_t
-now_ms(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	struct agent *agent = data;
+	for (int i = 0; i < agent->sink_count; i++) {
+		struct sink *sink = agent->sinks[i];
+		if (sink->ops->notify) {
+			sink->ops->notify(sink, ev);
+		}
+	}
 }
 
 struct agent *
 agent_create(const struct agent_options *opts)
 {
-	struct agent *agent = calloc(1, sizeof(*agent));
-	if (!agent) {
-		abort();
-	}
+	struct agent *agent = xcalloc(1, sizeof(*agent));
 	agent->opts = *opts;
 	if (agent->opts.interval_ms <= 0) {
 		agent->opts.interval_ms = 1000;
 	}
-	agent->throttle = throttle_detector_create();
-	agent->sample = calloc(1, sizeof(*agent->sample));
-	if (!agent->sample) {
-		abort();
-	}
+	agent->fanout = (struct alert_fanout){.emit = fan_out, .data = agent};
+	agent->sample = xcalloc(1, sizeof(*agent->sample));
 	return agent;
 }
 
@@ -90,10 +75,12 @@ agent_destroy(struct agent *agent)
 	for (int i = 0; i < agent->source_count; i++) {
 		source_destroy(agent->sources[i]);
 	}
+	for (int i = 0; i < agent->stage_count; i++) {
+		stage_destroy(agent->stages[i]);
+	}
 	for (int i = 0; i < agent->sink_count; i++) {
 		sink_destroy(agent->sinks[i]);
 	}
-	throttle_detector_destroy(agent->throttle);
 	free(agent->sample);
 	free(agent);
 }
@@ -102,6 +89,7 @@ int
 agent_add_source(struct agent *agent, struct source *src)
 {
 	if (agent->source_count == MAX_SOURCES) {
+		source_destroy(src);
 		return -ENOSPC;
 	}
 	agent->sources[agent->source_count++] = src;
@@ -112,9 +100,21 @@ int
 agent_add_sink(struct agent *agent, struct sink *sink)
 {
 	if (agent->sink_count == MAX_SINKS) {
+		sink_destroy(sink);
 		return -ENOSPC;
 	}
 	agent->sinks[agent->sink_count++] = sink;
+	return 0;
+}
+
+int
+agent_add_stage(struct agent *agent, struct stage *st)
+{
+	if (agent->stage_count == MAX_STAGES) {
+		stage_destroy(st);
+		return -ENOSPC;
+	}
+	agent->stages[agent->stage_count++] = st;
 	return 0;
 }
 
@@ -124,17 +124,30 @@ agent_sample_count(const struct agent *agent)
 	return agent->seq;
 }
 
-/*
- * One tick. Returns 1 when a source is finished for good, else 0.
- */
-static int
-tick(struct agent *agent)
+/* Once, before the first tick: alerts restored at start reach the sinks as active. */
+static void
+start(struct agent *agent)
+{
+	agent->started = true;
+	for (int i = 0; i < agent->stage_count; i++) {
+		struct stage *st = agent->stages[i];
+		if (st->ops->replay_active) {
+			st->ops->replay_active(st, &agent->fanout);
+		}
+	}
+}
+
+int
+agent_tick(struct agent *agent)
 {
 	struct sample *s = agent->sample;
 	bool got = false, finished = false;
 
+	if (!agent->started) {
+		start(agent);
+	}
 	sample_clear(s);
-	s->time_ms = now_ms(CLOCK_REALTIME);
+	s->time_ms = clock_ms(CLOCK_REALTIME);
 	for (int i = 0; i < agent->source_count; i++) {
 		struct source *src = agent->sources[i];
 		int r = src->ops->read(src, s);
@@ -151,14 +164,29 @@ tick(struct agent *agent)
 		return finished;
 	}
 	s->seq = ++agent->seq;
-	throttle_detector_update(agent->throttle, s);
 	metric_set_put(&s->metrics, "agent.samples_total", (double)agent->seq);
 	metric_set_put(&s->metrics, "agent.late_ticks_total", (double)agent->late_ticks);
-	if (agent->decorate) {
-		agent->decorate(s, agent->decorate_data);
+	for (int i = 0; i < agent->sink_count; i++) {
+		struct sink *sink = agent->sinks[i];
+		if (sink->ops->add_metrics) {
+			sink->ops->add_metrics(sink, &s->metrics);
+		}
+	}
+	for (int i = 0; i < agent->stage_count; i++) {
+		struct stage *st = agent->stages[i];
+		int r = st->ops->process(st, s, &agent->fanout);
+		if (r < 0) {
+			log_debug("stage %s: %s", st->ops->name, strerror(-r));
+		}
+		if (st->ops->add_metrics) {
+			st->ops->add_metrics(st, &s->metrics);
+		}
 	}
 	for (int i = 0; i < agent->sink_count; i++) {
 		struct sink *sink = agent->sinks[i];
+		if (!sink->ops->write) {
+			continue;
+		}
 		int r = sink->ops->write(sink, s);
 		if (r < 0) {
 			log_debug("sink %s: %s", sink->ops->name, strerror(-r));
@@ -167,10 +195,28 @@ tick(struct agent *agent)
 	return 0;
 }
 
-/* Housekeeping of sinks once per tick (reaping programs, reconnecting). */
+/* SIGHUP: every stage that can reload does. */
 static void
-dispatch_sinks(struct agent *agent)
+reload(struct agent *agent)
 {
+	for (int i = 0; i < agent->stage_count; i++) {
+		struct stage *st = agent->stages[i];
+		if (st->ops->reload) {
+			st->ops->reload(st, &agent->fanout);
+		}
+	}
+}
+
+/* Housekeeping of stages and sinks once per tick (reaping programs, reconnecting). */
+static void
+dispatch_all(struct agent *agent)
+{
+	for (int i = 0; i < agent->stage_count; i++) {
+		struct stage *st = agent->stages[i];
+		if (st->ops->dispatch) {
+			st->ops->dispatch(st);
+		}
+	}
 	for (int i = 0; i < agent->sink_count; i++) {
 		struct sink *sink = agent->sinks[i];
 		if (sink->ops->dispatch) {
@@ -183,7 +229,7 @@ dispatch_sinks(struct agent *agent)
 static int64_t
 next_deadline(struct agent *agent, int64_t planned)
 {
-	int64_t now = now_ms(CLOCK_MONOTONIC);
+	int64_t now = monotonic_ms();
 	for (int i = 0; i < agent->source_count; i++) {
 		struct source *src = agent->sources[i];
 		if (src->ops->next_tick_ms) {
@@ -225,7 +271,7 @@ agent_run(struct agent *agent)
 	malloc_trim(0);
 #endif
 	int ret = 0;
-	int64_t deadline = now_ms(CLOCK_MONOTONIC);
+	int64_t deadline = monotonic_ms();
 	int64_t last_dispatch = deadline;
 	for (;;) {
 		struct pollfd pfds[1 + MAX_SOURCES + MAX_SINKS];
@@ -250,7 +296,7 @@ agent_run(struct agent *agent)
 				owner[nfds++] = -(i + 1);
 			}
 		}
-		int64_t wait = deadline - now_ms(CLOCK_MONOTONIC);
+		int64_t wait = deadline - monotonic_ms();
 		if (wait < 0) {
 			wait = 0;
 		}
@@ -268,9 +314,7 @@ agent_run(struct agent *agent)
 				struct signalfd_siginfo si;
 				while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 					if (si.ssi_signo == SIGHUP) {
-						if (agent->reload) {
-							agent->reload(agent->reload_data);
-						}
+						reload(agent);
 					} else {
 						stop = true;
 					}
@@ -286,18 +330,18 @@ agent_run(struct agent *agent)
 		if (stop) {
 			break;
 		}
-		int64_t now = now_ms(CLOCK_MONOTONIC);
+		int64_t now = monotonic_ms();
 		if (now < deadline) {
 			/* long intervals: sinks still get their housekeeping (keepalive, reconnect) each second */
 			if (now - last_dispatch >= 1000) {
-				dispatch_sinks(agent);
+				dispatch_all(agent);
 				last_dispatch = now;
 			}
 			continue;
 		}
-		int finished = tick(agent);
-		dispatch_sinks(agent);
-		last_dispatch = now_ms(CLOCK_MONOTONIC);
+		int finished = agent_tick(agent);
+		dispatch_all(agent);
+		last_dispatch = monotonic_ms();
 		if (finished) {
 			break;
 		}

@@ -13,11 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "sample.h"
-#include "tegra/identity.h"
-#include "tegra/nvpmodel.h"
-#include "thresholds/engine.h"
+#include "agent/core/alert.h"
+#include "agent/core/board_info.h"
+#include "agent/core/json.h"
+#include "agent/core/sample.h"
 
 #define MQTT_TOPIC_MAX 256
 #define MQTT_ID_MAX 64       /* device id after sanitising, NUL included */

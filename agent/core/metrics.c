@@ -240,3 +240,42 @@ metric_name_valid(const char *name)
 	}
 	return len > 0 && len < METRIC_NAME_MAX && seg > 0;
 }
+
+bool
+metric_is_glob(const char *pattern)
+{
+	return strchr(pattern, '*') != NULL;
+}
+
+/*
+ * Classic wildcard match with one backtrack point: on a mismatch after a
+ * '*', let that star swallow one more character. Linear for the patterns
+ * rules use, never exponential.
+ */
+bool
+metric_glob_match(const char *pattern, const char *name)
+{
+	const char *p = pattern;
+	const char *n = name;
+	const char *star = NULL;
+	const char *resume = NULL;
+
+	while (*n) {
+		if (*p == '*') {
+			star = p++;
+			resume = n;
+		} else if (*p == *n) {
+			p++;
+			n++;
+		} else if (star) {
+			p = star + 1;
+			n = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*p == '*') {
+		p++;
+	}
+	return *p == '\0';
+}

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alert_json.h"
-#include "sample_json.h"
+#include "agent/core/sample_json.h"
 
 int
 mqtt_topic(char *buf, size_t size, const char *prefix, const char *id, const char *leaf)
@@ -267,16 +266,7 @@ mqtt_info_json(struct json *j, const struct mqtt_info *info, const char *device_
 	json_object_begin(j);
 	json_key(j, "device_id");
 	json_string(j, device_id);
-	json_key(j, "model");
-	string_or_null(j, id->model);
-	json_key(j, "soc");
-	string_or_null(j, id->soc);
-	json_key(j, "module");
-	string_or_null(j, id->module);
-	json_key(j, "l4t");
-	string_or_null(j, id->l4t);
-	json_key(j, "jetpack");
-	string_or_null(j, id->jetpack);
+	board_identity_to_json(j, id, true);
 	json_key(j, "power_modes");
 	json_array_begin(j);
 	for (int i = 0; info->modes && i < info->modes->mode_count; i++) {

@@ -31,9 +31,9 @@
 
 #include <mosquitto.h>
 
-#include "log.h"
-#include "spool.h"
-#include "thresholds/rules.h"
+#include "agent/core/log.h"
+#include "agent/core/metrics.h"
+#include "agent/core/spool.h"
 
 #define SYNC_INTERVAL_MS     1000  /* spool_sync(): at most this much is lost by a power cut */
 #define SHUTDOWN_WAIT_MS     2000  /* a clean stop waits this long for `offline` to be acknowledged */
@@ -865,10 +865,17 @@ mqtt_write(struct sink *sink, const struct sample *smp)
 	return r;
 }
 
-void
-mqtt_sink_on_alert(const struct alert_event *ev, void *data)
+static void
+mqtt_notify(struct sink *sink, const struct alert_event *ev)
 {
-	struct mqtt_sink *s = data;
+	struct mqtt_sink *s = (struct mqtt_sink *)sink;
+	if (ev->restored) {
+		/* alerts/active only: the transition itself was published by an earlier run */
+		if (mqtt_active_update(&s->active, ev)) {
+			s->active_dirty = true;
+		}
+		return;
+	}
 	if (!mqtt_alert_published(ev->transition)) {
 		return;
 	}
@@ -886,23 +893,12 @@ mqtt_sink_on_alert(const struct alert_event *ev, void *data)
 	}
 }
 
-void
-mqtt_sink_seed_alert(const struct alert_event *ev, void *data)
+static void
+mqtt_add_metrics(struct sink *sink, struct metric_set *m)
 {
-	struct mqtt_sink *s = data;
-	/* alerts/active only: the transition itself was published by an earlier run */
-	if (mqtt_active_update(&s->active, ev)) {
-		s->active_dirty = true;
-	}
-}
-
-void
-mqtt_sink_decorate(struct sample *smp, void *data)
-{
-	struct mqtt_sink *s = data;
+	struct mqtt_sink *s = (struct mqtt_sink *)sink;
 	struct spool_stats st;
 	spool_get_stats(s->spool, &st);
-	struct metric_set *m = &smp->metrics;
 	metric_set_put(m, "agent.mqtt_connected", s->state == CONN_CONNECTED ? 1 : 0);
 	metric_set_put(m, "agent.mqtt_connects_total", (double)s->connects);
 	metric_set_put(m, "agent.mqtt_disconnects_total", (double)s->disconnects);
@@ -1002,6 +998,8 @@ mqtt_destroy(struct sink *sink)
 static const struct sink_ops mqtt_sink_ops = {
 	.name = "mqtt",
 	.write = mqtt_write,
+	.notify = mqtt_notify,
+	.add_metrics = mqtt_add_metrics,
 	.get_fd = mqtt_get_fd,
 	.dispatch = mqtt_dispatch,
 	.poll_events = mqtt_poll_events,
@@ -1208,32 +1206,5 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	s->last_sync_ms = mono_ms();
 	begin_attempt(s, s->last_sync_ms);
 	*out = &s->base;
-	return 0;
-}
-
-int
-mqtt_read_power_modes(const char *root, struct nvpmodel_conf *out)
-{
-	char path[4096];
-	if (snprintf(path, sizeof(path), "%s/etc/nvpmodel.conf", root ? root : "") >= (int)sizeof(path)) {
-		return -ENAMETOOLONG;
-	}
-	size_t size = 256 * 1024;
-	char *text = malloc(size);
-	if (!text) {
-		abort();
-	}
-	ssize_t n = read_small_file(path, text, size);
-	if (n < 0) {
-		free(text);
-		return (int)n;
-	}
-	struct nvpmodel_conf conf;
-	int r = nvpmodel_parse_conf(text, &conf);
-	free(text);
-	if (r < 0) {
-		return r;
-	}
-	*out = conf;
 	return 0;
 }

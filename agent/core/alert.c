@@ -1,7 +1,43 @@
-/* JSON of alert events. */
-#include "alert_json.h"
+/* Alert events: names and the JSON shape. */
+#include "alert.h"
 
 #include "sample_json.h"
+
+const char *
+severity_name(enum severity s)
+{
+	switch (s) {
+	case SEVERITY_WARNING:
+		return "warning";
+	case SEVERITY_CRITICAL:
+		return "critical";
+	case SEVERITY_NONE:
+		break;
+	}
+	return "none";
+}
+
+const char *
+alert_transition_name(enum alert_transition t)
+{
+	switch (t) {
+	case TRANSITION_PENDING:
+		return "pending";
+	case TRANSITION_CANCELLED:
+		return "cancelled";
+	case TRANSITION_FIRING:
+		return "firing";
+	case TRANSITION_ESCALATED:
+		return "escalated";
+	case TRANSITION_DEESCALATED:
+		return "deescalated";
+	case TRANSITION_REPEAT:
+		return "repeat";
+	case TRANSITION_RESOLVED:
+		return "resolved";
+	}
+	return "unknown";
+}
 
 static void
 time_or_null(struct json *j, int64_t ms)
@@ -32,10 +68,9 @@ status_of(enum alert_transition t)
 void
 alert_event_to_json(struct json *j, const struct alert_event *ev)
 {
-	const struct rule *r = ev->rule;
 	json_object_begin(j);
 	json_key(j, "rule");
-	json_string(j, r->name);
+	json_string(j, ev->rule_name);
 	json_key(j, "metric");
 	json_string(j, ev->metric);
 	json_key(j, "transition");
@@ -66,9 +101,9 @@ alert_event_to_json(struct json *j, const struct alert_event *ev)
 	json_string(j, ev->description);
 	json_key(j, "labels");
 	json_object_begin(j);
-	for (size_t i = 0; i < r->label_count; i++) {
-		json_key(j, r->labels[i].key);
-		json_string(j, r->labels[i].value);
+	for (size_t i = 0; i < ev->label_count; i++) {
+		json_key(j, ev->labels[i].key);
+		json_string(j, ev->labels[i].value);
 	}
 	json_object_end(j);
 	json_key(j, "throttle");

@@ -602,6 +602,8 @@ cfg_free_strings(const struct cfg_key *table, size_t nkeys, void *obj)
 			char **slot = member(obj, &table[i]);
 			free(*slot);
 			*slot = NULL;
+		} else if (table[i].kind == CFG_K_CUSTOM && table[i].release) {
+			table[i].release(obj);
 		}
 	}
 }
@@ -712,4 +714,33 @@ cfg_env_name(const char *section, const char *key, char *buf, size_t size)
 			*p = (char)(*p - 'a' + 'A');
 		}
 	}
+}
+
+void
+cfg_report_key(struct diag_list *diags, const struct cfg_place *place, const char *key, const char *fmt, ...)
+{
+	char env[128];
+	cfg_env_name(place->section, key, env, sizeof(env));
+	char where[160];
+	const char *file = place->file;
+	int line = 0, column = 0;
+	const struct cfg_node *node = place->map ? cfg_map_get(place->map, key) : NULL;
+	if (place->environment && getenv(env)) {
+		snprintf(where, sizeof(where), "environment:%s", env);
+		file = where;
+	} else if (node) {
+		file = node->file;
+		line = node->line;
+		column = node->column;
+	} else if (place->map) {
+		file = place->map->file;
+		line = place->map->line;
+		column = place->map->column;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	diag_add(diags, file, line, column, "%s", msg);
 }

@@ -152,4 +152,10 @@ metric_set_put_buf(struct metric_set *set, const char *buf, size_t len, double v
 	return metric_set_put_new_(set, buf, len, value);
 }
 
+/** True when NAME matches the glob PATTERN ('*' matches any run of characters, also '.'). */
+bool metric_glob_match(const char *pattern, const char *name);
+
+/** True when PATTERN is a glob (contains '*'). */
+bool metric_is_glob(const char *pattern);
+
 #endif

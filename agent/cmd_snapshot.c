@@ -1,0 +1,164 @@
+/*
+ * tegrawatch snapshot [--root DIR] [--json]: the board read once through
+ * sysfs/procfs (two readings, for rates and deltas): identity, power mode,
+ * throttle state and every metric.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/core/exit_codes.h"
+#include "agent/core/json.h"
+#include "agent/core/sample_json.h"
+#include "agent/core/xalloc.h"
+#include "commands.h"
+#include "tegra/board.h"
+#include "tegra/sources.h"
+#include "tegra/throttle.h"
+
+static const char snapshot_usage[] =
+	"Usage: tegrawatch snapshot [--root DIR] [--json]\n"
+	"Reads the board once through sysfs/procfs (two readings 250 ms apart, for rates and\n"
+	"deltas) and prints its identity, power mode, throttle state and every metric.\n"
+	"  --root DIR   prefix for every path read (a fixture tree)\n"
+	"  --json       one JSON object instead of text\n";
+
+static void
+board_to_json(struct json *j, const struct board *b)
+{
+	const struct board_identity *id = board_identity(b);
+	json_object_begin(j);
+	board_identity_to_json(j, id, false);
+	json_key(j, "is_jetson");
+	json_bool(j, board_is_jetson(b));
+	json_object_end(j);
+}
+
+static const char *
+or_unknown(const char *s)
+{
+	return s[0] ? s : "unknown";
+}
+
+static void
+print_snapshot_text(const struct board *b, const struct sample *s)
+{
+	const struct board_identity *id = board_identity(b);
+	double mode_id;
+	printf("board:       %s\n", or_unknown(id->model));
+	printf("soc:         %s", or_unknown(id->soc));
+	if (id->module[0]) {
+		printf(" (module %s)", id->module);
+	}
+	printf("\nl4t:         %s", or_unknown(id->l4t));
+	if (id->jetpack[0]) {
+		printf(" (JetPack %s)", id->jetpack);
+	}
+	printf("\npower mode:  %s", or_unknown(s->power_mode));
+	if (metric_set_get(&s->metrics, "nvpmodel.id", &mode_id)) {
+		printf(" (id %.0f)", mode_id);
+	}
+	printf("\nthrottled:   %s\n", s->throttle.active ? "yes" : "no");
+	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
+		if (s->throttle.reason[r]) {
+			printf("  %-11s %s\n", throttle_reason_name((enum throttle_reason)r), s->throttle.why[r]);
+		}
+	}
+	if (s->throttle.context[0]) {
+		printf("context:     %s\n", s->throttle.context);
+	}
+	printf("metrics:\n");
+	for (size_t i = 0; i < s->metrics.count; i++) {
+		printf("  %-36s %.15g\n", s->metrics.items[i].name, s->metrics.items[i].value);
+	}
+}
+
+int
+cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"root", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *root = "";
+	bool as_json = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "r:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			root = optarg;
+			break;
+		case 'j':
+			as_json = true;
+			break;
+		case 'h':
+			fputs(snapshot_usage, stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "tegrawatch snapshot: unexpected argument '%s'\n", argv[optind]);
+		return EX_USAGE;
+	}
+	struct board *b;
+	int r = board_open(root, &b);
+	if (r < 0) {
+		fprintf(stderr, "tegrawatch snapshot: cannot read the board below '%s': %s\n",
+			root[0] ? root : "/", strerror(-r));
+		return EX_UNAVAILABLE;
+	}
+	struct sample *s = xcalloc(1, sizeof(*s));
+	struct throttle_detector *det = throttle_detector_create();
+	/* two readings: CPU load and OC counter deltas need a previous one */
+	sample_clear(s);
+	board_sample(b, s);
+	throttle_detector_update(det, s);
+	struct timespec gap = {.tv_sec = 0, .tv_nsec = 250 * 1000 * 1000};
+	nanosleep(&gap, NULL);
+	sample_clear(s);
+	s->seq = 1;
+	s->time_ms = (int64_t)time(NULL) * 1000;
+	r = board_sample(b, s);
+	if (!root[0] || strcmp(root, "/") == 0) {
+		/* generic hwmon chips: libsensors reads the real /sys only */
+		struct source *hw;
+		if (hwmon_source_create(&hw) == 0) {
+			hw->ops->read(hw, s);
+			source_destroy(hw);
+		}
+	}
+	throttle_detector_update(det, s);
+	metric_set_put(&s->metrics, "agent.read_errors_total", (double)board_read_errors(b));
+
+	if (as_json) {
+		struct json j;
+		json_init(&j);
+		json_object_begin(&j);
+		json_key(&j, "board");
+		board_to_json(&j, b);
+		json_key(&j, "power_mode");
+		if (s->power_mode[0]) {
+			json_string(&j, s->power_mode);
+		} else {
+			json_null(&j);
+		}
+		json_key(&j, "metrics");
+		metrics_to_json(&j, &s->metrics);
+		json_key(&j, "throttle");
+		throttle_to_json(&j, &s->throttle);
+		json_object_end(&j);
+		puts(j.buf);
+		json_free(&j);
+	} else {
+		print_snapshot_text(b, s);
+	}
+	throttle_detector_destroy(det);
+	free(s);
+	board_destroy(b);
+	return fflush(stdout) == 0 ? 0 : EX_IOERR;
+}

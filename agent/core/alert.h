@@ -1,0 +1,89 @@
+/*
+ * Alert events: what a rules stage tells every sink that wants alerts
+ * (MQTT, the web server, webhooks, the replay timeline). The stage that
+ * makes them (thresholds/) and the sinks that show them share only this.
+ */
+#ifndef TEGRAWATCH_ALERT_H
+#define TEGRAWATCH_ALERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+enum severity {
+	SEVERITY_NONE = 0,
+	SEVERITY_WARNING = 1,
+	SEVERITY_CRITICAL = 2,
+};
+#define SEVERITY_COUNT 3
+
+/** "warning", "critical" ("none" for SEVERITY_NONE). */
+const char *severity_name(enum severity s);
+
+enum alert_transition {
+	TRANSITION_PENDING,     /* inactive -> pending */
+	TRANSITION_CANCELLED,   /* pending -> inactive: the condition went away before `for` */
+	TRANSITION_FIRING,      /* -> firing (warning or critical) */
+	TRANSITION_ESCALATED,   /* firing warning -> firing critical */
+	TRANSITION_DEESCALATED, /* firing critical -> firing warning */
+	TRANSITION_REPEAT,      /* still firing, `repeat` elapsed */
+	TRANSITION_RESOLVED,    /* firing -> inactive */
+};
+
+/** "pending", "cancelled", "firing", "escalated", "deescalated", "repeat", "resolved". */
+const char *alert_transition_name(enum alert_transition t);
+
+struct alert_label {
+	char *key;
+	char *value;
+};
+
+#define ALERT_TEXT_MAX 512
+#define ALERT_FINGERPRINT_LEN 16
+
+/* The rule that made an event: defined by thresholds/, opaque to everyone else. */
+struct rule;
+
+struct alert_event {
+	const char *rule_name;
+	const struct alert_label *labels; /* the rule's labels */
+	size_t label_count;
+	const struct rule *rule;  /* for the rules stage and its actions only */
+	const char *metric;       /* the metric instance (a glob expands per metric) */
+	enum alert_transition transition;
+	enum severity severity;   /* severity after the transition; for resolved/cancelled the last one */
+	enum severity previous;   /* severity before (SEVERITY_NONE when it was not firing) */
+	bool absent;              /* an absent_for alert: the metric stopped arriving */
+	/*
+	 * Restored from the state file at start: already active, so a sink
+	 * lists it without announcing a transition.
+	 */
+	bool restored;
+	double value;             /* NAN when absent */
+	double threshold;         /* the threshold crossed (or cleared); NAN for absent/changes */
+	int64_t at_ms;            /* sample time of the transition */
+	int64_t starts_at_ms;     /* when the alert started firing (0 while pending) */
+	int64_t ends_at_ms;       /* resolved: at_ms; otherwise 0 */
+	char fingerprint[ALERT_FINGERPRINT_LEN + 1]; /* stable: hex hash of rule name + metric */
+	char summary[ALERT_TEXT_MAX];     /* rendered template */
+	char description[ALERT_TEXT_MAX]; /* rendered template, "" when none */
+	char throttle[ALERT_TEXT_MAX];    /* throttle reasons when the metric is throttle.*, else "" */
+	const char *power_mode;   /* the sample's power mode ("" unknown) */
+};
+
+typedef void (*alert_callback)(const struct alert_event *ev, void *data);
+
+/**
+ * Writes the one JSON shape of an alert event, shared by the MQTT alerts
+ * topic, the HTTP API, the event stream and `replay --json`:
+ * {"rule", "metric", "transition", "status" ("firing"|"resolved"|
+ * "pending"), "severity", "previous_severity", "value", "threshold",
+ * "absent", "fingerprint", "at", "starts_at", "ends_at" (ISO 8601 local
+ * time or null), "summary", "description", "labels": {...}, "throttle",
+ * "power_mode"}.
+ */
+void alert_event_to_json(struct json *j, const struct alert_event *ev);
+
+#endif

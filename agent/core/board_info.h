@@ -1,0 +1,47 @@
+/*
+ * What the agent knows about the board it watches: its identity and its
+ * power modes, read once at start by tegra/ and shown by every output
+ * (snapshot, MQTT info and discovery, the HTTP API, Prometheus labels).
+ */
+#ifndef TEGRAWATCH_BOARD_INFO_H
+#define TEGRAWATCH_BOARD_INFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "json.h"
+
+struct board_identity {
+	char model[128];   /* device-tree model, NULs stripped; "" unknown */
+	char soc[32];      /* "tegra234" from the compatible list; "" unknown */
+	char module[32];   /* "p3767-0005" from the compatible list; "" unknown */
+	char l4t[24];      /* "36.4.3"; "" unknown */
+	char jetpack[16];  /* "6.2", or "6.x" for an L4T newer than the table; "" unknown */
+};
+
+#define NVPMODEL_MODES_MAX 16
+#define NVPMODEL_NAME_MAX 48
+
+struct nvpmodel_mode {
+	int id;
+	char name[NVPMODEL_NAME_MAX];
+	/* ceilings set by the mode; 0 = not capped by this mode (-1 in the file) or not set */
+	uint64_t gpu_max_hz;
+	uint64_t cpu_max_khz; /* the highest MAX_FREQ over CPU clusters */
+	uint64_t emc_max_hz;
+	int cores_online;     /* CPU_ONLINE entries with 1; -1 when not set */
+};
+
+struct nvpmodel_conf {
+	int mode_count;
+	int default_id; /* PM_CONFIG DEFAULT, -1 when absent */
+	struct nvpmodel_mode modes[NVPMODEL_MODES_MAX];
+};
+
+/**
+ * Writes "model", "soc", "module", "l4t" and "jetpack" into an object the
+ * caller has opened: unknown ones as "" or, with NULL_UNKNOWN, as null.
+ */
+void board_identity_to_json(struct json *j, const struct board_identity *id, bool null_unknown);
+
+#endif

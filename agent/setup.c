@@ -1,0 +1,191 @@
+/* The composition root: configuration + command line -> sources, stages, sinks. */
+#include "setup.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/core/exit_codes.h"
+#include "agent/core/log.h"
+#include "alerting.h"
+#include "build_config.h"
+#include "sink_jsonl.h"
+#include "tegra/board.h"
+#include "tegra/sources.h"
+#if HAVE_MQTT
+#include "agent/mqtt/mqtt.h"
+#endif
+#if HAVE_WEB
+#include "web/web.h"
+#endif
+
+static bool
+is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *
+setup_demo_dir(void)
+{
+	static const char *const candidates[] = {TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (is_dir(candidates[i])) {
+			return candidates[i];
+		}
+	}
+	return NULL;
+}
+
+static bool
+is_real_root(const char *root)
+{
+	return !root || !root[0] || strcmp(root, "/") == 0;
+}
+
+/* Sources: sysfs (a Jetson, or a fixture root), hwmon (the real root), a replay or a live tegrastats. */
+static int
+add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
+	    const char *root, int interval_ms, bool *board_owned)
+{
+	struct source *src;
+	int r;
+	if (b && (board_is_jetson(b) || root)) {
+		sysfs_source_create(b, &src); /* owns the board from now on */
+		agent_add_source(agent, src);
+		*board_owned = true;
+	}
+	if (!o->replay && is_real_root(root)) {
+		/* generic hwmon chips (NVMe, fan controllers): libsensors reads the real /sys only */
+		r = hwmon_source_create(&src);
+		if (r == 0) {
+			agent_add_source(agent, src);
+		} else {
+			log_info("generic hwmon sensors not read: %s", strerror(-r));
+		}
+	}
+	if (o->replay) {
+		r = replay_source_create(o->replay, o->speed, &src);
+		if (r < 0) {
+			fprintf(stderr, "tegrawatch: %s: %s\n", o->replay, strerror(-r));
+			return EX_IOERR;
+		}
+		agent_add_source(agent, src);
+		return 0;
+	}
+	bool tegrastats = !o->no_tegrastats && cfg->tegrastats != TEGRASTATS_OFF;
+	const char *program = o->tegrastats;
+	if (!program && cfg->tegrastats == TEGRASTATS_ON) {
+		program = cfg->tegrastats_program;
+	}
+	/* next to a fixture root only when asked for: the host's binary would not match it */
+	if (tegrastats && (program || !root)) {
+		r = tegrastats_source_create(program ? program : "tegrastats", interval_ms, &src);
+		if (r == 0) {
+			agent_add_source(agent, src);
+		} else {
+			log_info("tegrastats not started (%s): reading sysfs only", strerror(-r));
+		}
+	}
+	return 0;
+}
+
+/* Sinks of `run`: JSON Lines on stdout, MQTT and the web server as configured. */
+static int
+add_outputs(struct agent *agent, const struct board *b, const struct config *cfg, int interval_ms)
+{
+	agent_add_sink(agent, jsonl_sink_create(stdout));
+	struct board_identity none = {0};
+	const struct board_identity *id = b ? board_identity(b) : &none;
+	(void)id;
+	(void)interval_ms;
+#if HAVE_MQTT
+	if (cfg->mqtt.host[0]) {
+		struct mqtt_info info = {
+			.identity = *id,
+			.modes = b ? board_power_modes(b) : NULL,
+			.agent_version = TEGRAWATCH_VERSION,
+			.interval_ms = interval_ms,
+		};
+		struct sink *mqtt;
+		if (mqtt_sink_create(&cfg->mqtt, &info, &mqtt) < 0) {
+			return EX_CONFIG;
+		}
+		agent_add_sink(agent, mqtt);
+	}
+#else
+	if (cfg->mqtt.host[0]) {
+		log_warn("mqtt: this build has no MQTT support (built without libmosquitto): mqtt.host is ignored");
+	}
+#endif
+#if HAVE_WEB
+	/* listen "" = off */
+	if (cfg->web.listen[0]) {
+		struct web_info winfo = {.identity = *id, .version = TEGRAWATCH_VERSION, .interval_ms = interval_ms};
+		struct sink *web;
+		int r = web_server_start(&cfg->web, &winfo, &web);
+		if (r == -EINVAL) {
+			return EX_CONFIG;
+		}
+		if (r == 0) {
+			agent_add_sink(agent, web);
+		}
+		/* other failures (a busy port): sampling and alerting go on without the dashboard */
+	}
+#else
+	if (cfg->web.listen[0] && cfg->path[0]) {
+		log_info("web: this build has no HTTP server (built without libmicrohttpd)");
+	}
+#endif
+	return 0;
+}
+
+int
+setup_agent(struct config *cfg, const struct setup_options *o, struct agent **out)
+{
+	const char *root = o->root;
+	if (!root && cfg->root[0]) {
+		root = cfg->root;
+	}
+	int interval_ms = o->interval_ms > 0 ? o->interval_ms : (int)cfg->interval_ms;
+	struct board *b = NULL;
+	/* a replay reads the board only below an explicit root (trip points, identity) */
+	if ((!o->replay || root) && board_open(root ? root : "", &b) < 0) {
+		b = NULL;
+	}
+	if (!o->replay && (!b || !board_is_jetson(b))) {
+		fprintf(stderr,
+			"tegrawatch: no Jetson board found under %s (no Tegra SoC, nv_tegra_release, GPU devfreq\n"
+			"or Tegra thermal zones). To watch a recording use 'tegrawatch run --replay FILE';\n"
+			"to try the built-in demo board use 'tegrawatch run --demo'.\n",
+			root ? root : "/");
+		board_destroy(b);
+		config_destroy(cfg);
+		sink_destroy(o->extra);
+		return EX_UNAVAILABLE;
+	}
+	struct agent_options aopts = {.interval_ms = interval_ms, .max_samples = o->max_samples};
+	struct agent *agent = agent_create(&aopts);
+	if (o->extra) {
+		agent_add_sink(agent, o->extra);
+	}
+	bool board_owned = false;
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned);
+	if (r == 0 && o->outputs) {
+		r = add_outputs(agent, b, cfg, interval_ms);
+	}
+	if (!board_owned) {
+		board_destroy(b); /* the outputs copied what they show of it */
+	}
+	if (r != 0) {
+		agent_destroy(agent);
+		config_destroy(cfg);
+		return r;
+	}
+	agent_add_stage(agent, throttle_stage_create());
+	agent_add_stage(agent, alerting_stage_create(cfg, !o->dry_run));
+	*out = agent;
+	return 0;
+}

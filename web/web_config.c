@@ -1,0 +1,79 @@
+/* The web: section: key table, defaults and checks (no libmicrohttpd here). */
+#include "web_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "web_util.h"
+
+static const struct cfg_key web_keys[] = {
+	CFG_STRING("listen", struct web_config, listen, "127.0.0.1:9474", 0),
+	CFG_STRING("token_file", struct web_config, token_file, "", 0),
+	CFG_STRING("basic_auth_user", struct web_config, basic_auth_user, "", 0),
+	CFG_STRING("basic_auth_password_file", struct web_config, basic_auth_password_file, "", 0),
+	CFG_DURATION("history", struct web_config, history_ms, "1h", 0, 60 * 1000, 7 * 24 * 3600 * 1000LL),
+	CFG_INT("max_connections", struct web_config, max_connections, "32", 0, 1, 4096),
+	CFG_INT("max_connections_per_ip", struct web_config, max_connections_per_ip, "8", 0, 1, 4096),
+	CFG_DURATION("connection_timeout", struct web_config, connection_timeout_ms, "10s", 0, 1000, 3600 * 1000),
+};
+
+static void
+check_secret(const char *key, const char *path, const struct cfg_place *place, struct diag_list *diags)
+{
+	char *secret;
+	bool world;
+	int r = web_read_secret(path, &secret, &world);
+	if (r < 0) {
+		cfg_report_key(diags, place, key, "web.%s %s: %s", key, path,
+			       r == -EINVAL ? "must be a regular file holding 1 to 4096 bytes" : strerror(-r));
+		return;
+	}
+	explicit_bzero(secret, strlen(secret));
+	free(secret);
+}
+
+static int
+web_validate(const void *obj, const struct cfg_place *place, struct diag_list *diags)
+{
+	const struct web_config *cfg = obj;
+	size_t before = diags->count;
+	if (!cfg->listen[0]) {
+		return 0; /* the server is off */
+	}
+	struct sockaddr_storage addr;
+	socklen_t len;
+	bool loopback;
+	if (web_parse_listen(cfg->listen, &addr, &len, &loopback) < 0) {
+		cfg_report_key(diags, place, "listen",
+			       "web.listen: expected HOST:PORT with an IPv4 address, [IPv6 address] or localhost, got '%s'",
+			       cfg->listen);
+		return -EINVAL;
+	}
+	bool basic = cfg->basic_auth_user[0] != '\0';
+	if (basic != (cfg->basic_auth_password_file[0] != '\0')) {
+		cfg_report_key(diags, place, basic ? "basic_auth_user" : "basic_auth_password_file",
+			       "web.basic_auth_user and web.basic_auth_password_file must be set together");
+	}
+	if (!loopback && !cfg->basic_auth_user[0] && !cfg->basic_auth_password_file[0] && !cfg->token_file[0]) {
+		cfg_report_key(diags, place, "listen",
+			       "web.listen: refusing to listen on %s without authentication: a non-loopback address needs "
+			       "web.token_file or web.basic_auth_user with web.basic_auth_password_file "
+			       "(or listen on 127.0.0.1 and use an SSH tunnel)",
+			       cfg->listen);
+	}
+	if (cfg->token_file[0]) {
+		check_secret("token_file", cfg->token_file, place, diags);
+	}
+	if (cfg->basic_auth_password_file[0]) {
+		check_secret("basic_auth_password_file", cfg->basic_auth_password_file, place, diags);
+	}
+	return diags->count == before ? 0 : -EINVAL;
+}
+
+const struct cfg_section web_config_section = {
+	.name = "web",
+	.keys = web_keys,
+	.key_count = sizeof(web_keys) / sizeof(web_keys[0]),
+	.validate = web_validate,
+};

@@ -1,0 +1,32 @@
+/*
+ * The web: section of the configuration, owned by the HTTP server: its
+ * settings, key table and checks (docs/configuration.md). Builds without
+ * libmicrohttpd, so every build decodes and checks the section.
+ */
+#ifndef TEGRAWATCH_WEB_CONFIG_H
+#define TEGRAWATCH_WEB_CONFIG_H
+
+#include <stdint.h>
+
+#include "agent/core/cfg_decode.h"
+
+/* web: the HTTP server (issue 5). listen "" = off. */
+struct web_config {
+	char *listen;                 /* "127.0.0.1:9474" */
+	char *token_file;             /* bearer token, "" = none */
+	char *basic_auth_user;        /* "" = none */
+	char *basic_auth_password_file;
+	int64_t history_ms;           /* 1 h of history per metric */
+	int max_connections;          /* 32 */
+	int max_connections_per_ip;   /* 8 */
+	int64_t connection_timeout_ms;/* 10 s */
+};
+
+/**
+ * The key table and checks: a listen address web_parse_listen() accepts,
+ * authentication on a non-loopback address, basic_auth_user with its
+ * password file, and secret files that can be read and hold 1 to 4096 bytes.
+ */
+extern const struct cfg_section web_config_section;
+
+#endif
