@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Repository checks: each third-party library behind one file, no banned
-# functions, no includes between tegra/, thresholds/ and web/.
+# functions, the include direction between folders.
 set -u
 cd "${1:-$(dirname "$0")/../..}" || exit 1
 fail=0
@@ -21,11 +21,35 @@ if grep -nE '\b(sprintf|vsprintf|strcat|strncat|gets|strtok|atoi)\s*\(' $src | g
 	fail=1
 fi
 
-for dir in tegra thresholds web; do
-	for other in tegra thresholds web; do
-		[ "$dir" = "$other" ] && continue
-		if grep -n "#include \"$other/" $(printf '%s\n' $src | grep "^$dir/") 2>/dev/null; then
-			echo "FAIL: $dir/ includes $other/"
+# The include direction (docs/architecture.md): agent/core/ is the ground
+# floor and includes nothing else of the tree; the modules (tegra/,
+# thresholds/, web/, agent/mqtt/) include only agent/core/ and themselves;
+# only the composition root (agent/*.c) includes modules.
+module_of() {
+	case "$1" in
+	agent/core/*) echo agent/core ;;
+	agent/mqtt/*) echo agent/mqtt ;;
+	agent/*) echo agent ;;
+	tegra/*) echo tegra ;;
+	thresholds/*) echo thresholds ;;
+	web/*) echo web ;;
+	*) echo other ;;
+	esac
+}
+for f in $src; do
+	from=$(module_of "$f")
+	[ "$from" = agent ] || [ "$from" = other ] && continue
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		case "$inc" in
+		*/*) to=$(module_of "$inc") ;;
+		*) continue ;; # a sibling in the same folder
+		esac
+		[ "$inc" = build_config.h ] && continue
+		if [ "$to" != "$from" ] && [ "$to" != agent/core ]; then
+			echo "FAIL: $f includes \"$inc\" ($from/ -> $to/)"
+			fail=1
+		elif [ "$from" = agent/core ] && [ "$to" != agent/core ]; then
+			echo "FAIL: $f includes \"$inc\" (agent/core/ is the ground floor)"
 			fail=1
 		fi
 	done

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""`tegrawatch check` refuses every configuration that `run` refuses, with
+FILE:LINE:COL and exit 78, because both run the same validate() of each
+module's section (web, mqtt).
+
+Usage: test_check.py TEGRAWATCH SOURCE_ROOT
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+SRC = None
+EX_CONFIG = 78
+
+
+def tegrawatch(args, env=None):
+    full = dict(os.environ)
+    for k in list(full):
+        if k.startswith("TEGRAWATCH_"):
+            del full[k]
+    full.update(env or {})
+    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=60, env=full)
+
+
+class CheckMatchesRun(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="tw-check-")
+        self.dir = self.tmp.name
+        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
+        self.secret = os.path.join(self.dir, "secret")
+        with open(self.secret, "w") as f:
+            f.write("s3cret\n")
+        os.chmod(self.secret, 0o600)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, body):
+        with open(self.cfg, "w") as f:
+            f.write('agent:\n  state_file: ""\n' + body)
+
+    def both(self, env=None):
+        check = tegrawatch(["check", "-c", self.cfg], env)
+        run = tegrawatch(["run", "-c", self.cfg, "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                          "--speed", "0", "--count", "1"], env)
+        return check, run
+
+    def refused(self, body, line, col, words, env=None, where=None):
+        """check and run both exit 78, and check names WHERE:LINE:COL and WORDS."""
+        self.write(body)
+        check, run = self.both(env)
+        self.assertEqual(check.returncode, EX_CONFIG, check.stdout + check.stderr)
+        self.assertEqual(run.returncode, EX_CONFIG, run.stdout + run.stderr)
+        loc = "%s:%d:%d: " % (where or self.cfg, line, col) if line else "%s: " % where
+        self.assertIn(loc, check.stderr)
+        self.assertIn(words, check.stderr)
+        # run says the same, from the same code
+        self.assertIn(loc, run.stderr)
+        self.assertIn(words, run.stderr)
+        return check.stderr
+
+    def test_listen_not_an_address(self):
+        self.refused("web:\n  listen: jetson.lan:9474\n", 4, 11, "web.listen: expected HOST:PORT")
+
+    def test_listen_everywhere_without_auth(self):
+        self.refused("web:\n  listen: 0.0.0.0:9474\n", 4, 11, "without authentication")
+
+    def test_missing_token_file(self):
+        missing = os.path.join(self.dir, "no-token")
+        self.refused("web:\n  listen: 127.0.0.1:0\n  token_file: %s\n" % missing, 5, 15,
+                     "web.token_file %s: No such file or directory" % missing)
+
+    def test_basic_auth_missing_password_file(self):
+        missing = os.path.join(self.dir, "no-password")
+        self.refused("web:\n  listen: 127.0.0.1:0\n  basic_auth_user: admin\n  basic_auth_password_file: %s\n"
+                     % missing, 6, 29, "web.basic_auth_password_file %s" % missing)
+
+    def test_basic_auth_user_without_password_file(self):
+        self.refused("web:\n  listen: 127.0.0.1:0\n  basic_auth_user: admin\n", 5, 20, "must be set together")
+
+    def test_mqtt_certificate_without_key(self):
+        self.refused("mqtt:\n  host: 127.0.0.1\n  tls: true\n  cert_file: %s\n" % self.secret, 6, 14,
+                     "mqtt.cert_file and mqtt.key_file go together")
+
+    def test_mqtt_missing_password_file(self):
+        missing = os.path.join(self.dir, "no-mqtt-password")
+        self.refused("mqtt:\n  host: 127.0.0.1\n  password_file: %s\n" % missing, 5, 18,
+                     "mqtt.password_file: cannot read %s" % missing)
+
+    def test_environment_override_is_located(self):
+        self.refused("web:\n  token_file: \"\"\n", 0, 0, "without authentication",
+                     env={"TEGRAWATCH_WEB_LISTEN": "0.0.0.0:9474"}, where="environment:TEGRAWATCH_WEB_LISTEN")
+
+    def test_every_mistake_in_one_run(self):
+        missing = os.path.join(self.dir, "missing")
+        err = self.refused("web:\n  listen: 0.0.0.0:9474\n  token_file: %s\n"
+                           "mqtt:\n  host: 127.0.0.1\n  key_file: %s\n" % (missing, self.secret),
+                           5, 15, "web.token_file")
+        self.assertIn("mqtt.cert_file and mqtt.key_file go together", err)
+        self.assertEqual(len(re.findall(r"^%s:\d+:\d+: " % re.escape(self.cfg), err, re.M)), 2, err)
+
+    def test_good_configuration_passes(self):
+        self.write("web:\n  listen: 0.0.0.0:0\n  token_file: %s\nmqtt:\n  host: \"\"\n" % self.secret)
+        check = tegrawatch(["check", "-c", self.cfg])
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertIn(": ok,", check.stdout)
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
