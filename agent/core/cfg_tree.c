@@ -20,6 +20,8 @@
 
 #include <yaml.h>
 
+#include "xalloc.h"
+
 #define ARENA_BLOCK_BYTES (64 * 1024)
 #define KEY_MSG_BYTES 40
 
@@ -71,13 +73,13 @@ struct loader {
 static const size_t block_header =
 	(sizeof(struct arena_block) + alignof(max_align_t) - 1) / alignof(max_align_t) * alignof(max_align_t);
 
-/* Returns SIZE bytes aligned to ALIGN (a power of two), or NULL. */
+/* Returns SIZE bytes aligned to ALIGN (a power of two); aborts when out of memory (xalloc.h). */
 static void *
 arena_alloc(struct cfg_tree *tree, size_t size, size_t align)
 {
 	struct arena_block *b = tree->blocks;
 	if (size > SIZE_MAX / 2) {
-		return NULL;
+		abort_out_of_memory();
 	}
 	size_t start = b ? (b->used + align - 1) & ~(align - 1) : 0;
 	if (!b || start > b->size || b->size - start < size) {
@@ -85,10 +87,7 @@ arena_alloc(struct cfg_tree *tree, size_t size, size_t align)
 		if (size > usable) {
 			usable = size;
 		}
-		b = malloc(block_header + usable);
-		if (!b) {
-			return NULL;
-		}
+		b = xmalloc(block_header + usable);
 		b->next = tree->blocks;
 		b->size = usable;
 		b->used = 0;
@@ -103,10 +102,8 @@ static char *
 arena_strndup(struct cfg_tree *tree, const char *s, size_t len)
 {
 	char *p = arena_alloc(tree, len + 1, 1);
-	if (p) {
-		memcpy(p, s, len);
-		p[len] = '\0';
-	}
+	memcpy(p, s, len);
+	p[len] = '\0';
 	return p;
 }
 
@@ -161,14 +158,6 @@ report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int
-out_of_memory(struct loader *ld)
-{
-	diag_add(ld->diags, ld->tree->file, 0, 0, "out of memory");
-	return -ENOMEM;
-}
-
-
 static size_t
 key_hash(size_t map_id, const char *s)
 {
@@ -180,14 +169,11 @@ key_hash(size_t map_id, const char *s)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static int
+static void
 key_set_grow(struct key_set *set)
 {
 	size_t cap = set->cap ? set->cap * 2 : 64;
-	struct key_slot *slots = calloc(cap, sizeof(*slots));
-	if (!slots) {
-		return -ENOMEM;
-	}
+	struct key_slot *slots = xcalloc(cap, sizeof(*slots));
 	for (size_t i = 0; i < set->cap; i++) {
 		const struct key_slot *old = &set->slots[i];
 		if (!old->key) {
@@ -202,25 +188,21 @@ key_set_grow(struct key_set *set)
 	free(set->slots);
 	set->slots = slots;
 	set->cap = cap;
-	return 0;
 }
 
 /* Adds KEY to map MAP_ID; *DUP is the earlier equal key, or NULL when KEY was added. */
-static int
+static void
 key_set_add(struct key_set *set, size_t map_id, const struct cfg_node *key, const struct cfg_node **dup)
 {
 	if ((set->used + 1) * 2 > set->cap) {
-		int ret = key_set_grow(set);
-		if (ret < 0) {
-			return ret;
-		}
+		key_set_grow(set);
 	}
 	size_t j = key_hash(map_id, key->value) & (set->cap - 1);
 	while (set->slots[j].key) {
 		const struct key_slot *s = &set->slots[j];
 		if (s->map_id == map_id && strcmp(s->key->value, key->value) == 0) {
 			*dup = s->key;
-			return 0;
+			return;
 		}
 		j = (j + 1) & (set->cap - 1);
 	}
@@ -228,23 +210,17 @@ key_set_add(struct key_set *set, size_t map_id, const struct cfg_node *key, cons
 	set->slots[j].key = key;
 	set->used++;
 	*dup = NULL;
-	return 0;
 }
 
-static int
+static void
 stack_push(struct loader *ld, struct cfg_node *node)
 {
 	if (ld->stack_len == ld->stack_cap) {
 		size_t cap = ld->stack_cap ? ld->stack_cap * 2 : 64;
-		struct cfg_node **p = realloc(ld->stack, cap * sizeof(*p));
-		if (!p) {
-			return -ENOMEM;
-		}
-		ld->stack = p;
+		ld->stack = xrealloc(ld->stack, cap, sizeof(*ld->stack));
 		ld->stack_cap = cap;
 	}
 	ld->stack[ld->stack_len++] = node;
-	return 0;
 }
 
 /* Checks what every node start must satisfy; reports and returns -EINVAL if not. */
@@ -295,9 +271,7 @@ attach(struct loader *ld, struct cfg_node *node)
 	const struct frame *parent = &ld->frames[ld->depth - 1];
 	if (parent->node->type == CFG_MAP && (ld->stack_len - parent->base) % 2 == 0) {
 		const struct cfg_node *dup;
-		if (key_set_add(&ld->keys, parent->map_id, node, &dup) < 0) {
-			return out_of_memory(ld);
-		}
+		key_set_add(&ld->keys, parent->map_id, node, &dup);
 		if (dup) {
 			char key[KEY_MSG_BYTES];
 			diag_show(node->value, key, sizeof(key));
@@ -306,9 +280,7 @@ attach(struct loader *ld, struct cfg_node *node)
 			return -EINVAL;
 		}
 	}
-	if (stack_push(ld, node) < 0) {
-		return out_of_memory(ld);
-	}
+	stack_push(ld, node);
 	return 0;
 }
 
@@ -341,9 +313,6 @@ node_start(struct loader *ld, const yaml_event_t *ev)
 	}
 
 	struct cfg_node *node = arena_alloc(ld->tree, sizeof(*node), alignof(struct cfg_node));
-	if (!node) {
-		return out_of_memory(ld);
-	}
 	memset(node, 0, sizeof(*node));
 	node->type = type;
 	node->file = ld->tree->file;
@@ -351,9 +320,6 @@ node_start(struct loader *ld, const yaml_event_t *ev)
 	node->column = to_int(ev->start_mark.column) + 1;
 	if (type == CFG_SCALAR) {
 		node->value = arena_strndup(ld->tree, (const char *)ev->data.scalar.value, ev->data.scalar.length);
-		if (!node->value) {
-			return out_of_memory(ld);
-		}
 		node->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
 	}
 	ret = attach(ld, node);
@@ -385,9 +351,6 @@ node_end(struct loader *ld)
 	struct cfg_node **child = ld->stack + f->base;
 	if (node->type == CFG_SEQ) {
 		node->items = arena_alloc(ld->tree, n * sizeof(*child), alignof(struct cfg_node *));
-		if (!node->items) {
-			return out_of_memory(ld);
-		}
 		memcpy(node->items, child, n * sizeof(*child));
 		node->count = n;
 		return 0;
@@ -400,9 +363,6 @@ node_end(struct loader *ld)
 	size_t pairs = n / 2;
 	node->keys = arena_alloc(ld->tree, pairs * sizeof(*child), alignof(struct cfg_node *));
 	node->items = arena_alloc(ld->tree, pairs * sizeof(*child), alignof(struct cfg_node *));
-	if (!node->keys || !node->items) {
-		return out_of_memory(ld);
-	}
 	for (size_t i = 0; i < pairs; i++) {
 		node->keys[i] = child[2 * i];
 		node->items[i] = child[2 * i + 1];
@@ -418,9 +378,6 @@ finish_root(struct loader *ld)
 	struct cfg_node *root = ld->tree->root;
 	if (!root) {
 		root = arena_alloc(ld->tree, sizeof(*root), alignof(struct cfg_node));
-		if (!root) {
-			return out_of_memory(ld);
-		}
 		memset(root, 0, sizeof(*root));
 		root->file = ld->tree->file;
 		root->line = 1;
@@ -522,7 +479,7 @@ report_parser_error(struct loader *ld, const yaml_parser_t *parser, const char *
 	yaml_mark_t mark = parser->problem_mark;
 	switch (parser->error) {
 	case YAML_MEMORY_ERROR:
-		return out_of_memory(ld);
+		abort_out_of_memory(); /* libyaml ran out: the one convention (xalloc.h) */
 	case YAML_READER_ERROR:
 		mark_from_offset(buf, len, parser->problem_offset, &mark);
 		report(ld, &mark, "%s", problem);
@@ -556,7 +513,7 @@ parse(struct loader *ld, const char *buf, size_t len)
 	}
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
-		return out_of_memory(ld);
+		abort_out_of_memory(); /* libyaml ran out: the one convention (xalloc.h) */
 	}
 	yaml_parser_set_input_string(&parser, s, len);
 	int ret = 0;
@@ -585,17 +542,8 @@ cfg_tree_load_buffer(const char *name, const char *buf, size_t len, struct cfg_t
 		diag_add(diags, name, 0, 0, "file is larger than %d MiB", CFG_MAX_FILE_BYTES / (1024 * 1024));
 		return -EINVAL;
 	}
-	struct cfg_tree *tree = calloc(1, sizeof(*tree));
-	if (!tree) {
-		diag_add(diags, name, 0, 0, "out of memory");
-		return -ENOMEM;
-	}
+	struct cfg_tree *tree = xcalloc(1, sizeof(*tree));
 	tree->file = arena_strndup(tree, name, strlen(name));
-	if (!tree->file) {
-		cfg_tree_destroy(tree);
-		diag_add(diags, name, 0, 0, "out of memory");
-		return -ENOMEM;
-	}
 	struct loader ld = {.tree = tree, .diags = diags};
 	int ret = parse(&ld, buf ? buf : "", buf ? len : 0);
 	free(ld.stack);
@@ -613,10 +561,7 @@ static int
 read_capped(int fd, char **buf_out, size_t *len_out)
 {
 	size_t cap = CFG_MAX_FILE_BYTES + 1;
-	char *buf = malloc(cap);
-	if (!buf) {
-		return -ENOMEM;
-	}
+	char *buf = xmalloc(cap);
 	size_t len = 0;
 	while (len < cap) {
 		ssize_t n = read(fd, buf + len, cap - len);

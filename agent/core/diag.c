@@ -33,11 +33,7 @@ diag_addv(struct diag_list *list, const char *file, int line, int column, const 
 {
 	if (list->count == list->cap) {
 		size_t cap = list->cap ? list->cap * 2 : 8;
-		struct diag *items = realloc(list->items, cap * sizeof(*items));
-		if (!items) {
-			abort();
-		}
-		list->items = items;
+		list->items = xrealloc(list->items, cap, sizeof(*list->items));
 		list->cap = cap;
 	}
 
@@ -46,12 +42,10 @@ diag_addv(struct diag_list *list, const char *file, int line, int column, const 
 	int len = vsnprintf(NULL, 0, fmt, copy);
 	va_end(copy);
 	if (len < 0) {
-		abort();
+		len = 0; /* a format error: keep the location, say nothing */
 	}
-	char *msg = malloc((size_t)len + 1);
-	if (!msg) {
-		abort();
-	}
+	char *msg = xmalloc((size_t)len + 1);
+	msg[0] = '\0';
 	vsnprintf(msg, (size_t)len + 1, fmt, ap);
 
 	struct diag *d = &list->items[list->count++];
@@ -105,10 +99,7 @@ diag_list_print(const struct diag_list *list, FILE *out)
 		const struct diag *d = &list->items[i];
 		/* The prefix is short except for the file name: size it for that. */
 		size_t size = strlen(d->file) + 32;
-		char *prefix = malloc(size);
-		if (!prefix) {
-			abort();
-		}
+		char *prefix = xmalloc(size);
 		format_prefix(d, prefix, size);
 		fprintf(out, "%s%s\n", prefix, d->msg);
 		free(prefix);

@@ -9,12 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The one place the agent gives up: out of memory. */
+__attribute__((noreturn)) static inline void
+abort_out_of_memory(void)
+{
+	abort();
+}
+
 static inline void *
 xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p) {
-		abort();
+		abort_out_of_memory();
+	}
+	return p;
+}
+
+static inline void *
+xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p) {
+		abort_out_of_memory();
 	}
 	return p;
 }
@@ -24,11 +41,11 @@ static inline void *
 xrealloc(void *p, size_t n, size_t size)
 {
 	if (n != 0 && size > SIZE_MAX / n) {
-		abort();
+		abort_out_of_memory();
 	}
 	void *q = realloc(p, n * size != 0 ? n * size : 1);
 	if (!q) {
-		abort();
+		abort_out_of_memory();
 	}
 	return q;
 }
@@ -38,7 +55,7 @@ xstrdup(const char *s)
 {
 	char *p = strdup(s);
 	if (!p) {
-		abort();
+		abort_out_of_memory();
 	}
 	return p;
 }
