@@ -1,7 +1,9 @@
 /*
- * Internals of the sysfs board source, shared by board.c (probing,
- * thermal, clocks, memory, nvpmodel, identity) and board_power.c (INA3221
- * rails, over-current counters, fans). Not a public API.
+ * Internals of the sysfs board source, shared by board.c (helpers,
+ * memory, the public API), board_thermal.c (zones, cooling devices),
+ * board_clocks.c (GPU, CPU, EMC), board_power.c (INA3221 rails,
+ * over-current counters, fans) and board_identity.c (identity, nvpmodel).
+ * Not a public API.
  *
  * Everything a sample reads is found once at open and kept here with its
  * path already built, so board_sample() only reads files and puts values.
@@ -13,6 +15,7 @@
 #include <stdint.h>
 
 #include "agent/core/metrics.h"
+#include "agent/core/sample.h"
 #include "board.h"
 #include "nvpmodel.h"
 #include "procfs.h"
@@ -183,6 +186,51 @@ struct board {
 	int first_err;
 };
 
+/* Thermal zones and cooling devices (board_thermal.c) */
+
+/** Finds the zones (with their trip points) and cooling devices. */
+void board_probe_thermal(struct board *b);
+
+/** Re-reads the trip points and the cooling devices' maxima (slow group). */
+void board_refresh_thermal(struct board *b);
+
+/**
+ * Reads temperatures and cooling states into SET. SLOW: this sample also
+ * re-reads the slow group, so zones that read "off" are tried again.
+ */
+void board_sample_thermal(struct board *b, struct metric_set *set, bool slow);
+
+/* GPU, CPU and EMC clocks (board_clocks.c) */
+
+/** Finds the GPU devfreq device, the CPU cores with their cpufreq policies and the EMC clock. */
+void board_probe_clocks(struct board *b);
+
+/** Re-reads the GPU and CPU floors and hardware maxima (slow group). */
+void board_refresh_clocks(struct board *b);
+
+/** Reads the GPU clock, limits and load into SET. */
+void board_sample_gpu(struct board *b, struct metric_set *set);
+
+/** Reads the cores' online state, clocks, limits and loads into SET. */
+void board_sample_cpu(struct board *b, struct metric_set *set);
+
+/** Reads the EMC clock into SET when it is readable. */
+void board_sample_emc(struct board *b, struct metric_set *set);
+
+/* Identity and power modes (board_identity.c) */
+
+/** Reads model, SoC, module, L4T and JetPack into B->id. */
+void board_probe_identity(struct board *b);
+
+/** Reads the power modes of /etc/nvpmodel.conf. */
+void board_probe_nvpmodel(struct board *b);
+
+/** Re-reads the current power mode (slow group). */
+void board_refresh_nvpmodel(struct board *b);
+
+/** Puts nvpmodel.id into S and names S->power_mode. */
+void board_sample_nvpmodel(struct board *b, struct sample *s);
+
 /* Probes rails, OC counters and fans (board_power.c). */
 void board_probe_power(struct board *b);
 
@@ -193,6 +241,32 @@ void board_refresh_power(struct board *b);
 void board_sample_power(struct board *b, struct metric_set *set);
 
 /* Shared helpers (board.c) */
+
+/* Directory entries collected for probing (sysfs_list_dir sorts them). */
+#define BOARD_NAMES_MAX 256
+#define BOARD_NAME_LEN 64
+
+struct board_names {
+	unsigned count;
+	char name[BOARD_NAMES_MAX][BOARD_NAME_LEN];
+};
+
+/** The entries of DIR in a new list (empty when DIR cannot be listed); free() it. */
+struct board_names *board_list_names(struct board *b, const char *dir);
+
+/** "thermal_zone12" with PREFIX "thermal_zone": true and *N = 12. */
+bool board_numbered(const char *name, const char *prefix, unsigned *n);
+
+/** Counts the outcome of one read (0 or more, or -errno) for board_sample()'s result. */
+static inline void
+board_note_result(struct board *b, int err)
+{
+	if (err >= 0) {
+		b->reads_ok++;
+	} else if (!b->first_err) {
+		b->first_err = err;
+	}
+}
 
 /** Reads PATH as an integer; counts the outcome in B for board_sample()'s result. */
 bool board_read_i64(struct board *b, const char *path, int64_t *out);

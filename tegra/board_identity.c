@@ -1,0 +1,107 @@
+/*
+ * Identity and power mode of the sysfs board source: the model, SoC and
+ * L4T release read once at open, the nvpmodel modes from
+ * /etc/nvpmodel.conf, and the current mode (slow group).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board_priv.h"
+#include "identity.h"
+#include "nvpmodel.h"
+
+#define CONF_MAX (1024u * 1024)
+#define RELEASE_MAX (64u * 1024)
+#define COMPATIBLE_MAX 4096
+
+/* ---- identity ---------------------------------------------------------------- */
+
+void
+board_probe_identity(struct board *b)
+{
+	struct board_identity *id = &b->id;
+	char *text = NULL;
+	int n;
+	if (sysfs_read_str(b->fs, "/proc/device-tree/model", id->model, sizeof(id->model)) <= 0 &&
+	    sysfs_read_str(b->fs, "/sys/firmware/devicetree/base/model", id->model,
+			   sizeof(id->model)) <= 0) {
+		id->model[0] = '\0';
+	}
+	n = sysfs_read_file(b->fs, "/proc/device-tree/compatible", COMPATIBLE_MAX, &text);
+	if (n < 0) {
+		n = sysfs_read_file(b->fs, "/sys/firmware/devicetree/base/compatible", COMPATIBLE_MAX,
+				    &text);
+	}
+	if (n > 0) {
+		identity_parse_compatible(text, (size_t)n, id->soc, sizeof(id->soc), id->module,
+					  sizeof(id->module));
+	}
+	free(text);
+	text = NULL;
+	if (sysfs_read_file(b->fs, "/etc/nv_tegra_release", RELEASE_MAX, &text) >= 0) {
+		if (identity_parse_nv_tegra_release(text, id->l4t, sizeof(id->l4t)) == 0) {
+			if (!identity_jetpack_for_l4t(id->l4t, id->jetpack, sizeof(id->jetpack))) {
+				id->jetpack[0] = '\0';
+			}
+		} else {
+			id->l4t[0] = '\0';
+			b->parse_errors++;
+		}
+		free(text);
+	}
+}
+
+/* ---- nvpmodel ---------------------------------------------------------------- */
+
+void
+board_probe_nvpmodel(struct board *b)
+{
+	char *text = NULL;
+	/* usually a symlink to a per-SKU file; sysfs follows it below the root */
+	if (sysfs_read_file(b->fs, "/etc/nvpmodel.conf", CONF_MAX, &text) < 0) {
+		return;
+	}
+	if (nvpmodel_parse_conf(text, &b->conf) == 0) {
+		b->conf_ok = true;
+	} else {
+		b->parse_errors++;
+	}
+	free(text);
+}
+
+void
+board_refresh_nvpmodel(struct board *b)
+{
+	char buf[512];
+	int id;
+	int n = sysfs_read_str(b->fs, "/var/lib/nvpmodel/status", buf, sizeof(buf));
+	board_note_result(b, n);
+	b->mode_ok = false;
+	if (n > 0) {
+		if (nvpmodel_parse_status(buf, &id) == 0) {
+			b->mode_ok = true;
+			b->mode_id = id;
+		} else {
+			b->parse_errors++;
+		}
+	} else if (n == -ENOENT && b->conf_ok && b->conf.default_id >= 0) {
+		/* no mode chosen since flashing: the configured default applies */
+		b->mode_ok = true;
+		b->mode_id = b->conf.default_id;
+	}
+}
+
+void
+board_sample_nvpmodel(struct board *b, struct sample *s)
+{
+	if (!b->mode_ok) {
+		return;
+	}
+	const struct nvpmodel_mode *mode = b->conf_ok ? nvpmodel_find(&b->conf, b->mode_id) : NULL;
+	metric_set_put(&s->metrics, "nvpmodel.id", b->mode_id);
+	if (mode) {
+		snprintf(s->power_mode, sizeof(s->power_mode), "%s", mode->name);
+	}
+}

@@ -1,0 +1,246 @@
+/*
+ * Thermal side of the sysfs board source: the thermal zones (temperature
+ * and trip points, named like tegrastats names its sensors) and the
+ * cooling devices of /sys/class/thermal.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/core/xalloc.h"
+#include "board_priv.h"
+#include "tegrastats.h"
+
+/* What a sensor that is switched off reads (idle CV engines on Orin). */
+#define TEMP_OFFLINE_MC (-256000)
+
+static const char *const trip_suffix[TRIP_KIND_COUNT] = {
+	[TRIP_PASSIVE] = ".passive_c",
+	[TRIP_HOT] = ".hot_c",
+	[TRIP_CRITICAL] = ".critical_c",
+	[TRIP_ACTIVE] = ".active_c",
+};
+
+
+static bool
+zone_prefix_used(const struct board *b, const char *prefix)
+{
+	for (unsigned i = 0; i < b->zone_count; i++) {
+		if (strcmp(b->zones[i].prefix, prefix) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+is_tegra_zone_type(const char *type)
+{
+	size_t len = strlen(type);
+	return (len > 6 && strcmp(type + len - 6, "-therm") == 0) ||
+	       (len > 6 && strcmp(type + len - 6, "_tegra") == 0) ||
+	       strcmp(type, "thermal-fan-est") == 0;
+}
+
+/* True when TYPE is a documented placeholder (PMIC), by full or first-part name. */
+static bool
+zone_is_placeholder(const char *type, const char *norm)
+{
+	char first[BOARD_NAME_LEN];
+	size_t n = strcspn(type, "-_");
+	if (tegra_sensor_is_placeholder(norm)) {
+		return true;
+	}
+	return n > 0 && tegra_sensor_name(type, n, first, sizeof(first)) > 0 &&
+	       tegra_sensor_is_placeholder(first);
+}
+
+static void
+probe_zone_trips(struct board *b, struct zone *z, const char *dir)
+{
+	for (unsigned k = 0; k < 64 && z->trip_count < BOARD_TRIPS_MAX; k++) {
+		char path[BOARD_PATH_LEN];
+		char type[32];
+		if (!board_path(path, sizeof(path), "%s/trip_point_%u_type", dir, k)) {
+			return;
+		}
+		int n = sysfs_read_str(b->fs, path, type, sizeof(type));
+		if (n == -ENOENT) {
+			return; /* trip points are numbered without gaps */
+		}
+		if (n <= 0) {
+			continue;
+		}
+		enum trip_kind kind;
+		if (strcmp(type, "passive") == 0) {
+			kind = TRIP_PASSIVE;
+		} else if (strcmp(type, "hot") == 0) {
+			kind = TRIP_HOT;
+		} else if (strcmp(type, "critical") == 0) {
+			kind = TRIP_CRITICAL;
+		} else if (strcmp(type, "active") == 0) {
+			kind = TRIP_ACTIVE;
+		} else {
+			continue;
+		}
+		if (board_path(z->trip_path[z->trip_count], BOARD_PATH_LEN, "%s/trip_point_%u_temp",
+			       dir, k)) {
+			z->trip_kind[z->trip_count++] = kind;
+		}
+	}
+}
+
+static void
+probe_zone(struct board *b, unsigned index)
+{
+	char dir[BOARD_PATH_LEN];
+	char path[BOARD_PATH_LEN];
+	char type[BOARD_NAME_LEN];
+	char norm[BOARD_PREFIX_LEN];
+	board_path(dir, sizeof(dir), "/sys/class/thermal/thermal_zone%u", index);
+	board_resolve(b, dir, sizeof(dir));
+	if (!board_path(path, sizeof(path), "%s/type", dir) ||
+	    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0) {
+		return;
+	}
+	if (is_tegra_zone_type(type)) {
+		b->jetson_hint = true;
+	}
+	size_t n = tegra_sensor_name(type, strlen(type), norm, sizeof(norm));
+	if (n == 0 || zone_is_placeholder(type, norm) || b->zone_count == b->zone_cap) {
+		return;
+	}
+	struct zone *z = &b->zones[b->zone_count];
+	memset(z, 0, sizeof(*z));
+	if (zone_prefix_used(b, norm)) {
+		/* two zones give the same name: the later one gets its index */
+		char dup[BOARD_PREFIX_LEN];
+		if (!board_path(dup, sizeof(dup), "%s_%u", norm, index) || zone_prefix_used(b, dup)) {
+			return;
+		}
+		memcpy(norm, dup, strlen(dup) + 1);
+	}
+	/* "temp." + name + "_c" must be a valid metric name */
+	if (strlen(norm) + 7 >= METRIC_NAME_MAX ||
+	    !board_path(z->temp_path, sizeof(z->temp_path), "%s/temp", dir)) {
+		return;
+	}
+	memcpy(z->prefix, norm, strlen(norm) + 1);
+	probe_zone_trips(b, z, dir);
+	b->zone_count++;
+}
+
+static void
+probe_cdev(struct board *b, unsigned index)
+{
+	char dir[BOARD_PATH_LEN];
+	char path[BOARD_PATH_LEN];
+	char type[BOARD_NAME_LEN];
+	char seg[BOARD_PREFIX_LEN];
+	board_path(dir, sizeof(dir), "/sys/class/thermal/cooling_device%u", index);
+	board_resolve(b, dir, sizeof(dir));
+	if (b->cdev_count == b->cdev_cap || !board_path(path, sizeof(path), "%s/type", dir) ||
+	    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0 ||
+	    !board_segment(type, seg, sizeof(seg) - 8)) {
+		return;
+	}
+	struct cdev *c = &b->cdevs[b->cdev_count];
+	memset(c, 0, sizeof(*c));
+	board_path(c->prefix, sizeof(c->prefix), "cooling.%s", seg);
+	for (unsigned i = 0; i < b->cdev_count; i++) {
+		if (strcmp(b->cdevs[i].prefix, c->prefix) == 0) {
+			board_path(c->prefix, sizeof(c->prefix), "cooling.%s_%u", seg, index);
+			break;
+		}
+	}
+	if (c->prefix[0] && board_path(c->cur_path, sizeof(c->cur_path), "%s/cur_state", dir) &&
+	    board_path(c->max_path, sizeof(c->max_path), "%s/max_state", dir)) {
+		b->cdev_count++;
+	}
+}
+
+void
+board_probe_thermal(struct board *b)
+{
+	struct board_names *l = board_list_names(b, "/sys/class/thermal");
+	/* size the arrays for what is there: each zone holds its trip paths */
+	unsigned zones = 0, cdevs = 0, idx;
+	for (unsigned i = 0; i < l->count; i++) {
+		zones += board_numbered(l->name[i], "thermal_zone", &idx);
+		cdevs += board_numbered(l->name[i], "cooling_device", &idx);
+	}
+	b->zone_cap = zones < BOARD_ZONES_MAX ? zones : BOARD_ZONES_MAX;
+	b->cdev_cap = cdevs < BOARD_CDEVS_MAX ? cdevs : BOARD_CDEVS_MAX;
+	b->zones = xcalloc(b->zone_cap + 1, sizeof(*b->zones));
+	b->cdevs = xcalloc(b->cdev_cap + 1, sizeof(*b->cdevs));
+	for (unsigned i = 0; i < l->count; i++) {
+		unsigned n;
+		if (board_numbered(l->name[i], "thermal_zone", &n)) {
+			probe_zone(b, n);
+		} else if (board_numbered(l->name[i], "cooling_device", &n)) {
+			probe_cdev(b, n);
+		}
+	}
+	free(l);
+}
+
+void
+board_refresh_thermal(struct board *b)
+{
+	for (unsigned i = 0; i < b->zone_count; i++) {
+		struct zone *z = &b->zones[i];
+		memset(z->trip_ok, 0, sizeof(z->trip_ok));
+		for (unsigned t = 0; t < z->trip_count; t++) {
+			int64_t mc;
+			enum trip_kind k = z->trip_kind[t];
+			if (!board_read_i64(b, z->trip_path[t], &mc)) {
+				continue;
+			}
+			double c = (double)mc / 1000.0;
+			if (!z->trip_ok[k] || c < z->trip_c[k]) {
+				z->trip_ok[k] = true;
+				z->trip_c[k] = c;
+			}
+		}
+	}
+	for (unsigned i = 0; i < b->cdev_count; i++) {
+		int64_t v = 0;
+		struct cdev *c = &b->cdevs[i];
+		c->max_ok = board_read_i64(b, c->max_path, &v);
+		c->max_state = (double)v;
+	}
+}
+
+void
+board_sample_thermal(struct board *b, struct metric_set *set, bool slow)
+{
+	for (unsigned i = 0; i < b->zone_count; i++) {
+		struct zone *z = &b->zones[i];
+		int64_t mc;
+		/*
+		 * A sensor reading the -256 sentinel (idle CV engines on Orin)
+		 * stays off for seconds at least: look again with the slow group.
+		 */
+		if ((!z->offline || slow) && board_read_i64(b, z->temp_path, &mc)) {
+			z->offline = mc <= TEMP_OFFLINE_MC;
+			if (!z->offline) {
+				board_put(set, (double)mc / 1000.0, "temp.", z->prefix, "_c");
+			}
+		}
+		for (unsigned k = 0; k < TRIP_KIND_COUNT; k++) {
+			if (z->trip_ok[k]) {
+				board_put(set, z->trip_c[k], "trip.", z->prefix, trip_suffix[k]);
+			}
+		}
+	}
+	for (unsigned i = 0; i < b->cdev_count; i++) {
+		const struct cdev *c = &b->cdevs[i];
+		int64_t v;
+		if (board_read_i64(b, c->cur_path, &v)) {
+			board_put(set, (double)v, c->prefix, ".state", NULL);
+		}
+		if (c->max_ok) {
+			board_put(set, c->max_state, c->prefix, ".max_state", NULL);
+		}
+	}
+}
