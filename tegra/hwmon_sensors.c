@@ -11,6 +11,7 @@
 #include <sensors/sensors.h>
 
 #include "agent/core/metrics.h"
+#include "agent/core/xalloc.h"
 
 #define NAME_PART_MAX 40
 #define PREFIXES_MAX 64
@@ -31,10 +32,7 @@ hwmon_sensors_open(struct hwmon_sensors **out)
 	if (sensors_open) {
 		return -EBUSY;
 	}
-	struct hwmon_sensors *hs = calloc(1, sizeof(*hs));
-	if (!hs) {
-		return -ENOMEM;
-	}
+	struct hwmon_sensors *hs = xcalloc(1, sizeof(*hs));
 	/* NULL: the default configuration (/etc/sensors3.conf, sensors.d) */
 	int err = sensors_init(NULL);
 	if (err != 0) {

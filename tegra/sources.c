@@ -14,20 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/core/clock.h"
 #include "agent/core/log.h"
 #include "agent/core/xalloc.h"
 #include "hwmon_sensors.h"
 #include "tegrastats.h"
 
 extern char **environ;
-
-static int64_t
-monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int64_t
 tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp)
@@ -120,11 +113,7 @@ hwmon_source_create(struct source **out)
 	if (r < 0) {
 		return r;
 	}
-	struct hwmon_source *hs = calloc(1, sizeof(*hs));
-	if (!hs) {
-		hwmon_sensors_destroy(sensors);
-		return -ENOMEM;
-	}
+	struct hwmon_source *hs = xcalloc(1, sizeof(*hs));
 	hs->base.ops = &hwmon_source_ops;
 	hs->hs = sensors;
 	*out = &hs->base;
@@ -254,14 +243,10 @@ replay_source_create(const char *path, double speed, struct source **out)
 	if (!f) {
 		return -errno;
 	}
-	struct replay_source *rs = calloc(1, sizeof(*rs));
-	if (!rs) {
-		fclose(f);
-		return -ENOMEM;
-	}
+	struct replay_source *rs = xcalloc(1, sizeof(*rs));
 	rs->base.ops = &replay_source_ops;
 	rs->file = f;
-	rs->path = strdup(path);
+	rs->path = xstrdup(path);
 	rs->speed = speed;
 	rs->no_stamp_ms = (int64_t)time(NULL) * 1000;
 	rs->have_next = replay_advance(rs);
@@ -285,7 +270,13 @@ struct live_source {
 	size_t len;
 	bool discarding; /* inside an over-long line */
 	bool fresh;
-	struct metric_set latest;
+	/*
+	 * Two sets of ~44 KiB, allocated once: a line is parsed into SCRATCH
+	 * and, when it parses, the two are swapped, so LATEST is always a
+	 * whole line and nothing is allocated or copied per line.
+	 */
+	struct metric_set *latest;
+	struct metric_set *scratch;
 	int64_t respawn_at_ms;
 	int64_t backoff_ms;
 	uint64_t parse_errors;
@@ -355,21 +346,18 @@ live_line(struct live_source *ls, const char *line, size_t len)
 {
 	struct tegrastats_info info;
 	struct parse_error err = {0};
-	struct metric_set *tmp = calloc(1, sizeof(*tmp));
-	if (!tmp) {
-		return;
-	}
-	metric_set_clear(tmp);
-	if (tegrastats_parse_line(line, len, tmp, &info, &err) < 0) {
+	metric_set_clear(ls->scratch);
+	if (tegrastats_parse_line(line, len, ls->scratch, &info, &err) < 0) {
 		ls->parse_errors++;
 		log_warn("tegrastats:%d: %s", err.column, err.msg);
-	} else {
-		ls->latest = *tmp;
-		ls->unknown_tokens += info.unknown_tokens;
-		ls->fresh = true;
-		ls->backoff_ms = 0;
+		return;
 	}
-	free(tmp);
+	struct metric_set *parsed = ls->scratch;
+	ls->scratch = ls->latest;
+	ls->latest = parsed;
+	ls->unknown_tokens += info.unknown_tokens;
+	ls->fresh = true;
+	ls->backoff_ms = 0;
 }
 
 static int
@@ -437,7 +425,7 @@ live_read(struct source *src, struct sample *s)
 	if (!ls->fresh) {
 		return -EAGAIN;
 	}
-	metric_set_merge(&s->metrics, &ls->latest);
+	metric_set_merge(&s->metrics, ls->latest);
 	ls->fresh = false;
 	return 0;
 }
@@ -448,6 +436,8 @@ live_destroy(struct source *src)
 	struct live_source *ls = (struct live_source *)src;
 	live_reap(ls);
 	free(ls->program);
+	free(ls->latest);
+	free(ls->scratch);
 	free(ls);
 }
 
@@ -465,19 +455,18 @@ tegrastats_source_create(const char *program, int interval_ms, struct source **o
 	if (interval_ms <= 0) {
 		return -EINVAL;
 	}
-	struct live_source *ls = calloc(1, sizeof(*ls));
-	if (!ls) {
-		return -ENOMEM;
-	}
+	struct live_source *ls = xcalloc(1, sizeof(*ls));
 	ls->base.ops = &live_source_ops;
-	ls->program = strdup(program);
+	ls->program = xstrdup(program);
 	ls->interval_ms = interval_ms;
 	ls->pid = -1;
 	ls->fd = -1;
+	/* zeroed, as metric_set_clear() needs before a set's first use */
+	ls->latest = xcalloc(1, sizeof(*ls->latest));
+	ls->scratch = xcalloc(1, sizeof(*ls->scratch));
 	int r = live_spawn(ls);
 	if (r < 0) {
-		free(ls->program);
-		free(ls);
+		live_destroy(&ls->base);
 		return r;
 	}
 	*out = &ls->base;
