@@ -1,9 +1,15 @@
 /*
  * Logging: the only code that writes diagnostics to stderr. Messages get
- * a level prefix; the threshold is set once at start-up.
+ * a level prefix ("tegrawatch: warning: "), or their syslog priority
+ * ("<4>") when stderr is the journal; the threshold is set once at
+ * start-up. A call site that repeats more than 10 times a minute is held
+ * back, and its next message says how many were.
  */
 #ifndef TEGRAWATCH_LOG_H
 #define TEGRAWATCH_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 enum log_level {
 	LOG_ERROR,
@@ -17,7 +23,19 @@ void log_set_level(enum log_level level);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/** Number of messages written at LOG_ERROR or LOG_WARN so far. */
+/**
+ * As log_msg() but never held back: for messages that are the product
+ * itself (the `log` alert action), not diagnostics.
+ */
+void log_event(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** True when stderr is the journal (JOURNAL_STREAM names it). */
+bool log_to_journal(void);
+
+/** Forgets the journal check and the held-back counts, and sets the clock (NULL: monotonic) (tests). */
+void log_reset_for_tests(int64_t (*clock)(void));
+
+/** Number of messages at LOG_ERROR or LOG_WARN so far (held back or not). */
 unsigned long log_warning_count(void);
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
