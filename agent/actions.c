@@ -18,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/core/clock.h"
 #include "agent/core/log.h"
 #include "agent/core/sample_json.h"
+#include "agent/core/xalloc.h"
 
 extern char **environ;
 
@@ -52,21 +54,10 @@ struct actions {
 	struct actions_stats stats;
 };
 
-static int64_t
-monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct actions *
 actions_create(const struct config *cfg)
 {
-	struct actions *act = calloc(1, sizeof(*act));
-	if (!act) {
-		abort();
-	}
+	struct actions *act = xcalloc(1, sizeof(*act));
 	act->cfg = cfg;
 	return act;
 }
@@ -97,16 +88,10 @@ env_add(struct envbuf *env, const char *key, const char *value)
 {
 	if (env->count + 2 > env->cap) {
 		env->cap = env->cap ? env->cap * 2 : 64;
-		env->vars = realloc(env->vars, env->cap * sizeof(*env->vars));
-		if (!env->vars) {
-			abort();
-		}
+		env->vars = xrealloc(env->vars, env->cap, sizeof(*env->vars));
 	}
 	size_t len = strlen(key) + strlen(value) + 2;
-	char *var = malloc(len);
-	if (!var) {
-		abort();
-	}
+	char *var = xrealloc(NULL, len, 1);
 	snprintf(var, len, "%s=%s", key, value);
 	env->vars[env->count++] = var;
 	env->vars[env->count] = NULL;
@@ -142,10 +127,7 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 		if (strncmp(*e, "TEGRAWATCH_", 11) == 0) {
 			continue;
 		}
-		char *key = strndup(*e, strcspn(*e, "="));
-		if (!key) {
-			abort();
-		}
+		char *key = xstrndup(*e, strcspn(*e, "="));
 		const char *eq = strchr(*e, '=');
 		env_add(env, key, eq ? eq + 1 : "");
 		free(key);
@@ -189,15 +171,9 @@ copy_strv(char *const *v)
 	while (v[n]) {
 		n++;
 	}
-	char **out = calloc(n + 1, sizeof(*out));
-	if (!out) {
-		abort();
-	}
+	char **out = xcalloc(n + 1, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
-		out[i] = strdup(v[i]);
-		if (!out[i]) {
-			abort();
-		}
+		out[i] = xstrdup(v[i]);
 	}
 	return out;
 }
@@ -281,7 +257,7 @@ run_exec(struct actions *act, const struct action_def *def, const struct alert_e
 	struct envbuf env = {0};
 	build_env(&env, ev);
 	struct job *job = &act->queue[(act->queue_head + act->queue_count) % QUEUE_MAX];
-	job->name = strdup(def->name);
+	job->name = xstrdup(def->name);
 	job->argv = copy_strv(def->argv);
 	job->envp = env.vars; /* the job owns the strings now */
 	job->timeout_ms = def->timeout_ms;

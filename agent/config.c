@@ -102,10 +102,7 @@ set_host_name(struct config *cfg)
 static struct config *
 config_new(void)
 {
-	struct config *cfg = calloc(1, sizeof(*cfg));
-	if (!cfg) {
-		abort();
-	}
+	struct config *cfg = xcalloc(1, sizeof(*cfg));
 	for (size_t s = 0; s < N_OF(sections); s++) {
 		cfg_apply_defaults(sections[s].sec->keys, sections[s].sec->key_count, section_obj(cfg, &sections[s]));
 	}

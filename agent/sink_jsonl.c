@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "agent/core/sample_json.h"
+#include "agent/core/xalloc.h"
 
 struct jsonl_sink {
 	struct sink base;
@@ -42,10 +43,7 @@ static const struct sink_ops jsonl_sink_ops = {
 struct sink *
 jsonl_sink_create(FILE *out)
 {
-	struct jsonl_sink *js = calloc(1, sizeof(*js));
-	if (!js) {
-		abort();
-	}
+	struct jsonl_sink *js = xcalloc(1, sizeof(*js));
 	js->base.ops = &jsonl_sink_ops;
 	js->out = out;
 	json_init(&js->json);

@@ -649,10 +649,11 @@ rules_decode_refs(const struct cfg_node *seq, const char *file, struct rule_set 
 	if (seq->count == 0) {
 		return 0;
 	}
-	if (out->count > SIZE_MAX / sizeof(struct rule) - seq->count) {
-		abort();
-	}
-	/* one allocation for the whole list: OUT may come from anywhere, its capacity is unknown */
+	/*
+	 * One allocation for the whole list: OUT may come from anywhere, its
+	 * capacity is unknown. Both counts are of things already in memory, so
+	 * their sum cannot wrap; xrealloc() aborts when the bytes would.
+	 */
 	struct rule *rules = xrealloc(out->rules, out->count + seq->count, sizeof(*rules));
 	out->rules = rules;
 	for (size_t i = 0; i < seq->count; i++) {

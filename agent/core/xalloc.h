@@ -60,4 +60,15 @@ xstrdup(const char *s)
 	return p;
 }
 
+/** The first N bytes of S at most, NUL-terminated. */
+static inline char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p) {
+		abort();
+	}
+	return p;
+}
+
 #endif
