@@ -4,6 +4,7 @@
  * and, for near misses, suggest the intended word.
  */
 #include "cfg_decode.h"
+#include "buf.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -152,32 +153,6 @@ cfg_suggest(const char *word, const char *const *candidates, size_t n)
 	return NULL;
 }
 
-/* A growing message buffer for lists of names. */
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void
-sb_add(struct strbuf *sb, const char *text)
-{
-	size_t n = strlen(text);
-	if (sb->len + n + 1 > sb->cap) {
-		size_t cap = sb->cap ? sb->cap : 64;
-		while (cap < sb->len + n + 1) {
-			cap *= 2;
-		}
-		char *s = realloc(sb->s, cap);
-		if (!s) {
-			abort();
-		}
-		sb->s = s;
-		sb->cap = cap;
-	}
-	memcpy(sb->s + sb->len, text, n + 1);
-	sb->len += n;
-}
-
 void
 cfg_report_unknown_key(struct cfg_decoder *dec, const struct cfg_node *key, const char *const *known, size_t n)
 {
@@ -190,16 +165,17 @@ cfg_report_unknown_key(struct cfg_decoder *dec, const struct cfg_node *key, cons
 		cfg_report(dec, key, "unknown key '%s'%s%s (did you mean '%s'?)", shown, in, ctx, hint);
 		return;
 	}
-	struct strbuf sb = {0};
-	sb_add(&sb, "");
+	struct buf names;
+	buf_init(&names);
+	buf_adds(&names, ""); /* "" rather than NULL when there is none */
 	for (size_t i = 0; i < n; i++) {
 		if (i) {
-			sb_add(&sb, ", ");
+			buf_adds(&names, ", ");
 		}
-		sb_add(&sb, known[i]);
+		buf_adds(&names, known[i]);
 	}
-	cfg_report(dec, key, "unknown key '%s'%s%s (known keys: %s)", shown, in, ctx, sb.s);
-	free(sb.s);
+	cfg_report(dec, key, "unknown key '%s'%s%s (known keys: %s)", shown, in, ctx, names.buf);
+	buf_free(&names);
 }
 
 /* ---- durations and numbers ---- */
@@ -417,22 +393,23 @@ kind_expect(const struct cfg_key *key)
 static void
 report_choice(struct cfg_decoder *dec, const struct cfg_node *node, const char *prefix, const struct cfg_key *key)
 {
-	struct strbuf sb = {0};
+	struct buf names;
+	buf_init(&names);
 	size_t n = 0;
-	sb_add(&sb, "");
+	buf_adds(&names, "");
 	for (; key->choices[n]; n++) {
-		sb_add(&sb, n ? (key->choices[n + 1] ? ", " : " or ") : "");
-		sb_add(&sb, key->choices[n]);
+		buf_adds(&names, n ? (key->choices[n + 1] ? ", " : " or ") : "");
+		buf_adds(&names, key->choices[n]);
 	}
 	char got[CFG_SHOW_MAX + 8];
 	cfg_describe(node, got, sizeof(got));
 	const char *hint = node->type == CFG_SCALAR ? cfg_suggest(node->value, key->choices, n) : NULL;
 	if (hint) {
-		cfg_report(dec, node, "%sexpected %s, got %s (did you mean '%s'?)", prefix, sb.s, got, hint);
+		cfg_report(dec, node, "%sexpected %s, got %s (did you mean '%s'?)", prefix, names.buf, got, hint);
 	} else {
-		cfg_report(dec, node, "%sexpected %s, got %s", prefix, sb.s, got);
+		cfg_report(dec, node, "%sexpected %s, got %s", prefix, names.buf, got);
 	}
-	free(sb.s);
+	buf_free(&names);
 }
 
 static int

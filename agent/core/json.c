@@ -1,11 +1,15 @@
-/* JSON writer: aborts on OOM like the rest of the agent's allocations. */
+/* JSON writer: its bytes live in a struct buf, which aborts on OOM. */
 #include "json.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+/* buf, len and cap are read as out's fields: same types at the same places */
+_Static_assert(offsetof(struct json, buf) == offsetof(struct json, out.buf), "json.buf is out.buf");
+_Static_assert(offsetof(struct json, len) == offsetof(struct json, out.len), "json.len is out.len");
+_Static_assert(offsetof(struct json, cap) == offsetof(struct json, out.cap), "json.cap is out.cap");
 
 void
 json_init(struct json *j)
@@ -17,56 +21,29 @@ json_init(struct json *j)
 void
 json_free(struct json *j)
 {
-	free(j->buf);
+	buf_free(&j->out);
 	json_init(j);
 }
 
 void
 json_reset(struct json *j)
 {
-	char *buf = j->buf;
-	size_t cap = j->cap;
+	struct buf out = j->out;
 	json_init(j);
-	j->buf = buf;
-	j->cap = cap;
-	if (buf) {
-		buf[0] = '\0';
-	}
-}
-
-static void
-reserve(struct json *j, size_t more)
-{
-	if (j->len + more + 1 <= j->cap) {
-		return;
-	}
-	size_t cap = j->cap ? j->cap : 256;
-	while (cap < j->len + more + 1) {
-		cap *= 2;
-	}
-	char *p = realloc(j->buf, cap);
-	if (!p) {
-		abort();
-	}
-	j->buf = p;
-	j->cap = cap;
+	j->out = out;
+	buf_reset(&j->out);
 }
 
 void
 json_raw(struct json *j, const char *s, size_t len)
 {
-	reserve(j, len);
-	memcpy(j->buf + j->len, s, len);
-	j->len += len;
-	j->buf[j->len] = '\0';
+	buf_add(&j->out, s, len);
 }
 
 static void
 put_char(struct json *j, char c)
 {
-	reserve(j, 1);
-	j->buf[j->len++] = c;
-	j->buf[j->len] = '\0';
+	buf_addc(&j->out, c);
 }
 
 /* Writes the comma before a value unless it follows a key or opens a container. */
@@ -131,7 +108,7 @@ static void
 put_escaped(struct json *j, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	reserve(j, len + 2);
+	buf_reserve(&j->out, len + 2);
 	put_char(j, '"');
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];

@@ -9,12 +9,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 #define JSON_DEPTH_MAX 32
 
 struct json {
-	char *buf;
-	size_t len;
-	size_t cap;
+	/*
+	 * The text so far. The writer appends to `out`; buf and len name the
+	 * same bytes for the many callers that read j.buf and j.len (NULL
+	 * before the first write, NUL-terminated after).
+	 */
+	union {
+		struct buf out;
+		struct {
+			char *buf;
+			size_t len;
+			size_t cap;
+		};
+	};
 	int depth;
 	bool first[JSON_DEPTH_MAX]; /* no comma needed before the next item */
 	bool after_key;

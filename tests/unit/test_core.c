@@ -1,4 +1,4 @@
-/* Metric sets and the JSON writer. */
+/* Metric sets, the text buffer and the JSON writer. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "agent/core/buf.h"
 #include "agent/core/json.h"
 #include "agent/core/metrics.h"
 #include "agent/core/sample_json.h"
@@ -299,6 +300,46 @@ test_name_valid(void **state)
 }
 
 static void
+test_buf(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b);
+	assert_null(b.buf);
+	buf_add(&b, "", 0); /* an empty add still gives a string */
+	assert_string_equal(b.buf, "");
+	buf_adds(&b, "ab");
+	buf_addc(&b, 'c');
+	buf_addf(&b, "-%d-%s", 42, "x");
+	assert_string_equal(b.buf, "abc-42-x");
+	assert_int_equal(b.len, 8);
+	/* longer than addf's stack buffer and than the first allocation */
+	char big[700];
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	buf_reset(&b);
+	assert_string_equal(b.buf, "");
+	buf_addf(&b, "<%s>", big);
+	assert_int_equal(b.len, sizeof(big) + 1);
+	assert_int_equal(b.buf[0], '<');
+	assert_int_equal(b.buf[b.len - 1], '>');
+	assert_int_equal(b.buf[b.len], '\0');
+	assert_true(b.cap > b.len);
+	size_t len;
+	char *text = buf_take(&b, &len);
+	assert_int_equal(len, sizeof(big) + 1);
+	assert_int_equal(strlen(text), len);
+	assert_null(b.buf);
+	assert_int_equal(b.len, 0);
+	free(text);
+	/* taking an empty buffer gives "", never NULL */
+	text = buf_take(&b, NULL);
+	assert_string_equal(text, "");
+	free(text);
+	buf_free(&b);
+}
+
+static void
 test_json_writer(void **state)
 {
 	(void)state;
@@ -323,6 +364,7 @@ test_json_writer(void **state)
 	json_object_end(&j);
 	json_object_end(&j);
 	assert_string_equal(j.buf, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"n\":[44.562,1750,-256,0.3,null,-3,true,null],\"o\":{}}");
+	assert_int_equal(j.len, strlen(j.buf)); /* j.len and j.buf are the buffer's */
 	json_reset(&j);
 	json_array_begin(&j);
 	json_array_end(&j);
@@ -370,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_refill_matches_model),
 		cmocka_unit_test(test_refill_then_remove),
 		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_sample_json),
 	};
