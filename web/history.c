@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/xalloc.h"
+
 struct ring {
 	char name[METRIC_NAME_MAX];
 	float *values;      /* capacity slots, indexed like the time ring */
@@ -27,16 +29,6 @@ struct history {
 	size_t index_mask;
 	uint64_t dropped;
 };
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-	if (!p) {
-		abort();
-	}
-	return p;
-}
 
 static uint32_t
 name_hash(const char *s)
@@ -128,11 +120,8 @@ new_ring(struct history *h, const char *name)
 		pos++;
 	}
 	struct ring *r = &h->rings[pos];
-	/* malloc, not calloc: pages are touched only as samples arrive */
-	r->values = malloc(h->cap * sizeof(*r->values));
-	if (!r->values) {
-		abort();
-	}
+	/* not zeroed: pages are touched only as samples arrive */
+	r->values = xrealloc(NULL, h->cap, sizeof(*r->values));
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->born = h->count;
 	r->last_seen = h->count;
@@ -229,10 +218,7 @@ history_window(const struct history *h, const char *name, int64_t window_ms, str
 	struct history_point *pts = NULL;
 	size_t n = 0;
 	if (h->count > first) {
-		pts = malloc((size_t)(h->count - first) * sizeof(*pts));
-		if (!pts) {
-			abort();
-		}
+		pts = xrealloc(NULL, (size_t)(h->count - first), sizeof(*pts));
 		int64_t newest = h->times[(h->count - 1) % h->cap];
 		for (uint64_t k = first; k < h->count; k++) {
 			size_t slot = (size_t)(k % h->cap);
@@ -273,10 +259,7 @@ history_stats(const struct history_point *points, size_t n, struct history_stats
 		out->min = out->mean = out->max = out->p95 = NAN;
 		return;
 	}
-	double *v = malloc(n * sizeof(*v));
-	if (!v) {
-		abort();
-	}
+	double *v = xrealloc(NULL, n, sizeof(*v));
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = points[i].value;

@@ -30,6 +30,7 @@
 #include <microhttpd.h>
 
 #include "agent/core/alert.h"
+#include "agent/core/buf.h"
 #include "agent/core/json.h"
 #include "agent/core/log.h"
 #include "agent/core/metrics.h"
@@ -37,7 +38,6 @@
 #include "dashboard.h"
 #include "history.h"
 #include "prom_format.h"
-#include "textbuf.h"
 #include "web_util.h"
 
 /* Callbacks return enum MHD_Result since 0.9.71; int before. */
@@ -144,7 +144,7 @@ struct web_server {
 
 	/* the loop thread's scratch */
 	struct json j;
-	struct textbuf text;
+	struct buf text;
 };
 
 /* Markers kept in a request's context pointer. */
@@ -394,46 +394,46 @@ handle_page(struct web_server *srv, struct MHD_Connection *conn)
 
 /* Appends the active alerts as a JSON array; the caller holds the lock. */
 static void
-add_active_locked(const struct web_server *srv, struct textbuf *t)
+add_active_locked(const struct web_server *srv, struct buf *t)
 {
-	textbuf_addc(t, '[');
+	buf_addc(t, '[');
 	for (size_t i = 0; i < srv->active_count; i++) {
 		if (i > 0) {
-			textbuf_addc(t, ',');
+			buf_addc(t, ',');
 		}
-		textbuf_add(t, srv->active[i].json->data, srv->active[i].json->len);
+		buf_add(t, srv->active[i].json->data, srv->active[i].json->len);
 	}
-	textbuf_addc(t, ']');
+	buf_addc(t, ']');
 }
 
 static mhd_result
 handle_snapshot(struct web_server *srv, struct MHD_Connection *conn)
 {
-	struct textbuf t;
-	textbuf_init(&t);
-	textbuf_addf(&t, "{\"board\":%s,\"agent\":{\"version\":", srv->board_json);
+	struct buf t;
+	buf_init(&t);
+	buf_addf(&t, "{\"board\":%s,\"agent\":{\"version\":", srv->board_json);
 	struct json j;
 	json_init(&j);
 	json_string(&j, srv->version);
-	textbuf_add(&t, j.buf, j.len);
+	buf_add(&t, j.buf, j.len);
 	json_free(&j);
-	textbuf_addf(&t, ",\"interval_ms\":%lld,\"uptime_s\":%lld},", (long long)srv->interval_ms,
+	buf_addf(&t, ",\"interval_ms\":%lld,\"uptime_s\":%lld},", (long long)srv->interval_ms,
 		     (long long)((mono_ms() - srv->start_mono_ms) / 1000));
-	struct textbuf alerts;
-	textbuf_init(&alerts);
+	struct buf alerts;
+	buf_init(&alerts);
 	pthread_mutex_lock(&srv->lock);
 	struct blob *sample = blob_ref(srv->sample);
 	add_active_locked(srv, &alerts);
 	pthread_mutex_unlock(&srv->lock);
 	/* the sample's fields without its braces */
-	textbuf_add(&t, sample->data + 1, sample->len - 2);
+	buf_add(&t, sample->data + 1, sample->len - 2);
 	blob_unref(sample);
-	textbuf_adds(&t, ",\"alerts\":");
-	textbuf_add(&t, alerts.buf, alerts.len);
-	textbuf_free(&alerts);
-	textbuf_adds(&t, "}\n");
+	buf_adds(&t, ",\"alerts\":");
+	buf_add(&t, alerts.buf, alerts.len);
+	buf_free(&alerts);
+	buf_adds(&t, "}\n");
 	size_t len;
-	char *body = textbuf_take(&t, &len);
+	char *body = buf_take(&t, &len);
 	return reply_owned(conn, MHD_HTTP_OK, CT_JSON, body, len);
 }
 
@@ -509,23 +509,23 @@ handle_history(struct web_server *srv, struct MHD_Connection *conn)
 static mhd_result
 handle_alerts(struct web_server *srv, struct MHD_Connection *conn)
 {
-	struct textbuf t;
-	textbuf_init(&t);
-	textbuf_adds(&t, "{\"active\":");
+	struct buf t;
+	buf_init(&t);
+	buf_adds(&t, "{\"active\":");
 	pthread_mutex_lock(&srv->lock);
 	add_active_locked(srv, &t);
-	textbuf_adds(&t, ",\"recent\":[");
+	buf_adds(&t, ",\"recent\":[");
 	for (size_t i = 0; i < srv->recent_count; i++) {
 		size_t slot = (srv->recent_next + RECENT_MAX - srv->recent_count + i) % RECENT_MAX;
 		if (i > 0) {
-			textbuf_addc(&t, ',');
+			buf_addc(&t, ',');
 		}
-		textbuf_add(&t, srv->recent[slot]->data, srv->recent[slot]->len);
+		buf_add(&t, srv->recent[slot]->data, srv->recent[slot]->len);
 	}
 	pthread_mutex_unlock(&srv->lock);
-	textbuf_adds(&t, "]}\n");
+	buf_adds(&t, "]}\n");
 	size_t len;
-	char *body = textbuf_take(&t, &len);
+	char *body = buf_take(&t, &len);
 	return reply_owned(conn, MHD_HTTP_OK, CT_JSON, body, len);
 }
 
@@ -614,15 +614,15 @@ handle_metrics(struct web_server *srv, struct MHD_Connection *conn)
 	pthread_mutex_lock(&srv->lock);
 	struct blob *prom = blob_ref(srv->prom);
 	pthread_mutex_unlock(&srv->lock);
-	struct textbuf t;
-	textbuf_init(&t);
-	textbuf_add(&t, prom->data, prom->len);
+	struct buf t;
+	buf_init(&t);
+	buf_add(&t, prom->data, prom->len);
 	blob_unref(prom);
 	struct prom_process p;
 	read_process(srv, &p);
 	prom_format_process(&t, &p);
 	size_t len;
-	char *body = textbuf_take(&t, &len);
+	char *body = buf_take(&t, &len);
 	return reply_owned(conn, MHD_HTTP_OK, CT_PROM, body, len);
 }
 
@@ -903,11 +903,11 @@ push_event_locked(struct web_server *srv, struct blob *ev)
 static struct blob *
 render_event(struct web_server *srv, const char *kind, const struct json *j)
 {
-	textbuf_reset(&srv->text);
+	buf_reset(&srv->text);
 	/* event_next changes only on this thread, so it can be read without the lock */
-	textbuf_addf(&srv->text, "id: %llu\nevent: %s\ndata: ", (unsigned long long)srv->event_next, kind);
-	textbuf_add(&srv->text, j->buf, j->len);
-	textbuf_adds(&srv->text, "\n\n");
+	buf_addf(&srv->text, "id: %llu\nevent: %s\ndata: ", (unsigned long long)srv->event_next, kind);
+	buf_add(&srv->text, j->buf, j->len);
+	buf_adds(&srv->text, "\n\n");
 	return blob_new(srv->text.buf, srv->text.len);
 }
 
@@ -919,7 +919,7 @@ web_sink_write(struct sink *sink, const struct sample *s)
 	sample_to_json(&srv->j, s);
 	struct blob *sample = blob_new(srv->j.buf, srv->j.len);
 	struct blob *ev = render_event(srv, "sample", &srv->j);
-	textbuf_reset(&srv->text);
+	buf_reset(&srv->text);
 	prom_format_sample(&srv->text, s, &srv->board);
 	struct blob *prom = blob_new(srv->text.buf, srv->text.len);
 
@@ -1166,7 +1166,7 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 	pthread_cond_init(&srv->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	json_init(&srv->j);
-	textbuf_init(&srv->text);
+	buf_init(&srv->text);
 	srv->sink.ops = &web_sink_ops;
 	srv->event_next = 1;
 	srv->interval_ms = info->interval_ms > 0 ? info->interval_ms : 1000;
@@ -1277,7 +1277,7 @@ web_server_destroy(struct web_server *srv)
 	free(srv->wake_list);
 	history_destroy(srv->hist);
 	json_free(&srv->j);
-	textbuf_free(&srv->text);
+	buf_free(&srv->text);
 	free(srv->board_json);
 	free(srv->version);
 	free(srv->token);

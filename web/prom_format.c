@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/xalloc.h"
+
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 #define MHZ_TO_HZ 1e6
@@ -245,58 +247,58 @@ prom_map_metric(const char *name, struct prom_series *out)
 }
 
 void
-prom_format_value(struct textbuf *out, double v)
+prom_format_value(struct buf *out, double v)
 {
 	if (isnan(v)) {
-		textbuf_adds(out, "NaN");
+		buf_adds(out, "NaN");
 	} else if (isinf(v)) {
-		textbuf_adds(out, v > 0 ? "+Inf" : "-Inf");
+		buf_adds(out, v > 0 ? "+Inf" : "-Inf");
 	} else {
 		/* 15 digits: exact for every value a sensor gives, no 0.30000000000000004 */
-		textbuf_addf(out, "%.15g", v == 0 ? 0.0 : v);
+		buf_addf(out, "%.15g", v == 0 ? 0.0 : v);
 	}
 }
 
 void
-prom_escape_label(struct textbuf *out, const char *s)
+prom_escape_label(struct buf *out, const char *s)
 {
 	for (const char *p = s; *p; p++) {
 		switch (*p) {
 		case '\\':
-			textbuf_add(out, "\\\\", 2);
+			buf_add(out, "\\\\", 2);
 			break;
 		case '"':
-			textbuf_add(out, "\\\"", 2);
+			buf_add(out, "\\\"", 2);
 			break;
 		case '\n':
-			textbuf_add(out, "\\n", 2);
+			buf_add(out, "\\n", 2);
 			break;
 		default:
-			textbuf_addc(out, *p);
+			buf_addc(out, *p);
 		}
 	}
 }
 
 static void
-escape_help(struct textbuf *out, const char *s)
+escape_help(struct buf *out, const char *s)
 {
 	for (const char *p = s; *p; p++) {
 		if (*p == '\\') {
-			textbuf_add(out, "\\\\", 2);
+			buf_add(out, "\\\\", 2);
 		} else if (*p == '\n') {
-			textbuf_add(out, "\\n", 2);
+			buf_add(out, "\\n", 2);
 		} else {
-			textbuf_addc(out, *p);
+			buf_addc(out, *p);
 		}
 	}
 }
 
 static void
-family_header(struct textbuf *out, const char *family, const char *help, enum prom_type type)
+family_header(struct buf *out, const char *family, const char *help, enum prom_type type)
 {
-	textbuf_addf(out, "# HELP %s ", family);
+	buf_addf(out, "# HELP %s ", family);
 	escape_help(out, help);
-	textbuf_addf(out, "\n# TYPE %s %s\n", family, type == PROM_COUNTER ? "counter" : "gauge");
+	buf_addf(out, "\n# TYPE %s %s\n", family, type == PROM_COUNTER ? "counter" : "gauge");
 }
 
 struct entry {
@@ -387,11 +389,11 @@ is_reserved(const char *family)
 }
 
 static void
-label_pair(struct textbuf *out, bool first, const char *name, const char *value)
+label_pair(struct buf *out, bool first, const char *name, const char *value)
 {
-	textbuf_addf(out, "%s%s=\"", first ? "" : ",", name);
+	buf_addf(out, "%s%s=\"", first ? "" : ",", name);
 	prom_escape_label(out, value);
-	textbuf_addc(out, '"');
+	buf_addc(out, '"');
 }
 
 static const char *
@@ -401,16 +403,13 @@ or_empty(const char *s)
 }
 
 void
-prom_format_sample(struct textbuf *out, const struct sample *s, const struct prom_board *board)
+prom_format_sample(struct buf *out, const struct sample *s, const struct prom_board *board)
 {
 	const struct metric_set *set = &s->metrics;
 	struct entry *entries = NULL;
 	size_t n = 0;
 	if (set->count > 0) {
-		entries = malloc(set->count * sizeof(*entries));
-		if (!entries) {
-			abort();
-		}
+		entries = xrealloc(NULL, set->count, sizeof(*entries));
 	}
 	for (size_t i = 0; i < set->count; i++) {
 		struct entry *e = &entries[n];
@@ -434,65 +433,65 @@ prom_format_sample(struct textbuf *out, const struct sample *s, const struct pro
 			family_header(out, e->ser.family, e->ser.help, e->ser.type);
 			family = e->ser.family;
 		}
-		textbuf_adds(out, e->ser.family);
+		buf_adds(out, e->ser.family);
 		if (e->ser.label_count > 0) {
-			textbuf_addc(out, '{');
+			buf_addc(out, '{');
 			for (size_t l = 0; l < e->ser.label_count; l++) {
 				label_pair(out, l == 0, e->ser.label_names[l], e->ser.label_values[l]);
 			}
-			textbuf_addc(out, '}');
+			buf_addc(out, '}');
 		}
-		textbuf_addc(out, ' ');
+		buf_addc(out, ' ');
 		prom_format_value(out, e->value);
-		textbuf_addc(out, '\n');
+		buf_addc(out, '\n');
 	}
 	free(entries);
 
 	family_header(out, "tegrawatch_board_info", "Board identity (value 1): model, SoC, module, L4T and JetPack.",
 		      PROM_GAUGE);
-	textbuf_adds(out, "tegrawatch_board_info{");
+	buf_adds(out, "tegrawatch_board_info{");
 	label_pair(out, true, "model", or_empty(board->model));
 	label_pair(out, false, "soc", or_empty(board->soc));
 	label_pair(out, false, "module", or_empty(board->module));
 	label_pair(out, false, "l4t", or_empty(board->l4t));
 	label_pair(out, false, "jetpack", or_empty(board->jetpack));
-	textbuf_adds(out, "} 1\n");
+	buf_adds(out, "} 1\n");
 	family_header(out, "tegrawatch_build_info", "The agent's version (value 1).", PROM_GAUGE);
-	textbuf_adds(out, "tegrawatch_build_info{");
+	buf_adds(out, "tegrawatch_build_info{");
 	label_pair(out, true, "version", or_empty(board->version));
-	textbuf_adds(out, "} 1\n");
+	buf_adds(out, "} 1\n");
 	if (s->power_mode[0]) {
 		family_header(out, "tegrawatch_power_mode_info", "The nvpmodel power mode by name (value 1).",
 			      PROM_GAUGE);
-		textbuf_adds(out, "tegrawatch_power_mode_info{");
+		buf_adds(out, "tegrawatch_power_mode_info{");
 		label_pair(out, true, "mode", s->power_mode);
-		textbuf_adds(out, "} 1\n");
+		buf_adds(out, "} 1\n");
 	}
 	if (s->seq > 0) {
 		family_header(out, "tegrawatch_sample_timestamp_seconds",
 			      "Time of the latest sample in seconds since the epoch (a replay's recorded time).",
 			      PROM_GAUGE);
-		textbuf_adds(out, "tegrawatch_sample_timestamp_seconds ");
+		buf_adds(out, "tegrawatch_sample_timestamp_seconds ");
 		prom_format_value(out, (double)s->time_ms / 1000.0);
-		textbuf_addc(out, '\n');
+		buf_addc(out, '\n');
 	}
 }
 
 static void
-one_value(struct textbuf *out, const char *family, const char *help, enum prom_type type, double v)
+one_value(struct buf *out, const char *family, const char *help, enum prom_type type, double v)
 {
 	if (v < 0 || isnan(v)) {
 		return;
 	}
 	family_header(out, family, help, type);
-	textbuf_adds(out, family);
-	textbuf_addc(out, ' ');
+	buf_adds(out, family);
+	buf_addc(out, ' ');
 	prom_format_value(out, v);
-	textbuf_addc(out, '\n');
+	buf_addc(out, '\n');
 }
 
 void
-prom_format_process(struct textbuf *out, const struct prom_process *p)
+prom_format_process(struct buf *out, const struct prom_process *p)
 {
 	one_value(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
 		  PROM_COUNTER, p->cpu_seconds);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "agent/core/sample.h"
-#include "textbuf.h"
+#include "agent/core/buf.h"
 
 #define PROM_LABELS_MAX 2
 
@@ -59,7 +59,7 @@ bool prom_map_metric(const char *name, struct prom_series *out);
  * natural order: cpu="2" before cpu="10"). A second metric landing on the
  * same family and labels is dropped.
  */
-void prom_format_sample(struct textbuf *out, const struct sample *s, const struct prom_board *board);
+void prom_format_sample(struct buf *out, const struct sample *s, const struct prom_board *board);
 
 /* The process's own figures, read by the caller from /proc/self. Negative = unknown. */
 struct prom_process {
@@ -77,12 +77,12 @@ struct prom_process {
  * and process_max_fds (the known ones), named as Prometheus client
  * libraries name them.
  */
-void prom_format_process(struct textbuf *out, const struct prom_process *p);
+void prom_format_process(struct buf *out, const struct prom_process *p);
 
 /** Appends V as Prometheus writes numbers: NaN, +Inf, -Inf or %.15g. */
-void prom_format_value(struct textbuf *out, double v);
+void prom_format_value(struct buf *out, double v);
 
 /** Appends S escaped for a label value (\\, \", \n). */
-void prom_escape_label(struct textbuf *out, const char *s);
+void prom_escape_label(struct buf *out, const char *s);
 
 #endif

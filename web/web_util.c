@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/core/xalloc.h"
+
 static int
 parse_port(const char *s, uint16_t *port)
 {
@@ -162,10 +164,7 @@ web_read_secret(const char *path, char **out, bool *world_readable)
 		close(fd);
 		return -EINVAL;
 	}
-	char *buf = malloc(WEB_SECRET_MAX + 2);
-	if (!buf) {
-		abort();
-	}
+	char *buf = xrealloc(NULL, WEB_SECRET_MAX + 2, 1);
 	size_t len = 0;
 	for (;;) {
 		ssize_t n = read(fd, buf + len, WEB_SECRET_MAX + 1 - len);

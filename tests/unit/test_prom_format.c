@@ -153,11 +153,11 @@ test_format_small_sample(void **state)
 		.jetpack = "6.2",
 		.version = "0.1.0",
 	};
-	struct textbuf t;
-	textbuf_init(&t);
+	struct buf t;
+	buf_init(&t);
 	prom_format_sample(&t, s, &board);
 	assert_string_equal(t.buf, expected_small);
-	textbuf_free(&t);
+	buf_free(&t);
 	free(s);
 }
 
@@ -168,8 +168,8 @@ test_empty_sample(void **state)
 	/* before the first sample: only the info metrics, NULL strings as "" */
 	struct sample *s = new_sample();
 	struct prom_board board = {.version = "0.1.0"};
-	struct textbuf t;
-	textbuf_init(&t);
+	struct buf t;
+	buf_init(&t);
 	prom_format_sample(&t, s, &board);
 	assert_string_equal(t.buf,
 			    "# HELP tegrawatch_board_info Board identity (value 1): model, SoC, module, L4T and JetPack.\n"
@@ -178,7 +178,7 @@ test_empty_sample(void **state)
 			    "# HELP tegrawatch_build_info The agent's version (value 1).\n"
 			    "# TYPE tegrawatch_build_info gauge\n"
 			    "tegrawatch_build_info{version=\"0.1.0\"} 1\n");
-	textbuf_free(&t);
+	buf_free(&t);
 	free(s);
 }
 
@@ -193,8 +193,8 @@ test_duplicates_and_reserved(void **state)
 	/* would collide with an info family: dropped */
 	metric_set_put(&s->metrics, "board_info", 5);
 	struct prom_board board = {.version = "x"};
-	struct textbuf t;
-	textbuf_init(&t);
+	struct buf t;
+	buf_init(&t);
 	prom_format_sample(&t, s, &board);
 	const char *head = "# HELP tegrawatch_a_b A tegrawatch metric without a Prometheus mapping: its canonical name "
 			   "with dots as underscores, unconverted.\n"
@@ -212,7 +212,7 @@ test_duplicates_and_reserved(void **state)
 		p++;
 	}
 	assert_int_equal(types, 1);
-	textbuf_free(&t);
+	buf_free(&t);
 	free(s);
 }
 
@@ -220,26 +220,26 @@ static void
 test_values_and_escaping(void **state)
 {
 	(void)state;
-	struct textbuf t;
-	textbuf_init(&t);
+	struct buf t;
+	buf_init(&t);
 	prom_format_value(&t, NAN);
-	textbuf_addc(&t, ' ');
+	buf_addc(&t, ' ');
 	prom_format_value(&t, INFINITY);
-	textbuf_addc(&t, ' ');
+	buf_addc(&t, ' ');
 	prom_format_value(&t, -INFINITY);
-	textbuf_addc(&t, ' ');
+	buf_addc(&t, ' ');
 	prom_format_value(&t, 0.1 + 0.2); /* 15 digits: no 0.30000000000000004 */
-	textbuf_addc(&t, ' ');
+	buf_addc(&t, ' ');
 	prom_format_value(&t, -0.0);
-	textbuf_addc(&t, ' ');
+	buf_addc(&t, ' ');
 	prom_format_value(&t, 729.6 * 1e6);
-	textbuf_addc(&t, ' ');
+	buf_addc(&t, ' ');
 	prom_format_value(&t, 1e21);
 	assert_string_equal(t.buf, "NaN +Inf -Inf 0.3 0 729600000 1e+21");
-	textbuf_reset(&t);
+	buf_reset(&t);
 	prom_escape_label(&t, "a\"b\\c\nd\te");
 	assert_string_equal(t.buf, "a\\\"b\\\\c\\nd\te");
-	textbuf_free(&t);
+	buf_free(&t);
 }
 
 static void
@@ -254,8 +254,8 @@ test_process(void **state)
 		.open_fds = 9,
 		.max_fds = 1024,
 	};
-	struct textbuf t;
-	textbuf_init(&t);
+	struct buf t;
+	buf_init(&t);
 	prom_format_process(&t, &p);
 	assert_string_equal(t.buf, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 				   "# TYPE process_cpu_seconds_total counter\n"
@@ -273,7 +273,7 @@ test_process(void **state)
 				   "seconds.\n"
 				   "# TYPE process_start_time_seconds gauge\n"
 				   "process_start_time_seconds 1763727000.5\n");
-	textbuf_free(&t);
+	buf_free(&t);
 }
 
 static void
