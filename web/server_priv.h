@@ -1,0 +1,130 @@
+/*
+ * Private to web/: the server state the sampling loop publishes into
+ * (server_state.c) and what the libmicrohttpd side (http_mhd.c) reads
+ * from it. The loop renders each sample and alert event once into
+ * immutable refcounted blobs and swaps them in under `lock`; handlers take
+ * references under the same lock and build their answers outside it. The
+ * history rings have their own lock. Nothing here needs <microhttpd.h>.
+ */
+#ifndef TEGRAWATCH_WEB_SERVER_PRIV_H
+#define TEGRAWATCH_WEB_SERVER_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/core/alert.h"
+#include "agent/core/board_info.h"
+#include "agent/core/buf.h"
+#include "agent/core/json.h"
+#include "agent/core/sample.h"
+#include "history.h"
+#include "prom_format.h"
+#include "web.h"
+
+#define EVENT_RING 64       /* pre-rendered stream events kept for slow readers */
+#define RECENT_MAX 100      /* alert transitions in /api/v1/alerts */
+#define ACTIVE_MAX 4096
+#define KEEPALIVE_MS 15000  /* an idle event stream gets a comment this often */
+
+/* An immutable piece of output shared by the loop and the handlers. */
+struct blob {
+	atomic_uint refs;
+	size_t len;
+	char data[];
+};
+
+struct active_alert {
+	char fingerprint[ALERT_FINGERPRINT_LEN + 1];
+	struct blob *json;
+};
+
+/* An event-stream reader as the ring and the notifier see it; http_mhd.c wraps it. */
+struct stream {
+	struct stream *prev, *next;
+	uint64_t cursor;       /* seq of the next event to send */
+	bool suspended;        /* parked until the notifier resumes it */
+	int64_t last_write_ms;
+};
+
+/* Resumes a parked stream (http_mhd.c): called without the lock. */
+typedef void stream_resume_fn(struct stream *s);
+
+struct server_state {
+	int64_t interval_ms;
+	int64_t history_s;
+	int64_t start_mono_ms;
+	int64_t boot_time_s;   /* from /proc/stat, for process_start_time_seconds */
+	char *version;
+	char *board_json;      /* {"model",...} */
+	struct prom_board board;
+	struct board_identity identity;
+
+	pthread_mutex_t lock;  /* everything down to `stopping` */
+	pthread_cond_t wake;
+	struct blob *sample;   /* the latest sample's JSON object */
+	struct blob *prom;     /* its /metrics text (without the process part) */
+	struct active_alert *active;
+	size_t active_count;
+	struct blob *recent[RECENT_MAX];
+	size_t recent_next;    /* slot of the next transition */
+	size_t recent_count;
+	struct blob *events[EVENT_RING]; /* event seq s is at s % EVENT_RING */
+	uint64_t event_next;   /* seq of the next event, from 1; written by the loop only */
+	uint64_t last_sample_event;
+	struct stream *streams;
+	bool stopping;
+
+	pthread_t notifier;
+	bool notifier_started;
+	stream_resume_fn *resume;
+	struct stream **wake_list;
+	size_t wake_cap;
+
+	pthread_mutex_t hist_lock;
+	struct history *hist;
+
+	atomic_llong last_sample_mono_ms;
+
+	/* the loop thread's scratch */
+	struct json j;
+	struct buf text;
+};
+
+struct blob *blob_ref(struct blob *b);
+/** Drops a reference; NULL is a no-op. */
+void blob_unref(struct blob *b);
+
+/** Sets ST up before the first sample: an empty snapshot and /metrics. Cannot fail. */
+void server_state_init(struct server_state *st, const struct web_config *cfg, const struct web_info *info);
+/** Ends the event streams: stops the notifier after it resumed every parked one. */
+void server_state_stop(struct server_state *st);
+/** Frees what ST holds, once nothing reads it (after the daemon stopped). */
+void server_state_fini(struct server_state *st);
+
+/** Starts the thread that wakes parked streams through RESUME. 0 or -EAGAIN. */
+int server_notifier_start(struct server_state *st, stream_resume_fn *resume);
+
+/* The loop thread publishes. */
+void server_publish_sample(struct server_state *st, const struct sample *s);
+void server_publish_alert(struct server_state *st, const struct alert_event *ev);
+
+/* The HTTP threads read: whole bodies appended to OUT. */
+void server_snapshot(struct server_state *st, struct buf *out);
+void server_alerts(struct server_state *st, struct buf *out);
+void server_metrics(struct server_state *st, struct buf *out);
+/** The METRIC's last SECONDS with their stats as JSON into J; -ENOENT without history. */
+int server_history(struct server_state *st, const char *metric, int64_t seconds, struct json *j);
+/** Milliseconds since the last sample (or the start). */
+int64_t server_sample_age_ms(struct server_state *st);
+
+/** Adds S to the readers; LAST_ID is the Last-Event-ID of a reconnect, or -1. */
+void server_stream_attach(struct server_state *st, struct stream *s, int64_t last_id);
+void server_stream_detach(struct server_state *st, struct stream *s);
+
+/** Lowers the calling HTTP thread below the sampling loop (once per thread). */
+void server_lower_thread_priority(void);
+
+#endif

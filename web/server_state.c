@@ -1,0 +1,513 @@
+/*
+ * The server state the sampling loop publishes into (see server_priv.h):
+ * refcounted blobs, the latest sample and its /metrics text, the active
+ * and recent alert lists, the event ring, the history rings, and the
+ * notifier thread that wakes parked event streams. No libmicrohttpd here:
+ * the notifier resumes streams through the hook http_mhd.c gives it.
+ */
+#include "server_priv.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/core/clock.h"
+#include "agent/core/sample_json.h"
+#include "agent/core/xalloc.h"
+#include "proc_self.h"
+
+#define HTTP_NICE 10 /* the HTTP threads' nice value, above the loop's */
+
+static const char empty_sample_json[] =
+	"{\"seq\":0,\"ts\":null,\"time_ms\":null,\"power_mode\":null,\"metrics\":{},"
+	"\"throttle\":{\"active\":false,\"reasons\":{},\"context\":\"\"}}";
+
+/* ---- blobs ---- */
+
+static struct blob *
+blob_new(const char *data, size_t len)
+{
+	struct blob *b = xrealloc(NULL, sizeof(*b) + len + 1, 1);
+	atomic_init(&b->refs, 1);
+	b->len = len;
+	memcpy(b->data, data, len);
+	b->data[len] = '\0';
+	return b;
+}
+
+struct blob *
+blob_ref(struct blob *b)
+{
+	if (b) {
+		atomic_fetch_add(&b->refs, 1);
+	}
+	return b;
+}
+
+void
+blob_unref(struct blob *b)
+{
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+		free(b);
+	}
+}
+
+/*
+ * The HTTP threads run at a lower priority (Linux nice is per thread):
+ * when the CPU is short, a burst of requests waits, the sampling loop
+ * does not. MHD's thread is lowered on its first request.
+ */
+void
+server_lower_thread_priority(void)
+{
+	static _Thread_local bool done;
+	if (!done) {
+		done = true;
+		setpriority(PRIO_PROCESS, (id_t)gettid(), HTTP_NICE);
+	}
+}
+
+/* ---- set up and tear down ---- */
+
+static void
+render_board(struct server_state *st, const struct web_info *info)
+{
+	st->identity = info->identity;
+	struct json j;
+	json_init(&j);
+	json_object_begin(&j);
+	board_identity_to_json(&j, &st->identity, false);
+	json_object_end(&j);
+	st->board_json = xstrdup(j.buf);
+	json_free(&j);
+	st->board = (struct prom_board){
+		.model = st->identity.model,
+		.soc = st->identity.soc,
+		.module = st->identity.module,
+		.l4t = st->identity.l4t,
+		.jetpack = st->identity.jetpack,
+		.version = st->version,
+	};
+}
+
+void
+server_state_init(struct server_state *st, const struct web_config *cfg, const struct web_info *info)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->hist_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	json_init(&st->j);
+	buf_init(&st->text);
+	st->event_next = 1;
+	st->interval_ms = info->interval_ms > 0 ? info->interval_ms : 1000;
+	st->history_s = cfg->history_ms / 1000;
+	st->start_mono_ms = monotonic_ms();
+	atomic_init(&st->last_sample_mono_ms, st->start_mono_ms);
+	st->boot_time_s = proc_boot_time_s();
+	st->version = xstrdup(info->version ? info->version : "");
+	render_board(st, info);
+	st->active = xcalloc(ACTIVE_MAX, sizeof(*st->active));
+	st->wake_cap = (size_t)cfg->max_connections;
+	st->wake_list = xcalloc(st->wake_cap, sizeof(*st->wake_list));
+	st->hist = history_create((size_t)(cfg->history_ms / st->interval_ms));
+	st->sample = blob_new(empty_sample_json, sizeof(empty_sample_json) - 1);
+	struct sample *empty = xcalloc(1, sizeof(*empty));
+	prom_format_sample(&st->text, empty, &st->board);
+	free(empty);
+	st->prom = blob_new(st->text.buf, st->text.len);
+}
+
+void
+server_state_stop(struct server_state *st)
+{
+	pthread_mutex_lock(&st->lock);
+	st->stopping = true;
+	pthread_cond_signal(&st->wake);
+	pthread_mutex_unlock(&st->lock);
+	if (st->notifier_started) {
+		/* its last round resumes every parked stream: MHD must not stop with one */
+		pthread_join(st->notifier, NULL);
+		st->notifier_started = false;
+	}
+}
+
+void
+server_state_fini(struct server_state *st)
+{
+	blob_unref(st->sample);
+	blob_unref(st->prom);
+	for (size_t i = 0; i < st->active_count; i++) {
+		blob_unref(st->active[i].json);
+	}
+	for (size_t i = 0; i < RECENT_MAX; i++) {
+		blob_unref(st->recent[i]);
+	}
+	for (size_t i = 0; i < EVENT_RING; i++) {
+		blob_unref(st->events[i]);
+	}
+	free(st->active);
+	free(st->wake_list);
+	history_destroy(st->hist);
+	json_free(&st->j);
+	buf_free(&st->text);
+	free(st->board_json);
+	free(st->version);
+	pthread_cond_destroy(&st->wake);
+	pthread_mutex_destroy(&st->hist_lock);
+	pthread_mutex_destroy(&st->lock);
+}
+
+/* ---- the loop thread publishes ---- */
+
+/* Adds EV as the next stream event; returns the event it pushed out. Lock held. */
+static struct blob *
+push_event_locked(struct server_state *st, struct blob *ev)
+{
+	size_t slot = st->event_next % EVENT_RING;
+	struct blob *old = st->events[slot];
+	st->events[slot] = ev;
+	st->event_next++;
+	pthread_cond_signal(&st->wake);
+	return old;
+}
+
+static struct blob *
+render_event(struct server_state *st, const char *kind, const struct json *j)
+{
+	buf_reset(&st->text);
+	/* event_next changes only on this thread, so it can be read without the lock */
+	buf_addf(&st->text, "id: %llu\nevent: %s\ndata: ", (unsigned long long)st->event_next, kind);
+	buf_add(&st->text, j->buf, j->len);
+	buf_adds(&st->text, "\n\n");
+	return blob_new(st->text.buf, st->text.len);
+}
+
+void
+server_publish_sample(struct server_state *st, const struct sample *s)
+{
+	json_reset(&st->j);
+	sample_to_json(&st->j, s);
+	struct blob *sample = blob_new(st->j.buf, st->j.len);
+	struct blob *ev = render_event(st, "sample", &st->j);
+	buf_reset(&st->text);
+	prom_format_sample(&st->text, s, &st->board);
+	struct blob *prom = blob_new(st->text.buf, st->text.len);
+
+	pthread_mutex_lock(&st->hist_lock);
+	history_add(st->hist, s);
+	pthread_mutex_unlock(&st->hist_lock);
+
+	pthread_mutex_lock(&st->lock);
+	struct blob *old_sample = st->sample, *old_prom = st->prom;
+	st->sample = sample;
+	st->prom = prom;
+	st->last_sample_event = st->event_next;
+	struct blob *old_ev = push_event_locked(st, ev);
+	pthread_mutex_unlock(&st->lock);
+
+	blob_unref(old_sample);
+	blob_unref(old_prom);
+	blob_unref(old_ev);
+	atomic_store(&st->last_sample_mono_ms, monotonic_ms());
+}
+
+/* Puts alert A (JSON blob) in the active list or takes it out. Returns what to unref. */
+static struct blob *
+update_active_locked(struct server_state *st, const struct alert_event *ev, struct blob *a)
+{
+	bool active = ev->transition != TRANSITION_RESOLVED && ev->transition != TRANSITION_CANCELLED;
+	struct blob *drop = NULL;
+	size_t i = 0;
+	while (i < st->active_count && strcmp(st->active[i].fingerprint, ev->fingerprint) != 0) {
+		i++;
+	}
+	if (i < st->active_count) {
+		drop = st->active[i].json;
+		if (active) {
+			st->active[i].json = blob_ref(a);
+		} else {
+			memmove(&st->active[i], &st->active[i + 1],
+				(st->active_count - i - 1) * sizeof(st->active[0]));
+			st->active_count--;
+		}
+	} else if (active && st->active_count < ACTIVE_MAX) {
+		struct active_alert *na = &st->active[st->active_count++];
+		snprintf(na->fingerprint, sizeof(na->fingerprint), "%s", ev->fingerprint);
+		na->json = blob_ref(a);
+	}
+	return drop;
+}
+
+/* Active alerts, recent transitions and the event stream. */
+static void
+on_alert(struct server_state *st, const struct alert_event *ev)
+{
+	json_reset(&st->j);
+	alert_event_to_json(&st->j, ev);
+	struct blob *a = blob_new(st->j.buf, st->j.len);
+	struct blob *e = render_event(st, "alert", &st->j);
+	struct blob *drop[3] = {NULL, NULL, NULL};
+
+	pthread_mutex_lock(&st->lock);
+	drop[0] = st->recent[st->recent_next];
+	st->recent[st->recent_next] = blob_ref(a);
+	st->recent_next = (st->recent_next + 1) % RECENT_MAX;
+	if (st->recent_count < RECENT_MAX) {
+		st->recent_count++;
+	}
+	drop[1] = update_active_locked(st, ev, a);
+	drop[2] = push_event_locked(st, e);
+	pthread_mutex_unlock(&st->lock);
+
+	blob_unref(a);
+	for (size_t k = 0; k < 3; k++) {
+		blob_unref(drop[k]);
+	}
+}
+
+/* An alert already active at start (the state file): the active list only, no transition. */
+static void
+seed_alert(struct server_state *st, const struct alert_event *ev)
+{
+	json_reset(&st->j);
+	alert_event_to_json(&st->j, ev);
+	struct blob *a = blob_new(st->j.buf, st->j.len);
+	pthread_mutex_lock(&st->lock);
+	struct blob *drop = update_active_locked(st, ev, a);
+	pthread_mutex_unlock(&st->lock);
+	blob_unref(a);
+	blob_unref(drop);
+}
+
+void
+server_publish_alert(struct server_state *st, const struct alert_event *ev)
+{
+	if (ev->restored) {
+		seed_alert(st, ev);
+	} else {
+		on_alert(st, ev);
+	}
+}
+
+/* ---- the HTTP threads read ---- */
+
+/* Appends the active alerts as a JSON array; the caller holds the lock. */
+static void
+add_active_locked(const struct server_state *st, struct buf *out)
+{
+	buf_addc(out, '[');
+	for (size_t i = 0; i < st->active_count; i++) {
+		if (i > 0) {
+			buf_addc(out, ',');
+		}
+		buf_add(out, st->active[i].json->data, st->active[i].json->len);
+	}
+	buf_addc(out, ']');
+}
+
+void
+server_snapshot(struct server_state *st, struct buf *out)
+{
+	buf_addf(out, "{\"board\":%s,\"agent\":{\"version\":", st->board_json);
+	struct json j;
+	json_init(&j);
+	json_string(&j, st->version);
+	buf_add(out, j.buf, j.len);
+	json_free(&j);
+	buf_addf(out, ",\"interval_ms\":%lld,\"uptime_s\":%lld},", (long long)st->interval_ms,
+		 (long long)((monotonic_ms() - st->start_mono_ms) / 1000));
+	struct buf alerts;
+	buf_init(&alerts);
+	pthread_mutex_lock(&st->lock);
+	struct blob *sample = blob_ref(st->sample);
+	add_active_locked(st, &alerts);
+	pthread_mutex_unlock(&st->lock);
+	/* the sample's fields without its braces */
+	buf_add(out, sample->data + 1, sample->len - 2);
+	blob_unref(sample);
+	buf_adds(out, ",\"alerts\":");
+	buf_add(out, alerts.buf, alerts.len);
+	buf_free(&alerts);
+	buf_adds(out, "}\n");
+}
+
+void
+server_alerts(struct server_state *st, struct buf *out)
+{
+	buf_adds(out, "{\"active\":");
+	pthread_mutex_lock(&st->lock);
+	add_active_locked(st, out);
+	buf_adds(out, ",\"recent\":[");
+	for (size_t i = 0; i < st->recent_count; i++) {
+		size_t slot = (st->recent_next + RECENT_MAX - st->recent_count + i) % RECENT_MAX;
+		if (i > 0) {
+			buf_addc(out, ',');
+		}
+		buf_add(out, st->recent[slot]->data, st->recent[slot]->len);
+	}
+	pthread_mutex_unlock(&st->lock);
+	buf_adds(out, "]}\n");
+}
+
+void
+server_metrics(struct server_state *st, struct buf *out)
+{
+	pthread_mutex_lock(&st->lock);
+	struct blob *prom = blob_ref(st->prom);
+	pthread_mutex_unlock(&st->lock);
+	buf_add(out, prom->data, prom->len);
+	blob_unref(prom);
+	struct prom_process p;
+	proc_self_read(st->boot_time_s, &p);
+	prom_format_process(out, &p);
+}
+
+int
+server_history(struct server_state *st, const char *metric, int64_t seconds, struct json *j)
+{
+	struct history_point *pts = NULL;
+	size_t n = 0;
+	pthread_mutex_lock(&st->hist_lock);
+	int r = history_window(st->hist, metric, seconds * 1000, &pts, &n);
+	pthread_mutex_unlock(&st->hist_lock);
+	if (r == -ENOENT) {
+		return r;
+	}
+	struct history_stats hs;
+	history_stats(pts, n, &hs);
+	json_object_begin(j);
+	json_key(j, "metric");
+	json_string(j, metric);
+	json_key(j, "seconds");
+	json_int(j, seconds);
+	json_key(j, "interval_ms");
+	json_int(j, st->interval_ms);
+	json_key(j, "points");
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_array_begin(j);
+		json_int(j, pts[i].time_ms);
+		json_number(j, pts[i].value);
+		json_array_end(j);
+	}
+	json_array_end(j);
+	free(pts);
+	json_key(j, "stats");
+	json_object_begin(j);
+	json_key(j, "count");
+	json_uint(j, hs.count);
+	json_key(j, "min");
+	json_number(j, hs.min); /* null when there is no point */
+	json_key(j, "mean");
+	json_number(j, hs.mean);
+	json_key(j, "max");
+	json_number(j, hs.max);
+	json_key(j, "p95");
+	json_number(j, hs.p95);
+	json_object_end(j);
+	json_object_end(j);
+	json_raw(j, "\n", 1);
+	return 0;
+}
+
+int64_t
+server_sample_age_ms(struct server_state *st)
+{
+	return monotonic_ms() - atomic_load(&st->last_sample_mono_ms);
+}
+
+/* ---- event streams ---- */
+
+void
+server_stream_attach(struct server_state *st, struct stream *s, int64_t last_id)
+{
+	pthread_mutex_lock(&st->lock);
+	uint64_t oldest = st->event_next > EVENT_RING ? st->event_next - EVENT_RING : 1;
+	if (last_id >= 0 && (uint64_t)last_id < st->event_next) {
+		s->cursor = (uint64_t)last_id + 1; /* a reconnect resumes where it stopped */
+	} else if (st->last_sample_event >= oldest && st->last_sample_event > 0) {
+		s->cursor = st->last_sample_event; /* a new reader starts with the latest sample */
+	} else {
+		s->cursor = st->event_next;
+	}
+	s->next = st->streams;
+	if (s->next) {
+		s->next->prev = s;
+	}
+	st->streams = s;
+	pthread_mutex_unlock(&st->lock);
+}
+
+void
+server_stream_detach(struct server_state *st, struct stream *s)
+{
+	pthread_mutex_lock(&st->lock);
+	if (s->prev) {
+		s->prev->next = s->next;
+	} else {
+		st->streams = s->next;
+	}
+	if (s->next) {
+		s->next->prev = s->prev;
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Wakes parked streams: new events, keep-alive time, shutdown. */
+static void *
+notifier_main(void *arg)
+{
+	struct server_state *st = arg;
+	server_lower_thread_priority();
+	pthread_mutex_lock(&st->lock);
+	for (;;) {
+		/* the wake condition waits on CLOCK_MONOTONIC (server_state_init) */
+		int64_t until_ms = monotonic_ms() + 1000;
+		struct timespec until = {.tv_sec = until_ms / 1000, .tv_nsec = (until_ms % 1000) * 1000000};
+		if (!st->stopping) {
+			pthread_cond_timedwait(&st->wake, &st->lock, &until);
+		}
+		bool stop = st->stopping;
+		int64_t now = monotonic_ms();
+		size_t n = 0;
+		for (struct stream *s = st->streams; s && n < st->wake_cap; s = s->next) {
+			if (s->suspended &&
+			    (stop || s->cursor < st->event_next || now - s->last_write_ms >= KEEPALIVE_MS)) {
+				s->suspended = false;
+				st->wake_list[n++] = s;
+			}
+		}
+		/* a parked stream stays alive until we resume it, so no lock is needed here */
+		pthread_mutex_unlock(&st->lock);
+		for (size_t i = 0; i < n; i++) {
+			st->resume(st->wake_list[i]);
+		}
+		pthread_mutex_lock(&st->lock);
+		if (stop) {
+			break;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+int
+server_notifier_start(struct server_state *st, stream_resume_fn *resume)
+{
+	st->resume = resume;
+	if (pthread_create(&st->notifier, NULL, notifier_main, st) != 0) {
+		return -EAGAIN;
+	}
+	st->notifier_started = true;
+	return 0;
+}
