@@ -275,7 +275,7 @@ run_log(const struct alert_event *ev)
 	if (!isnan(ev->threshold)) {
 		snprintf(threshold, sizeof(threshold), " threshold=%.15g", ev->threshold);
 	}
-	log_warn("alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule->name,
+	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule->name,
 		 severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold,
 		 ev->summary);
 }
