@@ -9,6 +9,7 @@
 #include "agent/core/exit_codes.h"
 #include "agent/core/log.h"
 #include "alerting.h"
+#include "service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
 #include "tegra/board.h"
@@ -183,6 +184,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		agent_destroy(agent);
 		config_destroy(cfg);
 		return r;
+	}
+	struct stage *service = service_stage_create();
+	if (service) {
+		agent_add_stage(agent, service); /* first: it announces a reload before the others reload */
 	}
 	agent_add_stage(agent, throttle_stage_create());
 	agent_add_stage(agent, alerting_stage_create(cfg, !o->dry_run));

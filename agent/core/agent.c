@@ -205,6 +205,12 @@ reload(struct agent *agent)
 			st->ops->reload(st, &agent->fanout);
 		}
 	}
+	for (int i = 0; i < agent->stage_count; i++) {
+		struct stage *st = agent->stages[i];
+		if (st->ops->reloaded) {
+			st->ops->reloaded(st);
+		}
+	}
 }
 
 /* Housekeeping of stages and sinks once per tick (reaping programs, reconnecting). */

@@ -76,6 +76,8 @@ struct stage_ops {
 	int (*dispatch)(struct stage *st);
 	/* Optional: SIGHUP. Alert events of the reload (rules removed) go to OUT. 0 or -errno. */
 	int (*reload)(struct stage *st, const struct alert_fanout *out);
+	/* Optional: after every stage's reload (a reload is announced before and done after). */
+	void (*reloaded)(struct stage *st);
 	void (*destroy)(struct stage *st);
 };
 

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""The agent as a systemd service, without systemd: the test binds the
+notify socket itself (NOTIFY_SOCKET, WATCHDOG_USEC) and reads what the agent
+says: READY=1 once the first sample is in, WATCHDOG=1 regularly, none while
+the loop is stopped, RELOADING=1 then READY=1 around SIGHUP, STOPPING=1.
+And the journal: with JOURNAL_STREAM naming its stderr, every line starts
+with a syslog priority.
+
+Usage: test_service.py TEGRAWATCH SOURCE_ROOT
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BIN = None
+SRC = None
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEGRAWATCH_", "NOTIFY_", "WATCHDOG_",
+                                                                       "JOURNAL_"))}
+    env.update(extra)
+    return env
+
+
+class NotifyTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="tw-notify-")
+        self.cfg = os.path.join(self.tmp.name, "tegrawatch.yaml")
+        with open(self.cfg, "w") as f:
+            f.write('agent:\n  state_file: ""\nweb:\n  listen: ""\n')
+        self.sock_path = os.path.join(self.tmp.name, "notify.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.sock_path)
+        self.sock.settimeout(0.05)
+        self.messages = []  # (monotonic time, text)
+
+    def tearDown(self):
+        self.sock.close()
+        self.tmp.cleanup()
+
+    def drain(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            self.messages.append((time.monotonic(), data.decode()))
+
+    def wait_for(self, text, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if any(text in m for _, m in self.messages):
+                return
+            self.drain(0.05)
+        self.fail("no %r in %s" % (text, [m for _, m in self.messages]))
+
+    def test_lifecycle(self):
+        env = clean_env(NOTIFY_SOCKET=self.sock_path, WATCHDOG_USEC="400000")
+        p = subprocess.Popen([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                              "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "10", "-c", self.cfg],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        try:
+            self.wait_for("READY=1", 10)
+            self.assertTrue(self.messages[0][1].startswith("READY=1"), self.messages)
+            self.drain(2.0)
+            pings = [t for t, m in self.messages if m == "WATCHDOG=1"]
+            # every 200 ms (half of WATCHDOG_USEC) while ticks come every 100 ms
+            self.assertGreaterEqual(len(pings), 6, self.messages)
+            gaps = [b - a for a, b in zip(pings, pings[1:])]
+            self.assertLess(max(gaps), 0.6, gaps)
+
+            # a stopped loop sends nothing: systemd would restart it
+            os.kill(p.pid, signal.SIGSTOP)
+            self.messages.clear()
+            self.drain(1.5)
+            stopped = list(self.messages)
+            os.kill(p.pid, signal.SIGCONT)
+            self.assertEqual(stopped, [])
+            self.wait_for("WATCHDOG=1", 5)
+
+            self.messages.clear()
+            os.kill(p.pid, signal.SIGHUP)
+            self.wait_for("READY=1", 5)
+            texts = [m for _, m in self.messages]
+            reloading = [i for i, m in enumerate(texts) if m.startswith("RELOADING=1")]
+            ready = [i for i, m in enumerate(texts) if m.startswith("READY=1")]
+            self.assertTrue(reloading and ready and reloading[0] < ready[0], texts)
+            self.assertRegex(texts[reloading[0]], r"MONOTONIC_USEC=\d+")
+
+            self.messages.clear()
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=10)
+            self.drain(0.3)
+            self.assertIn("STOPPING=1", [m for _, m in self.messages])
+            self.assertEqual(p.returncode, 0)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stderr.close()
+
+    def test_no_socket_no_messages(self):
+        p = subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                            "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "0", "--count", "20",
+                            "-c", self.cfg], capture_output=True, text=True, env=clean_env(), timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.drain(0.2)
+        self.assertEqual(self.messages, [])
+
+
+class JournalTest(unittest.TestCase):
+    def test_priorities(self):
+        with tempfile.TemporaryDirectory(prefix="tw-journal-") as d:
+            cfg = os.path.join(d, "tegrawatch.yaml")
+            with open(cfg, "w") as f:
+                f.write('agent:\n  state_file: ""\n  log_level: info\nweb:\n  listen: ""\n'
+                        'include: [%s/configs/rules.d/*.yaml]\n' % SRC)
+            err_path = os.path.join(d, "stderr")
+            with open(err_path, "w") as err:
+                st = os.fstat(err.fileno())
+                env = clean_env(JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+                p = subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                                    "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "0", "-c", cfg],
+                                   stdout=subprocess.DEVNULL, stderr=err, env=env, timeout=60)
+            self.assertEqual(p.returncode, 0)
+            lines = open(err_path).read().splitlines()
+            self.assertTrue(lines)
+            for line in lines:
+                self.assertRegex(line, r"^<[3467]>[^<]", line)
+                self.assertNotIn("tegrawatch:", line[:20])
+            self.assertTrue(any(line.startswith("<4>alert firing") for line in lines), lines[:5])
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
