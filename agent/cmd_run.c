@@ -25,7 +25,9 @@ static const char run_usage[] =
 	"  --interval MS        sampling interval (default 1000)\n"
 	"  --count N            stop after N samples\n"
 	"  --no-tegrastats      do not start the tegrastats binary next to sysfs\n"
-	"  --tegrastats PROGRAM run PROGRAM --interval MS as the live tegrastats source\n";
+	"  --tegrastats PROGRAM run PROGRAM --interval MS as the live tegrastats source\n"
+	"  --json, --no-json    one JSON document per sample on stdout, or none (default: agent.json_lines,\n"
+	"                       auto = on unless stdout is the journal)\n";
 
 int
 cmd_run(int argc, char **argv)
@@ -40,6 +42,8 @@ cmd_run(int argc, char **argv)
 		{"no-tegrastats", no_argument, NULL, 'T'},
 		{"tegrastats", required_argument, NULL, 't'},
 		{"config", required_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'J'},
+		{"no-json", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -101,6 +105,12 @@ cmd_run(int argc, char **argv)
 			break;
 		case 'c':
 			config_path = optarg;
+			break;
+		case 'J':
+			so.json_lines = JSON_LINES_ON;
+			break;
+		case 'N':
+			so.json_lines = JSON_LINES_OFF;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);

@@ -37,6 +37,8 @@ static const char *const log_level_names[] = {"error", "warning", "info", "debug
 static const int log_level_values[] = {LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG};
 static const char *const tegrastats_names[] = {"auto", "on", "off", NULL};
 static const int tegrastats_values[] = {TEGRASTATS_AUTO, TEGRASTATS_ON, TEGRASTATS_OFF};
+static const char *const json_lines_names[] = {"auto", "on", "off", NULL};
+static const int json_lines_values[] = {JSON_LINES_AUTO, JSON_LINES_ON, JSON_LINES_OFF};
 
 /* agent.board_name has no default here: an unset name becomes the host name. */
 static const struct cfg_key agent_keys[] = {
@@ -45,6 +47,7 @@ static const struct cfg_key agent_keys[] = {
 	CFG_STRING("state_file", struct config, state_file, "/var/lib/tegrawatch/alerts.state", CFG_F_RELOADED),
 	CFG_STRING("board_name", struct config, board_name, NULL, CFG_F_NOT_EMPTY | CFG_F_RELOADED),
 	CFG_CHOICE("log_level", struct config, log_level, "warning", 0, log_level_names, log_level_values),
+	CFG_CHOICE("json_lines", struct config, json_lines, "auto", 0, json_lines_names, json_lines_values),
 };
 
 static const struct cfg_key sources_keys[] = {

@@ -33,6 +33,12 @@ struct action_def {
 	int64_t timeout_ms; /* ACTION_EXEC: kill the program after this long (default 10 s) */
 };
 
+enum json_lines_mode {
+	JSON_LINES_AUTO, /* on, except when stdout is the journal */
+	JSON_LINES_ON,
+	JSON_LINES_OFF,
+};
+
 enum tegrastats_mode {
 	TEGRASTATS_AUTO, /* run it when the binary exists */
 	TEGRASTATS_ON,
@@ -47,6 +53,7 @@ struct config {
 	char *state_file;        /* agent.state_file, default /var/lib/tegrawatch/alerts.state; "" = off */
 	char *board_name;        /* agent.board_name, default: the host name */
 	int log_level;           /* agent.log_level as enum log_level, default LOG_WARN */
+	int json_lines;          /* agent.json_lines: enum json_lines_mode, per-sample JSON on stdout */
 	/* sources: */
 	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */

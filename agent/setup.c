@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/core/exit_codes.h"
 #include "agent/core/log.h"
@@ -95,9 +96,13 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 
 /* Sinks of `run`: JSON Lines on stdout, MQTT and the web server as configured. */
 static int
-add_outputs(struct agent *agent, const struct board *b, const struct config *cfg, int interval_ms)
+add_outputs(struct agent *agent, const struct board *b, const struct config *cfg, const struct setup_options *o,
+	    int interval_ms)
 {
-	agent_add_sink(agent, jsonl_sink_create(stdout));
+	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
+	if (json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO))) {
+		agent_add_sink(agent, jsonl_sink_create(STDOUT_FILENO));
+	}
 	struct board_identity none = {0};
 	const struct board_identity *id = b ? board_identity(b) : &none;
 	(void)id;
@@ -175,7 +180,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	bool board_owned = false;
 	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned);
 	if (r == 0 && o->outputs) {
-		r = add_outputs(agent, b, cfg, interval_ms);
+		r = add_outputs(agent, b, cfg, o, interval_ms);
 	}
 	if (!board_owned) {
 		board_destroy(b); /* the outputs copied what they show of it */

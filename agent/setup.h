@@ -22,6 +22,7 @@ struct setup_options {
 	const char *tegrastats; /* --tegrastats PROGRAM, or NULL */
 	bool dry_run;           /* rules run, actions and the state file do not */
 	bool outputs;           /* JSON Lines, MQTT and web as configured (run); off for replay */
+	int json_lines;         /* enum json_lines_mode from --json/--no-json; AUTO = agent.json_lines */
 	struct sink *extra;     /* one more sink (replay's timeline), owned from now on; may be NULL */
 };
 

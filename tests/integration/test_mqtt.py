@@ -358,6 +358,35 @@ class MqttTest(unittest.TestCase):
 
     # ---- Home Assistant ----
 
+    def test_unread_stdout_pipe(self):
+        """A stdout pipe nobody reads never stops sampling, alerts, MQTT or the dashboard."""
+        b = self.broker()
+        s = self.sub(b.port, ["tegrawatch/#"])
+        web_port = free_port()
+        cfg = os.path.join(self.d, "pipe.yaml")
+        text = ('agent:\n  state_file: ""\nweb:\n  listen: 127.0.0.1:%d\nmqtt:\n' % web_port +
+                "".join("  %s: %s\n" % kv for kv in base_cfg(b.port, "pipe").items()) +
+                "include: [%s/configs/rules.d/*.yaml]\n" % SRC)
+        write_file(cfg, text)
+        r, w = os.pipe()  # we keep the read end and never read it
+        self.cleanup.append(lambda: os.close(r))
+        with open(os.path.join(self.d, "pipe.err"), "wb") as err:
+            p = subprocess.Popen([BIN, "run", "--demo", "--speed", "15", "-c", cfg], stdout=w, stderr=err)
+        os.close(w)
+        self.cleanup.append(lambda: p.poll() is None and (p.kill(), p.wait()))
+        time.sleep(45)  # three quarters of the demo, far past what the pipe holds (~16 samples)
+        with socket.create_connection(("127.0.0.1", web_port), timeout=5) as c:
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            reply = c.recv(4096).decode(errors="replace")
+        self.assertTrue(reply.startswith("HTTP/1.1 200"), reply)
+        self.assertEqual(p.wait(60), 0)
+        states = s.json("tegrawatch/pipe/state")
+        last = states[-1]["metrics"]
+        self.assertEqual(last["agent.samples_total"], 900)
+        self.assertGreater(last["agent.json_lines_dropped_total"], 500)
+        self.assertGreaterEqual(len(states), 890)
+        self.assertTrue([x for x in s.json("tegrawatch/pipe/alerts") if x["transition"] == "firing"])
+
     def test_ha_discovery_and_republish(self):
         b = self.broker()
         s = self.sub(b.port, ["homeassistant/#", "tegrawatch/ha1/status"])

@@ -138,6 +138,26 @@ class JournalTest(unittest.TestCase):
                 self.assertNotIn("tegrawatch:", line[:20])
             self.assertTrue(any(line.startswith("<4>alert firing") for line in lines), lines[:5])
 
+    def test_no_samples_into_the_journal(self):
+        """stdout is the journal: no per-sample JSON unless asked for (--json); --no-json always wins."""
+        with tempfile.TemporaryDirectory(prefix="tw-journal-") as d:
+            cfg = os.path.join(d, "tegrawatch.yaml")
+            with open(cfg, "w") as f:
+                f.write('agent:\n  state_file: ""\nweb:\n  listen: ""\n')
+            base = [BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                    "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "0", "--count", "5", "-c", cfg]
+            counts = {}
+            for name, extra, journal in (("auto-journal", [], True), ("json", ["--json"], True),
+                                         ("auto-file", [], False), ("no-json", ["--no-json"], False)):
+                out_path = os.path.join(d, name)
+                with open(out_path, "w") as out:
+                    st = os.fstat(out.fileno())
+                    env = clean_env(JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino)) if journal else clean_env()
+                    p = subprocess.run(base + extra, stdout=out, stderr=subprocess.DEVNULL, env=env, timeout=30)
+                self.assertEqual(p.returncode, 0)
+                counts[name] = len(open(out_path).read().splitlines())
+            self.assertEqual(counts, {"auto-journal": 0, "json": 5, "auto-file": 5, "no-json": 0})
+
 
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
