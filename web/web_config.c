@@ -9,9 +9,9 @@
 
 static const struct cfg_key web_keys[] = {
 	CFG_STRING("listen", struct web_config, listen, "127.0.0.1:9474", 0),
-	CFG_STRING("token_file", struct web_config, token_file, "", 0),
+	CFG_STRING("token_file", struct web_config, token_file, "", CFG_F_SECRET_FILE),
 	CFG_STRING("basic_auth_user", struct web_config, basic_auth_user, "", 0),
-	CFG_STRING("basic_auth_password_file", struct web_config, basic_auth_password_file, "", 0),
+	CFG_STRING("basic_auth_password_file", struct web_config, basic_auth_password_file, "", CFG_F_SECRET_FILE),
 	CFG_DURATION("history", struct web_config, history_ms, "1h", 0, 60 * 1000, 7 * 24 * 3600 * 1000LL),
 	CFG_INT("max_connections", struct web_config, max_connections, "32", 0, 1, 4096),
 	CFG_INT("max_connections_per_ip", struct web_config, max_connections_per_ip, "8", 0, 1, 4096),

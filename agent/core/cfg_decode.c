@@ -390,6 +390,33 @@ kind_expect(const struct cfg_key *key)
 	return "a value";
 }
 
+/* "credential:NAME": the file systemd put in $CREDENTIALS_DIRECTORY for LoadCredential=NAME:... */
+static int
+decode_credential(struct cfg_decoder *dec, const struct cfg_node *node, const char *prefix, char **slot)
+{
+	const char *name = node->value + strlen(CFG_CREDENTIAL_PREFIX);
+	const char *dir = getenv("CREDENTIALS_DIRECTORY");
+	char shown[CFG_SHOW_MAX];
+	cfg_show(node->value, shown, sizeof(shown));
+	if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		cfg_report(dec, node, "%s%s: a credential is named without '/'", prefix, shown);
+		return -EINVAL;
+	}
+	if (!dir || dir[0] != '/') {
+		cfg_report(dec, node,
+			   "%s%s: $CREDENTIALS_DIRECTORY is not set (the unit gives it with LoadCredential=%s:FILE; "
+			   "to check by hand, set CREDENTIALS_DIRECTORY to a directory holding %s)",
+			   prefix, shown, name, name);
+		return -EINVAL;
+	}
+	struct buf path;
+	buf_init(&path);
+	buf_addf(&path, "%s/%s", dir, name);
+	free(*slot);
+	*slot = buf_take(&path, NULL);
+	return 0;
+}
+
 static void
 report_choice(struct cfg_decoder *dec, const struct cfg_node *node, const char *prefix, const struct cfg_key *key)
 {
@@ -495,6 +522,10 @@ decode_value(struct cfg_decoder *dec, const struct cfg_key *key, const struct cf
 			return -EINVAL;
 		}
 		char **slot = member(obj, key);
+		if ((key->flags & CFG_F_SECRET_FILE) && strncmp(node->value, CFG_CREDENTIAL_PREFIX,
+								  strlen(CFG_CREDENTIAL_PREFIX)) == 0) {
+			return decode_credential(dec, node, prefix, slot);
+		}
 		free(*slot);
 		*slot = cfg_strdup(node->value);
 		return 0;

@@ -32,6 +32,13 @@ enum cfg_kind {
 #define CFG_F_NOT_EMPTY 0x2u /* CFG_K_STRING: "" is refused */
 #define CFG_F_ZERO_OK   0x4u /* CFG_K_DURATION: 0 is allowed below min_ms (0 = off) */
 #define CFG_F_RELOADED  0x8u /* a SIGHUP reload applies it (see config_restart_changes) */
+/*
+ * CFG_K_STRING: a file holding a secret. "credential:NAME" means the
+ * systemd credential NAME: $CREDENTIALS_DIRECTORY/NAME (LoadCredential= in
+ * the unit), so a root-only 0600 file works under DynamicUser=.
+ */
+#define CFG_F_SECRET_FILE 0x10u
+#define CFG_CREDENTIAL_PREFIX "credential:"
 
 struct cfg_decoder;
 

@@ -103,6 +103,23 @@ class CheckMatchesRun(unittest.TestCase):
         self.assertIn("mqtt.cert_file and mqtt.key_file go together", err)
         self.assertEqual(len(re.findall(r"^%s:\d+:\d+: " % re.escape(self.cfg), err, re.M)), 2, err)
 
+    def test_secrets_as_systemd_credentials(self):
+        creds = os.path.join(self.dir, "credentials")
+        os.mkdir(creds)
+        with open(os.path.join(creds, "web-token"), "w") as f:
+            f.write("tok3n\n")
+        self.write("web:\n  listen: 0.0.0.0:0\n  token_file: credential:web-token\n")
+        ok = tegrawatch(["check", "-c", self.cfg], {"CREDENTIALS_DIRECTORY": creds})
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        # the credential is looked up where systemd put it, and must exist there
+        self.refused("web:\n  listen: 0.0.0.0:0\n  token_file: credential:other\n", 5, 15,
+                     "web.token_file %s/other: No such file or directory" % creds,
+                     env={"CREDENTIALS_DIRECTORY": creds})
+        self.refused("web:\n  listen: 0.0.0.0:0\n  token_file: credential:web-token\n", 5, 15,
+                     "$CREDENTIALS_DIRECTORY is not set")
+        self.refused("mqtt:\n  host: 127.0.0.1\n  password_file: credential:../etc/shadow\n", 5, 18,
+                     "a credential is named without '/'", env={"CREDENTIALS_DIRECTORY": creds})
+
     def test_good_configuration_passes(self):
         self.write("web:\n  listen: 0.0.0.0:0\n  token_file: %s\nmqtt:\n  host: \"\"\n" % self.secret)
         check = tegrawatch(["check", "-c", self.cfg])
