@@ -51,6 +51,13 @@ cmd_parse(int argc, char **argv)
 {
 	FILE *in = stdin;
 	const char *name = "<stdin>";
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs("Usage: tegrawatch parse [FILE]\n"
+		      "Reads tegrastats lines from FILE (or stdin, or '-') and writes one JSON object per line:\n"
+		      "{\"line\", \"ts\", \"metrics\"} or {\"line\", \"error\"}. Blank and '#' lines are skipped.\n",
+		      stdout);
+		return 0;
+	}
 	if (argc > 2) {
 		fprintf(stderr, "tegrawatch parse: too many arguments\n");
 		return EX_USAGE;
@@ -59,8 +66,9 @@ cmd_parse(int argc, char **argv)
 		name = argv[1];
 		in = fopen(name, "re");
 		if (!in) {
-			fprintf(stderr, "tegrawatch parse: %s: %s\n", name, strerror(errno));
-			return EX_IOERR;
+			int e = errno;
+			fprintf(stderr, "tegrawatch parse: %s: %s\n", name, strerror(e));
+			return e == ENOENT || e == EACCES ? EX_NOINPUT : EX_IOERR;
 		}
 	}
 	struct metric_set *set = xcalloc(1, sizeof(*set));

@@ -72,7 +72,7 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		r = replay_source_create(o->replay, o->speed, &src);
 		if (r < 0) {
 			fprintf(stderr, "tegrawatch: %s: %s\n", o->replay, strerror(-r));
-			return EX_IOERR;
+			return r == -ENOENT || r == -EACCES || r == -EISDIR ? EX_NOINPUT : EX_IOERR;
 		}
 		agent_add_source(agent, src);
 		return 0;

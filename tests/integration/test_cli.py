@@ -90,9 +90,31 @@ class ParseTest(unittest.TestCase):
         self.assertIn("error", docs[2])
 
     def test_missing_file(self):
+        # sysexits: a missing input file is EX_NOINPUT (66), for every command that reads one
         p = run(["parse", "/nonexistent/tegrastats.log"])
-        self.assertEqual(p.returncode, 74)
+        self.assertEqual(p.returncode, 66)
         self.assertIn("/nonexistent/tegrastats.log", p.stderr)
+        p = run(["replay", "/nonexistent/tegrastats.log", "--dry-run"])
+        self.assertEqual(p.returncode, 66)
+        p = run(["run", "--replay", "/nonexistent/tegrastats.log", "--no-json"])
+        self.assertEqual(p.returncode, 66)
+
+    def test_command_line_conventions(self):
+        # global options anywhere, COMMAND --help for each command, --version
+        for cmd in ("parse", "snapshot", "run", "check", "replay"):
+            p = run([cmd, "--help"])
+            self.assertEqual(p.returncode, 0, cmd)
+            self.assertTrue(p.stdout.startswith("Usage: tegrawatch " + cmd), (cmd, p.stdout[:80]))
+        version = run(["--version"])
+        self.assertEqual(version.returncode, 0)
+        self.assertRegex(version.stdout, r"^tegrawatch \d+\.\d+\.\d+\n$")
+        log = os.path.join(SRC, "configs/demo/tegrastats.log")
+        for args in (["-v", "parse", log], ["parse", "-v", log], ["parse", log, "-v"]):
+            p = run(args)
+            self.assertEqual(p.returncode, 0, args)
+            self.assertIn("lines parsed", p.stderr, args)  # the info summary -v asks for
+        p = run(["parse", "-q", log])
+        self.assertNotIn("lines parsed", p.stderr)
 
 
 class RunTest(unittest.TestCase):
