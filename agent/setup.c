@@ -148,6 +148,23 @@ add_outputs(struct agent *agent, const struct board *b, const struct config *cfg
 	return 0;
 }
 
+/* Once at start, as a user other than root: what the board has that the agent cannot read, and why. */
+static void
+say_unreadable(const struct board *b, const struct config *cfg, const struct setup_options *o)
+{
+	char what[512];
+	size_t n = board_unreadable(b, what, sizeof(what));
+	if (n > 0) {
+		log_warn("running as uid %u, not root: %s %s left out (docs/service.md says how to grant %s)",
+			 (unsigned)geteuid(), what, n == 1 ? "is" : "are", n == 1 ? "it" : "them");
+	}
+	if (!o->no_tegrastats && cfg->tegrastats != TEGRASTATS_OFF && !o->root) {
+		log_info("tegrastats runs as uid %u, not root: it leaves out EMC_FREQ (JetPack 6), APE, MTS, IRAM "
+			 "and the engine loads",
+			 (unsigned)geteuid());
+	}
+}
+
 int
 setup_agent(struct config *cfg, const struct setup_options *o, struct agent **out)
 {
@@ -171,6 +188,9 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		config_destroy(cfg);
 		sink_destroy(o->extra);
 		return EX_UNAVAILABLE;
+	}
+	if (!o->replay && b && geteuid() != 0) {
+		say_unreadable(b, cfg, o);
 	}
 	struct agent_options aopts = {.interval_ms = interval_ms, .max_samples = o->max_samples};
 	struct agent *agent = agent_create(&aopts);

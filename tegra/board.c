@@ -237,6 +237,34 @@ board_set_clock(struct board *b, int64_t (*now_ms)(void *data), void *data)
 	sysfs_set_clock(b->fs, now_ms, data);
 }
 
+size_t
+board_unreadable(const struct board *b, char *buf, size_t size)
+{
+	static const struct {
+		unsigned bit;
+		const char *what;
+	} denied[] = {
+		{BOARD_DENIED_EMC, "the EMC clock (emc.freq_mhz: debugfs is root only)"},
+		{BOARD_DENIED_CPU_MEASURED, "the measured CPU clocks (cpuinfo_cur_freq is root only; "
+					    "cpu.N.freq_mhz is the requested clock)"},
+	};
+	size_t n = 0, at = 0;
+	if (size) {
+		buf[0] = '\0';
+	}
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		if (!(b->denied & denied[i].bit)) {
+			continue;
+		}
+		int w = snprintf(buf + at, size > at ? size - at : 0, "%s%s", n ? "; " : "", denied[i].what);
+		if (w > 0 && at + (size_t)w < size) {
+			at += (size_t)w;
+		}
+		n++;
+	}
+	return n;
+}
+
 const struct nvpmodel_conf *
 board_power_modes(const struct board *b)
 {

@@ -47,6 +47,14 @@ int board_sample(struct board *b, struct sample *s);
  */
 void board_set_clock(struct board *b, int64_t (*now_ms)(void *data), void *data);
 
+/**
+ * Names what exists on the board but this process may not read (root-only
+ * files: the measured CPU clock, the EMC clock in debugfs), with why, as
+ * "EMC clock (debugfs is root only), ..." in BUF. Returns how many; 0 and ""
+ * when nothing is closed to it.
+ */
+size_t board_unreadable(const struct board *b, char *buf, size_t size);
+
 /** Read errors counted since open. */
 uint64_t board_read_errors(const struct board *b);
 

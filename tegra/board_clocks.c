@@ -217,6 +217,9 @@ find_policy(struct board *b, unsigned cpu)
 	 * request while hardware throttles, seen on Thor) but is root-only.
 	 */
 	if (!readable(b, p->hw_cur_path)) {
+		if (sysfs_exists(b->fs, p->hw_cur_path)) {
+			b->denied |= BOARD_DENIED_CPU_MEASURED;
+		}
 		p->hw_cur_path[0] = '\0';
 	}
 	return (int)b->policy_count++;
@@ -422,6 +425,10 @@ probe_emc(struct board *b)
 			board_path(b->emc_path, sizeof(b->emc_path), "%s", paths[i]);
 			return;
 		}
+	}
+	/* debugfs is there but closed to us (mode 0700 root): the EMC clock is, too */
+	if (sysfs_exists(b->fs, "/sys/kernel/debug") && !readable(b, "/sys/kernel/debug")) {
+		b->denied |= BOARD_DENIED_EMC;
 	}
 }
 

@@ -139,10 +139,15 @@ struct fan_input {
 	char name[METRIC_NAME_MAX]; /* "fan.0.pwm" */
 };
 
+/* Quantities that exist on the board but this process may not read (root only). */
+#define BOARD_DENIED_CPU_MEASURED 0x1u /* cpuinfo_cur_freq */
+#define BOARD_DENIED_EMC 0x2u          /* debugfs EMC clock */
+
 struct board {
 	struct sysfs *fs;
 	struct board_identity id;
 	bool jetson_hint; /* Tegra-style zone types seen */
+	unsigned denied;  /* BOARD_DENIED_* found at probe */
 
 	int64_t (*now_ms)(void *data);
 	void *clock_data;

@@ -159,6 +159,45 @@ class JournalTest(unittest.TestCase):
             self.assertEqual(counts, {"auto-journal": 0, "json": 5, "auto-file": 5, "no-json": 0})
 
 
+class UnreadableTest(unittest.TestCase):
+    """As a user other than root the agent says once at start what it cannot read, and why."""
+
+    def test_says_what_root_only_files_hide(self):
+        import shutil
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root to drop to another user")
+        with tempfile.TemporaryDirectory(prefix="tw-denied-") as d:
+            os.chmod(d, 0o755)
+            root = os.path.join(d, "board")
+            shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/agx-orin-jp5"), root, symlinks=True)
+            hidden = 0
+            for dp, _, files in os.walk(root):
+                for f in files:
+                    if f == "cpuinfo_cur_freq":
+                        os.chmod(os.path.join(dp, f), 0o400)
+                        hidden += 1
+            self.assertGreater(hidden, 0)
+            # the fixture is a root view: its debugfs has the EMC clock; closed to others as on a board
+            self.assertTrue(os.path.exists(os.path.join(root, "sys/kernel/debug/bpmp/debug/clk/emc/rate")))
+            os.chmod(os.path.join(root, "sys/kernel/debug"), 0o700)
+            cfg = os.path.join(d, "tegrawatch.yaml")
+            with open(cfg, "w") as f:
+                f.write('agent:\n  state_file: ""\nweb:\n  listen: ""\n')
+            os.chmod(cfg, 0o644)
+            args = [BIN, "run", "--root", root, "--count", "2", "--interval", "100", "--no-json", "-c", cfg]
+            nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] + args,
+                                    capture_output=True, text=True, env=clean_env(), timeout=30)
+            self.assertEqual(nobody.returncode, 0, nobody.stderr)
+            said = [line for line in nobody.stderr.splitlines() if "not root" in line]
+            self.assertEqual(len(said), 1, nobody.stderr)
+            self.assertIn("running as uid 65534", said[0])
+            self.assertIn("the EMC clock (emc.freq_mhz: debugfs is root only)", said[0])
+            self.assertIn("cpuinfo_cur_freq is root only", said[0])
+            as_root = subprocess.run(args, capture_output=True, text=True, env=clean_env(), timeout=30)
+            self.assertEqual(as_root.returncode, 0, as_root.stderr)
+            self.assertNotIn("not root", as_root.stderr)
+
+
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
