@@ -183,7 +183,14 @@ apply_environment(struct loader *ld)
 			}
 			snprintf(where, sizeof(where), ENV_PREFIX "%s", name);
 			loader_note_file(ld, where);
-			cfg_decode_text(&dec, key, value, where, 0, 0, section_obj(ld->cfg, &sections[s]));
+			const struct cfg_key *target = cfg_key_target(sec->keys, sec->key_count, key);
+			if (target && target != key) {
+				log_warn("%s: %s.%s is now called %s.%s; the old name still works: rename it when you can",
+					 where, sec->name, key->name, sec->name, target->name);
+			}
+			if (target) {
+				cfg_decode_text(&dec, target, value, where, 0, 0, section_obj(ld->cfg, &sections[s]));
+			}
 		}
 	}
 	/* a misspelt override would be ignored silently: refuse it (sorted: environ has no order) */
@@ -481,6 +488,7 @@ key_equal(const struct cfg_key *key, const void *a, const void *b)
 	case CFG_K_INT:
 		return *(const int *)(const void *)pa == *(const int *)(const void *)pb;
 	case CFG_K_CUSTOM:
+	case CFG_K_RENAMED:
 		break;
 	}
 	return !key->equal || key->equal(a, b);

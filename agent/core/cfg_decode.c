@@ -5,6 +5,7 @@
  */
 #include "cfg_decode.h"
 #include "buf.h"
+#include "log.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -385,6 +386,7 @@ kind_expect(const struct cfg_key *key)
 		return "a whole number";
 	case CFG_K_CHOICE:
 	case CFG_K_CUSTOM:
+	case CFG_K_RENAMED:
 		break;
 	}
 	return "a value";
@@ -558,9 +560,24 @@ decode_value(struct cfg_decoder *dec, const struct cfg_key *key, const struct cf
 		report_choice(dec, node, prefix, key);
 		return -EINVAL;
 	case CFG_K_CUSTOM:
+	case CFG_K_RENAMED:
 		break;
 	}
 	return -EINVAL;
+}
+
+const struct cfg_key *
+cfg_key_target(const struct cfg_key *table, size_t nkeys, const struct cfg_key *key)
+{
+	if (key->kind != CFG_K_RENAMED) {
+		return key;
+	}
+	for (size_t i = 0; i < nkeys; i++) {
+		if (table[i].kind != CFG_K_RENAMED && strcmp(table[i].name, key->renamed_to) == 0) {
+			return &table[i];
+		}
+	}
+	return NULL;
 }
 
 void
@@ -572,7 +589,7 @@ cfg_apply_defaults(const struct cfg_key *table, size_t nkeys, void *obj)
 	struct cfg_decoder dec = {.diags = &sink};
 	for (size_t i = 0; i < nkeys; i++) {
 		const struct cfg_key *key = &table[i];
-		if (!key->def || key->kind == CFG_K_CUSTOM) {
+		if (!key->def || key->kind == CFG_K_CUSTOM || key->kind == CFG_K_RENAMED) {
 			continue;
 		}
 		struct cfg_node node = {
@@ -646,10 +663,24 @@ cfg_decode_map(struct cfg_decoder *dec, const struct cfg_node *map, const struct
 			cfg_report_unknown_key(dec, k, names, nnames);
 			continue;
 		}
+		const struct cfg_key *key = cfg_key_target(table, nnames, &table[i]);
+		if (!key) {
+			continue; /* a table mistake the tests catch */
+		}
+		if (key != &table[i]) {
+			if (cfg_map_get(map, key->name)) {
+				cfg_report(dec, k, "'%s' is the old name of '%s': give one of them", k->value, key->name);
+				continue;
+			}
+			/* a warning, not a mistake: the file keeps working */
+			log_warn("%s:%d:%d: '%s' is now called '%s'; the old name still works: rename it when you can",
+				 k->file, k->line, k->column, k->value, key->name);
+			i = (size_t)(key - table);
+		}
 		seen |= (uint64_t)1 << i;
 		char prefix[CFG_SHOW_MAX + 4];
-		snprintf(prefix, sizeof(prefix), "%s: ", table[i].name);
-		decode_value(dec, &table[i], map->items[p], prefix, obj);
+		snprintf(prefix, sizeof(prefix), "%s: ", key->name);
+		decode_value(dec, key, map->items[p], prefix, obj);
 	}
 	for (size_t i = 0; i < nnames; i++) {
 		if ((table[i].flags & CFG_F_REQUIRED) && !(seen & ((uint64_t)1 << i))) {

@@ -25,6 +25,7 @@ enum cfg_kind {
 	CFG_K_CHOICE,   /* int (or an enum of int size): values[i] of the matching choices[i] */
 	CFG_K_CUSTOM,   /* decode() does the work; the table only names the key */
 	CFG_K_INT,      /* int: a whole number in [min, max] */
+	CFG_K_RENAMED,  /* an old name of the key renamed_to: still read, with a warning */
 };
 
 /* Flags of a key. */
@@ -54,6 +55,8 @@ struct cfg_key {
 	const int *values;          /* CFG_K_CHOICE: the value of each name */
 	/* CFG_K_CUSTOM: decodes NODE into OBJ; reports through dec. Returns 0 or -EINVAL. */
 	int (*decode)(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
+	/* CFG_K_RENAMED: the key's name now (in the same table) */
+	const char *renamed_to;
 	/* CFG_K_CUSTOM, optional: the value in A equals the one in B (reload comparisons) */
 	bool (*equal)(const void *a, const void *b);
 	/* CFG_K_CUSTOM, optional: frees what decode() allocated in OBJ (cfg_free_strings) */
@@ -80,6 +83,14 @@ struct cfg_key {
 	{                                                                                                            \
 		.name = (name_), .kind = CFG_K_INT, .offset = offsetof(type_, field_), .def = (def_),                \
 		.flags = (flags_), .min = (min_), .max = (max_)                                                      \
+	}
+/*
+ * A key renamed in a later release: files (and TEGRAWATCH_ variables) that
+ * use OLD keep working, with a warning naming NEW (docs/upgrading.md).
+ */
+#define CFG_RENAMED(old_, new_)                                                                                      \
+	{                                                                                                            \
+		.name = (old_), .kind = CFG_K_RENAMED, .renamed_to = (new_)                                          \
 	}
 /* Booleans are choices: true/false, yes/no, on/off into an int member. */
 extern const char *const cfg_bool_names[];
@@ -110,6 +121,9 @@ int cfg_decode_map(struct cfg_decoder *dec, const struct cfg_node *map, const st
 
 /** Writes every default of TABLE into OBJ (CFG_K_CUSTOM keys are left alone). */
 void cfg_apply_defaults(const struct cfg_key *table, size_t nkeys, void *obj);
+
+/** The entry KEY stands for in TABLE: itself, or the key a CFG_K_RENAMED entry names (NULL if absent). */
+const struct cfg_key *cfg_key_target(const struct cfg_key *table, size_t nkeys, const struct cfg_key *key);
 
 /**
  * Decodes TEXT (as if written unquoted in a file; "" allowed for strings)
