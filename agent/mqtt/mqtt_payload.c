@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/core/sample_json.h"
+#include "agent/core/xalloc.h"
 
 int
 mqtt_topic(char *buf, size_t size, const char *prefix, const char *id, const char *leaf)
@@ -173,16 +174,6 @@ mqtt_alert_json(struct json *j, const struct alert_event *ev, const char *boot_i
 	}
 	json_object_end(j);
 	json_free(&body);
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-	if (!p) {
-		abort();
-	}
-	return p;
 }
 
 bool
