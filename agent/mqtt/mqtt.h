@@ -1,8 +1,9 @@
 /*
  * The MQTT sink: publishes samples, alerts, availability, board info and
  * Home Assistant discovery to a broker through libmosquitto (the only
- * user of <mosquitto.h> is agent/mqtt/mqtt.c). Runs inside the agent's poll
- * loop: never a thread of its own, never a blocking call while sampling.
+ * user of <mosquitto.h> is agent/mqtt/mqtt_conn.c). Runs inside the
+ * agent's poll loop: never a thread of its own, never a blocking call
+ * while sampling.
  * The agent owns reconnecting (full-jitter back-off; no error stops it);
  * samples and alert events go through a bounded spool (agent/core/spool.h) so
  * nothing is lost while the broker is away. Topics and payloads:
