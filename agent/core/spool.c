@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "spool_priv.h"
+#include "xalloc.h"
 
 /* ---- the memory ring ---- */
 
@@ -87,14 +88,11 @@ ring_append(struct spool *sp, uint64_t id, char *block, size_t topic_len, size_t
 	}
 }
 
-/* NULL when out of memory: spool.h promises its callers -ENOMEM. Static, so spool_push() inlines it. */
+/* Aborts when out of memory (xalloc.h). Static, so spool_push() inlines it. */
 static char *
 copy_block(const void *topic, size_t topic_len, const void *payload, size_t payload_len)
 {
-	char *block = malloc(topic_len + 1 + payload_len);
-	if (!block) {
-		return NULL;
-	}
+	char *block = xmalloc(topic_len + 1 + payload_len);
 	memcpy(block, topic, topic_len);
 	block[topic_len] = '\0';
 	if (payload_len > 0) {
@@ -108,9 +106,6 @@ spool_ring_load(struct spool *sp, uint64_t id, const void *topic, size_t topic_l
 		size_t payload_len, int qos, bool retain)
 {
 	char *block = copy_block(topic, topic_len, payload, payload_len);
-	if (!block) {
-		return -ENOMEM;
-	}
 	ring_append(sp, id, block, topic_len, payload_len, qos, retain, DISK_WRITTEN);
 	return 0;
 }
@@ -141,18 +136,11 @@ spool_open(const struct spool_options *opts, struct spool **out)
 	if (!opts || !out || opts->max_records == 0) {
 		return -EINVAL;
 	}
-	struct spool *sp = calloc(1, sizeof(*sp));
-	if (!sp) {
-		return -ENOMEM;
-	}
+	struct spool *sp = xcalloc(1, sizeof(*sp));
 	sp->fd = -1;
 	sp->next_id = 1;
 	sp->cap = opts->max_records;
-	sp->slots = calloc(sp->cap, sizeof(*sp->slots));
-	if (!sp->slots) {
-		destroy(sp);
-		return -ENOMEM;
-	}
+	sp->slots = xcalloc(sp->cap, sizeof(*sp->slots));
 	if (opts->path && opts->path[0]) {
 		int ret = spool_file_open(sp, opts);
 		if (ret < 0) {
@@ -191,9 +179,6 @@ spool_push(struct spool *sp, const char *topic, const void *payload, size_t len,
 		return -EMSGSIZE;
 	}
 	char *block = copy_block(topic, topic_len, payload, len);
-	if (!block) {
-		return -ENOMEM;
-	}
 	enum disk_state disk = DISK_NONE;
 	if (sp->fd >= 0 && HDR_BYTES + DATA_FIXED_BYTES + topic_len + len <= sp->live_cap && sp->next_id <= ID_MAX) {
 		disk = DISK_PENDING;

@@ -116,7 +116,7 @@ void spool_close(struct spool *sp);
 /**
  * Appends a copy of the message. Drops (and counts) the oldest when full.
  * Returns 0, -EINVAL (empty topic, topic over 65535 bytes, qos not 0..2),
- * -EMSGSIZE (payload over SPOOL_MAX_PAYLOAD_BYTES) or -ENOMEM. Never does I/O.
+ * -EMSGSIZE (payload over SPOOL_MAX_PAYLOAD_BYTES). Never does I/O.
  * A record too large for the file cap on its own is kept in memory only.
  */
 int spool_push(struct spool *sp, const char *topic, const void *payload, size_t len, int qos, bool retain);

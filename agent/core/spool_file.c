@@ -5,6 +5,7 @@
  * spool.c and stays the truth, so this file only ever mirrors it.
  */
 #include "spool_priv.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,11 +132,7 @@ wbuf_reserve(struct spool *sp, size_t more)
 	while (cap < sp->wlen + more) {
 		cap *= 2;
 	}
-	uint8_t *bigger = realloc(sp->wbuf, cap);
-	if (!bigger) {
-		return -ENOMEM;
-	}
-	sp->wbuf = bigger;
+	sp->wbuf = xrealloc(sp->wbuf, cap, 1);
 	sp->wcap = cap;
 	return 0;
 }
@@ -415,7 +412,6 @@ struct reader {
 	uint8_t *buf;
 	size_t cap, len;
 	uint64_t start;
-	int err;
 };
 
 /* [off, off + n) from the file, or NULL if the file ends (or fails) first. */
@@ -433,12 +429,7 @@ reader_get(struct reader *r, uint64_t off, size_t n)
 		want = (size_t)(r->size - off);
 	}
 	if (want > r->cap) {
-		uint8_t *bigger = realloc(r->buf, want);
-		if (!bigger) {
-			r->err = -ENOMEM;
-			return NULL;
-		}
-		r->buf = bigger;
+		r->buf = xrealloc(r->buf, want, 1);
 		r->cap = want;
 	}
 	size_t got = 0;
@@ -582,9 +573,6 @@ scan(struct spool *sp, struct reader *r, struct load *ld, uint64_t *damaged)
 			off += v.rec_bytes;
 			continue;
 		}
-		if (r->err) {
-			return r->err;
-		}
 		if (!in_damage) {
 			in_damage = true;
 			runs++;
@@ -648,11 +636,8 @@ int
 spool_file_open(struct spool *sp, const struct spool_options *opts)
 {
 	size_t len = strlen(opts->path);
-	sp->path = malloc(len + 1);
-	sp->tmp_path = malloc(len + 5);
-	if (!sp->path || !sp->tmp_path) {
-		return -ENOMEM;
-	}
+	sp->path = xmalloc(len + 1);
+	sp->tmp_path = xmalloc(len + 5);
 	memcpy(sp->path, opts->path, len + 1);
 	memcpy(sp->tmp_path, opts->path, len);
 	memcpy(sp->tmp_path + len, ".tmp", 5);
