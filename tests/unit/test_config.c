@@ -379,8 +379,8 @@ test_env_errors(void **state)
 		"bad/02-unknown-agent-key.yaml:2:3: unknown key 'intervall' in agent (did you mean 'interval'?)",
 		"environment:TEGRAWATCH_AGENT_INTERVAL: expected a duration like 10s, 5m or 1h30m, got 'ten'",
 		"environment:TEGRAWATCH_AGENT_BOARD_NAME: must not be empty",
-		"environment:TEGRAWATCH_AGENT_LOG_LEVEL: expected error, warning, info or debug, got 'warn' (did you "
-		"mean 'warning'?)",
+		("environment:TEGRAWATCH_AGENT_LOG_LEVEL: expected error, warning, info or debug, got 'warn' (did you "
+		 "mean 'warning'?)"),
 		"environment:TEGRAWATCH_AGENT_COLOUR: unknown setting (see docs/configuration.md)",
 		"environment:TEGRAWATCH_SOURCES_TEGRASTAT: unknown setting (did you mean TEGRAWATCH_SOURCES_TEGRASTATS?)",
 	};
