@@ -155,8 +155,9 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 		size_t n = (size_t)snprintf(key, sizeof(key), "TEGRAWATCH_LABEL_%s", r->labels[i].key);
 		for (size_t k = 17; k < n && k < sizeof(key); k++) {
 			char c = key[k];
-			key[k] = (c >= 'a' && c <= 'z') ? (char)(c - 32)
-				 : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c : '_';
+			key[k] = (c >= 'a' && c <= 'z')                               ? (char)(c - 32)
+				 : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c
+										      : '_';
 		}
 		env_add(env, key, r->labels[i].value);
 	}
@@ -276,8 +277,7 @@ run_log(const struct alert_event *ev)
 		snprintf(threshold, sizeof(threshold), " threshold=%.15g", ev->threshold);
 	}
 	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule->name,
-		 severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold,
-		 ev->summary);
+		  severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold, ev->summary);
 }
 
 void

@@ -31,10 +31,10 @@ void actions_on_alert(const struct alert_event *ev, void *data);
 void actions_poll(struct actions *act);
 
 struct actions_stats {
-	uint64_t runs;      /* programs started */
-	uint64_t failures;  /* could not start, non-zero exit, or killed */
-	uint64_t timeouts;  /* killed after their timeout */
-	uint64_t dropped;   /* not started: 256 calls were already waiting for one of the 8 slots */
+	uint64_t runs;     /* programs started */
+	uint64_t failures; /* could not start, non-zero exit, or killed */
+	uint64_t timeouts; /* killed after their timeout */
+	uint64_t dropped;  /* not started: 256 calls were already waiting for one of the 8 slots */
 	unsigned running;
 };
 

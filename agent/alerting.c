@@ -107,8 +107,8 @@ alerting_reload(struct stage *st, const struct alert_fanout *out)
 	size_t n = config_restart_changes(al->boot_cfg ? al->boot_cfg : al->cfg, cfg, changed, sizeof(changed));
 	al->restart_needed = n > 0;
 	if (n > 0) {
-		log_warn("reload of %s: %s changed; a reload does not apply %s: restart the agent", cfg->path,
-			 changed, n == 1 ? "it" : "them");
+		log_warn("reload of %s: %s changed; a reload does not apply %s: restart the agent", cfg->path, changed,
+			 n == 1 ? "it" : "them");
 	}
 	if (al->actions) {
 		actions_set_config(al->actions, cfg);
@@ -212,4 +212,3 @@ alerting_stage_create(struct config *cfg, bool run_actions)
 	}
 	return &al->base;
 }
-

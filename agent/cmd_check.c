@@ -12,12 +12,10 @@
 #include "config.h"
 #include "agent/core/diag.h"
 
-
-static const char check_usage[] =
-	"Usage: tegrawatch check [-c FILE]\n"
-	"Validates FILE (default " CONFIG_DEFAULT_PATH "), its included rule files and the\n"
-	"TEGRAWATCH_* environment overrides. Prints every mistake as FILE:LINE:COL: message\n"
-	"and exits 78, or prints a summary and exits 0.\n";
+static const char check_usage[] = "Usage: tegrawatch check [-c FILE]\n"
+				  "Validates FILE (default " CONFIG_DEFAULT_PATH "), its included rule files and the\n"
+				  "TEGRAWATCH_* environment overrides. Prints every mistake as FILE:LINE:COL: message\n"
+				  "and exits 78, or prints a summary and exits 0.\n";
 
 int
 cmd_check(int argc, char **argv)
@@ -57,8 +55,8 @@ cmd_check(int argc, char **argv)
 		return EX_CONFIG;
 	}
 	size_t actions = cfg->action_count - 1; /* the built-in log is not counted */
-	printf("%s: ok, %zu rule%s, %zu action%s\n", path, cfg->rules.count, cfg->rules.count == 1 ? "" : "s",
-	       actions, actions == 1 ? "" : "s");
+	printf("%s: ok, %zu rule%s, %zu action%s\n", path, cfg->rules.count, cfg->rules.count == 1 ? "" : "s", actions,
+	       actions == 1 ? "" : "s");
 	config_destroy(cfg);
 	return 0;
 }

@@ -116,8 +116,7 @@ cmd_parse(int argc, char **argv)
 	if (fflush(stdout) != 0) {
 		ret = EX_IOERR;
 	}
-	log_info("%s: %lu lines parsed, %lu errors, %lu unknown tokens skipped", name, parsed, errors,
-		 unknown);
+	log_info("%s: %lu lines parsed, %lu errors, %lu unknown tokens skipped", name, parsed, errors, unknown);
 	free(line);
 	json_free(&j);
 	free(set);

@@ -71,12 +71,9 @@ int
 cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"root", required_argument, NULL, 'r'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"config", required_argument, NULL, 'c'}, {"dry-run", no_argument, NULL, 'n'},
+		{"root", required_argument, NULL, 'r'},   {"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	const char *config_path = NULL, *root = NULL;
 	bool dry_run = false, as_json = false;

@@ -108,8 +108,8 @@ cmd_snapshot(int argc, char **argv)
 	struct board *b;
 	int r = board_open(root, &b);
 	if (r < 0) {
-		fprintf(stderr, "tegrawatch snapshot: cannot read the board below '%s': %s\n",
-			root[0] ? root : "/", strerror(-r));
+		fprintf(stderr, "tegrawatch snapshot: cannot read the board below '%s': %s\n", root[0] ? root : "/",
+			strerror(-r));
 		return EX_UNAVAILABLE;
 	}
 	struct sample *s = xcalloc(1, sizeof(*s));

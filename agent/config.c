@@ -23,8 +23,8 @@
 #include "config_priv.h"
 #include "thresholds/rules_load.h"
 
-#define ENV_PREFIX      "environment:"
-#define ENV_NAME_MAX    96
+#define ENV_PREFIX "environment:"
+#define ENV_NAME_MAX 96
 #define HOST_NAME_BYTES 256
 
 extern char **environ;
@@ -185,8 +185,9 @@ apply_environment(struct loader *ld)
 			loader_note_file(ld, where);
 			const struct cfg_key *target = cfg_key_target(sec->keys, sec->key_count, key);
 			if (target && target != key) {
-				log_warn("%s: %s.%s is now called %s.%s; the old name still works: rename it when you can",
-					 where, sec->name, key->name, sec->name, target->name);
+				log_warn(
+					"%s: %s.%s is now called %s.%s; the old name still works: rename it when you can",
+					where, sec->name, key->name, sec->name, target->name);
 			}
 			if (target) {
 				cfg_decode_text(&dec, target, value, where, 0, 0, section_obj(ld->cfg, &sections[s]));

@@ -28,7 +28,7 @@ enum action_type {
 struct action_def {
 	char *name;
 	enum action_type type;
-	char **argv;        /* ACTION_EXEC: program and arguments, NULL-terminated; no shell */
+	char **argv; /* ACTION_EXEC: program and arguments, NULL-terminated; no shell */
 	size_t argc;
 	int64_t timeout_ms; /* ACTION_EXEC: kill the program after this long (default 10 s) */
 };
@@ -46,14 +46,14 @@ enum tegrastats_mode {
 };
 
 struct config {
-	char *path;              /* the main file */
+	char *path; /* the main file */
 	/* agent: */
-	int64_t interval_ms;     /* agent.interval, default 1 s */
-	char *root;              /* agent.root, default "" (the real /) */
-	char *state_file;        /* agent.state_file, default /var/lib/tegrawatch/alerts.state; "" = off */
-	char *board_name;        /* agent.board_name, default: the host name */
-	int log_level;           /* agent.log_level as enum log_level, default LOG_WARN */
-	int json_lines;          /* agent.json_lines: enum json_lines_mode, per-sample JSON on stdout */
+	int64_t interval_ms; /* agent.interval, default 1 s */
+	char *root;          /* agent.root, default "" (the real /) */
+	char *state_file;    /* agent.state_file, default /var/lib/tegrawatch/alerts.state; "" = off */
+	char *board_name;    /* agent.board_name, default: the host name */
+	int log_level;       /* agent.log_level as enum log_level, default LOG_WARN */
+	int json_lines;      /* agent.json_lines: enum json_lines_mode, per-sample JSON on stdout */
 	/* sources: */
 	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */
@@ -81,8 +81,7 @@ int config_load(const char *path, struct config **out, struct diag_list *diags);
  * for tests and the fuzzer: no file is read, so `include:` is refused, and
  * the environment is not applied.
  */
-int config_load_buffer(const char *name, const char *buf, size_t len, struct config **out,
-		       struct diag_list *diags);
+int config_load_buffer(const char *name, const char *buf, size_t len, struct config **out, struct diag_list *diags);
 
 /**
  * The defaults with the TEGRAWATCH_<SECTION>_<KEY> environment overrides

@@ -23,7 +23,12 @@ static const int action_type_values[] = {ACTION_LOG, ACTION_EXEC};
 
 static int decode_command(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
 
-enum { A_TYPE, A_COMMAND, A_TIMEOUT, N_ACTION_KEYS };
+enum {
+	A_TYPE,
+	A_COMMAND,
+	A_TIMEOUT,
+	N_ACTION_KEYS
+};
 
 static const struct cfg_key action_keys[N_ACTION_KEYS] = {
 	[A_TYPE] = CFG_CHOICE("type", struct action_def, type, NULL, CFG_F_REQUIRED, action_type_names,
@@ -257,8 +262,8 @@ loader_decode_notify(struct loader *ld, const struct cfg_node *node)
 	if (node->type != CFG_MAP) {
 		char got[CFG_SHOW_MAX + 8];
 		cfg_describe(node, got, sizeof(got));
-		cfg_report(&dec, node,
-			   "notify: expected a map like {warning: [log], critical: [log, page-me]}, got %s", got);
+		cfg_report(&dec, node, "notify: expected a map like {warning: [log], critical: [log, page-me]}, got %s",
+			   got);
 		return;
 	}
 	const char *names[N_OF(notify_keys)];

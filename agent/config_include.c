@@ -138,8 +138,7 @@ load_include_file(struct loader *ld, const struct cfg_node *at, const char *path
 	}
 	/* unreadable files count too: a pattern matching thousands of them stays cheap */
 	if (ld->include_tries++ == CONFIG_MAX_INCLUDES) {
-		diag_add(ld->diags, at->file, at->line, at->column, "include: more than %d files",
-			 CONFIG_MAX_INCLUDES);
+		diag_add(ld->diags, at->file, at->line, at->column, "include: more than %d files", CONFIG_MAX_INCLUDES);
 	}
 	if (ld->include_tries > CONFIG_MAX_INCLUDES) {
 		return;

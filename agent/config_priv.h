@@ -19,7 +19,7 @@
 #include "thresholds/rules_load.h"
 
 #define CONFIG_MAX_INCLUDES 64
-#define N_OF(a)             (sizeof(a) / sizeof((a)[0]))
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Everything one load needs: the config being built and what was read. */
 struct loader {

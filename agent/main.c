@@ -99,16 +99,9 @@ static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{"parse", cmd_parse},
-	{"snapshot", cmd_snapshot},
-	{"run", cmd_run},
-	{"check", cmd_check},
-	{"replay", cmd_replay},
-	{"help", cmd_help},
-	{"--help", cmd_help},
-	{"-h", cmd_help},
-	{"version", cmd_version},
-	{"--version", cmd_version},
+	{"parse", cmd_parse},     {"snapshot", cmd_snapshot}, {"run", cmd_run},     {"check", cmd_check},
+	{"replay", cmd_replay},   {"help", cmd_help},         {"--help", cmd_help}, {"-h", cmd_help},
+	{"version", cmd_version}, {"--version", cmd_version},
 };
 
 /*

@@ -19,9 +19,9 @@ struct service {
 	struct stage base;
 	bool ready;
 	bool reloading;
-	int64_t watchdog_ms;   /* ping interval: half of WATCHDOG_USEC; 0 = no watchdog */
+	int64_t watchdog_ms; /* ping interval: half of WATCHDOG_USEC; 0 = no watchdog */
 	int64_t last_ping_ms;
-	double late_ticks;     /* agent.late_ticks_total of the previous sample */
+	double late_ticks; /* agent.late_ticks_total of the previous sample */
 };
 
 static void

@@ -16,9 +16,9 @@
 struct jsonl_sink {
 	struct sink base;
 	int fd;
-	bool gone;          /* the reader closed the pipe: nothing more to write */
+	bool gone; /* the reader closed the pipe: nothing more to write */
 	struct json json;
-	char *rest;         /* the unwritten tail of a line a full pipe cut short */
+	char *rest; /* the unwritten tail of a line a full pipe cut short */
 	size_t rest_len, rest_cap;
 	uint64_t dropped;
 };
@@ -39,7 +39,8 @@ put(struct jsonl_sink *js, const char *buf, size_t len)
 		if (n < 0) {
 			if (errno == EPIPE) {
 				js->gone = true;
-				log_warn("json lines: the reader of stdout went away: no more samples are written there");
+				log_warn(
+					"json lines: the reader of stdout went away: no more samples are written there");
 			}
 			return -errno;
 		}

@@ -184,8 +184,7 @@ sample_memory(struct board *b, struct metric_set *set)
 	if (mi.swap_total_kb >= 0) {
 		metric_set_put(set, "swap.total_mb", (double)mi.swap_total_kb / 1024.0);
 		if (mi.swap_free_kb >= 0) {
-			metric_set_put(set, "swap.used_mb",
-				       (double)(mi.swap_total_kb - mi.swap_free_kb) / 1024.0);
+			metric_set_put(set, "swap.used_mb", (double)(mi.swap_total_kb - mi.swap_free_kb) / 1024.0);
 		}
 	}
 	if (mi.swap_cached_kb >= 0) {
@@ -280,8 +279,7 @@ board_identity(const struct board *b)
 bool
 board_is_jetson(const struct board *b)
 {
-	return strncmp(b->id.soc, "tegra", 5) == 0 || b->id.l4t[0] != '\0' || b->gpu.found ||
-	       b->jetson_hint;
+	return strncmp(b->id.soc, "tegra", 5) == 0 || b->id.l4t[0] != '\0' || b->gpu.found || b->jetson_hint;
 }
 
 static void

@@ -38,8 +38,7 @@ use_gpu(struct board *b, const char *dir, const char *dev)
 		return false;
 	}
 	memcpy(g->cur_path, cur, sizeof(cur));
-	const char *const loads[] = {NULL, "/sys/devices/gpu.0/load",
-				     "/sys/devices/platform/gpu.0/load"};
+	const char *const loads[] = {NULL, "/sys/devices/gpu.0/load", "/sys/devices/platform/gpu.0/load"};
 	g->load_path[0] = '\0';
 	for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]) && !g->load_path[0]; i++) {
 		char path[BOARD_PATH_LEN];
@@ -136,8 +135,7 @@ refresh_gpu(struct board *b)
 		return;
 	}
 	int64_t v = 0;
-	g->hw_max_ok = board_read_str(b, g->avail_path, buf, sizeof(buf)) &&
-		       largest_number(buf, &hz);
+	g->hw_max_ok = board_read_str(b, g->avail_path, buf, sizeof(buf)) && largest_number(buf, &hz);
 	if (g->hw_max_ok) {
 		g->hw_max_mhz = hz / 1e6;
 	}
@@ -255,8 +253,7 @@ probe_cpus(struct board *b)
 		struct core *c = &b->cores[b->core_count++];
 		c->n = n;
 		board_path(c->prefix, sizeof(c->prefix), "cpu.%u", n);
-		board_path(c->online_path, sizeof(c->online_path), "/sys/devices/system/cpu/cpu%u/online",
-			   n);
+		board_path(c->online_path, sizeof(c->online_path), "/sys/devices/system/cpu/cpu%u/online", n);
 		c->has_online_file = sysfs_exists(b->fs, c->online_path);
 		c->policy = find_policy(b, n);
 	}

@@ -25,18 +25,15 @@ board_probe_identity(struct board *b)
 	char *text = NULL;
 	int n;
 	if (sysfs_read_str(b->fs, "/proc/device-tree/model", id->model, sizeof(id->model)) <= 0 &&
-	    sysfs_read_str(b->fs, "/sys/firmware/devicetree/base/model", id->model,
-			   sizeof(id->model)) <= 0) {
+	    sysfs_read_str(b->fs, "/sys/firmware/devicetree/base/model", id->model, sizeof(id->model)) <= 0) {
 		id->model[0] = '\0';
 	}
 	n = sysfs_read_file(b->fs, "/proc/device-tree/compatible", COMPATIBLE_MAX, &text);
 	if (n < 0) {
-		n = sysfs_read_file(b->fs, "/sys/firmware/devicetree/base/compatible", COMPATIBLE_MAX,
-				    &text);
+		n = sysfs_read_file(b->fs, "/sys/firmware/devicetree/base/compatible", COMPATIBLE_MAX, &text);
 	}
 	if (n > 0) {
-		identity_parse_compatible(text, (size_t)n, id->soc, sizeof(id->soc), id->module,
-					  sizeof(id->module));
+		identity_parse_compatible(text, (size_t)n, id->soc, sizeof(id->soc), id->module, sizeof(id->module));
 	}
 	free(text);
 	text = NULL;

@@ -21,8 +21,7 @@
 static bool
 label_unconnected(const char *label)
 {
-	return strcasecmp(label, "NC") == 0 || strncasecmp(label, "NC ", 3) == 0 ||
-	       strncasecmp(label, "NC_", 3) == 0;
+	return strcasecmp(label, "NC") == 0 || strncasecmp(label, "NC ", 3) == 0 || strncasecmp(label, "NC_", 3) == 0;
 }
 
 /* Adds a rail named after LABEL; returns it with only the prefix set, or NULL. */
@@ -30,8 +29,8 @@ static struct rail *
 add_rail(struct board *b, const char *label)
 {
 	char seg[BOARD_PREFIX_LEN];
-	if (b->rail_count == BOARD_RAILS_MAX || label_unconnected(label) ||
-	    strncasecmp(label, "sum of", 6) == 0 || !board_segment(label, seg, sizeof(seg) - 12)) {
+	if (b->rail_count == BOARD_RAILS_MAX || label_unconnected(label) || strncasecmp(label, "sum of", 6) == 0 ||
+	    !board_segment(label, seg, sizeof(seg) - 12)) {
 		return NULL;
 	}
 	struct rail *r = &b->rails[b->rail_count];
@@ -57,18 +56,15 @@ probe_ina_hwmon(struct board *b, const char *dir)
 		    sysfs_read_str(b->fs, path, label, sizeof(label)) <= 0) {
 			continue; /* unlabeled: shunt or sum channels */
 		}
-		if (!board_path(path, sizeof(path), "%s/curr%u_input", dir, k) ||
-		    !sysfs_exists(b->fs, path)) {
+		if (!board_path(path, sizeof(path), "%s/curr%u_input", dir, k) || !sysfs_exists(b->fs, path)) {
 			continue;
 		}
 		struct rail *r = add_rail(b, label);
 		if (!r || !board_path(r->mv_path, sizeof(r->mv_path), "%s/in%u_input", dir, k) ||
 		    !board_path(r->ma_path, sizeof(r->ma_path), "%s", path) ||
 		    !board_path(r->crit_path, sizeof(r->crit_path), "%s/curr%u_crit", dir, k) ||
-		    !board_path(r->crit_alarm_path, sizeof(r->crit_alarm_path),
-				"%s/curr%u_crit_alarm", dir, k) ||
-		    !board_path(r->max_alarm_path, sizeof(r->max_alarm_path), "%s/curr%u_max_alarm",
-				dir, k)) {
+		    !board_path(r->crit_alarm_path, sizeof(r->crit_alarm_path), "%s/curr%u_crit_alarm", dir, k) ||
+		    !board_path(r->max_alarm_path, sizeof(r->max_alarm_path), "%s/curr%u_max_alarm", dir, k)) {
 			continue;
 		}
 		if (!sysfs_exists(b->fs, r->crit_alarm_path)) {
@@ -118,8 +114,7 @@ static void
 probe_fan_hwmon(struct board *b, const char *dir, const char *name)
 {
 	char path[BOARD_PATH_LEN];
-	if (strcmp(name, "pwmfan") == 0 || strcmp(name, "pwm-fan") == 0 ||
-	    strcmp(name, "pwm_fan") == 0) {
+	if (strcmp(name, "pwmfan") == 0 || strcmp(name, "pwm-fan") == 0 || strcmp(name, "pwm_fan") == 0) {
 		for (unsigned k = 1; k <= PWM_MAX_INDEX; k++) {
 			if (board_path(path, sizeof(path), "%s/pwm%u", dir, k)) {
 				add_fan(b, path, false);
@@ -141,21 +136,19 @@ visit_hwmon(const char *entry, void *data)
 	char dir[BOARD_PATH_LEN];
 	char path[BOARD_PATH_LEN];
 	char name[64];
-	if (strncmp(entry, "hwmon", 5) != 0 ||
-	    !board_path(dir, sizeof(dir), "/sys/class/hwmon/%s", entry)) {
+	if (strncmp(entry, "hwmon", 5) != 0 || !board_path(dir, sizeof(dir), "/sys/class/hwmon/%s", entry)) {
 		return 0;
 	}
 	board_resolve(b, dir, sizeof(dir));
-	if (!board_path(path, sizeof(path), "%s/name", dir) ||
-	    sysfs_read_str(b->fs, path, name, sizeof(name)) <= 0) {
+	if (!board_path(path, sizeof(path), "%s/name", dir) || sysfs_read_str(b->fs, path, name, sizeof(name)) <= 0) {
 		return 0;
 	}
 	if (strcmp(name, "ina3221") == 0) {
 		probe_ina_hwmon(b, dir);
 	} else if (strcmp(name, "soctherm_oc") == 0) {
 		probe_oc(b, dir);
-	} else if (strcmp(name, "pwmfan") == 0 || strcmp(name, "pwm-fan") == 0 ||
-		   strcmp(name, "pwm_fan") == 0 || strcmp(name, "pwm_tach") == 0) {
+	} else if (strcmp(name, "pwmfan") == 0 || strcmp(name, "pwm-fan") == 0 || strcmp(name, "pwm_fan") == 0 ||
+		   strcmp(name, "pwm_tach") == 0) {
 		probe_fan_hwmon(b, dir, name);
 	}
 	return 0;
@@ -175,8 +168,7 @@ probe_iio_device(struct board *b, const char *dir)
 		if (!r || !board_path(r->mw_path, sizeof(r->mw_path), "%s/in_power%u_input", dir, n) ||
 		    !board_path(r->mv_path, sizeof(r->mv_path), "%s/in_voltage%u_input", dir, n) ||
 		    !board_path(r->ma_path, sizeof(r->ma_path), "%s/in_current%u_input", dir, n) ||
-		    !board_path(r->crit_path, sizeof(r->crit_path), "%s/crit_current_limit_%u", dir,
-				n)) {
+		    !board_path(r->crit_path, sizeof(r->crit_path), "%s/crit_current_limit_%u", dir, n)) {
 			continue;
 		}
 		b->rail_count++;
@@ -193,8 +185,7 @@ visit_iio_device(const char *entry, void *data)
 {
 	struct iio_walk *w = data;
 	char dir[BOARD_PATH_LEN];
-	if (strncmp(entry, "iio:device", 10) == 0 &&
-	    board_path(dir, sizeof(dir), "%s/%s", w->chip_dir, entry)) {
+	if (strncmp(entry, "iio:device", 10) == 0 && board_path(dir, sizeof(dir), "%s/%s", w->chip_dir, entry)) {
 		probe_iio_device(w->b, dir);
 	}
 	return 0;
@@ -205,8 +196,7 @@ static bool
 i2c_client_name(const char *s)
 {
 	size_t bus = strspn(s, "0123456789");
-	return bus > 0 && s[bus] == '-' && strlen(s + bus + 1) == 4 &&
-	       strspn(s + bus + 1, "0123456789abcdef") == 4;
+	return bus > 0 && s[bus] == '-' && strlen(s + bus + 1) == 4 && strspn(s + bus + 1, "0123456789abcdef") == 4;
 }
 
 static int
@@ -214,8 +204,7 @@ visit_iio_chip(const char *entry, void *data)
 {
 	struct iio_walk *w = data;
 	char dir[BOARD_PATH_LEN];
-	if (!i2c_client_name(entry) ||
-	    !board_path(dir, sizeof(dir), "/sys/bus/i2c/drivers/ina3221x/%s", entry)) {
+	if (!i2c_client_name(entry) || !board_path(dir, sizeof(dir), "/sys/bus/i2c/drivers/ina3221x/%s", entry)) {
 		return 0;
 	}
 	board_resolve(w->b, dir, sizeof(dir));

@@ -50,7 +50,7 @@ enum trip_kind {
 struct zone {
 	char temp_path[BOARD_PATH_LEN];
 	char prefix[BOARD_PREFIX_LEN]; /* "cpu" as in temp.cpu_c / trip.cpu.* */
-	bool offline; /* last read was the -256 sentinel: re-read with the slow group */
+	bool offline;                  /* last read was the -256 sentinel: re-read with the slow group */
 	unsigned trip_count;
 	char trip_path[BOARD_TRIPS_MAX][BOARD_PATH_LEN];
 	enum trip_kind trip_kind[BOARD_TRIPS_MAX];
@@ -118,7 +118,7 @@ struct rail {
 	char prefix[BOARD_PREFIX_LEN]; /* "power.vdd_in" */
 	char mv_path[BOARD_PATH_LEN];
 	char ma_path[BOARD_PATH_LEN];
-	char mw_path[BOARD_PATH_LEN];  /* iio in_powerN_input; "" on hwmon */
+	char mw_path[BOARD_PATH_LEN]; /* iio in_powerN_input; "" on hwmon */
 	char crit_path[BOARD_PATH_LEN];
 	char crit_alarm_path[BOARD_PATH_LEN]; /* "" when absent */
 	char max_alarm_path[BOARD_PATH_LEN];  /* "" when absent */

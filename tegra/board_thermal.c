@@ -21,7 +21,6 @@ static const char *const trip_suffix[TRIP_KIND_COUNT] = {
 	[TRIP_ACTIVE] = ".active_c",
 };
 
-
 static bool
 zone_prefix_used(const struct board *b, const char *prefix)
 {
@@ -38,8 +37,7 @@ is_tegra_zone_type(const char *type)
 {
 	size_t len = strlen(type);
 	return (len > 6 && strcmp(type + len - 6, "-therm") == 0) ||
-	       (len > 6 && strcmp(type + len - 6, "_tegra") == 0) ||
-	       strcmp(type, "thermal-fan-est") == 0;
+	       (len > 6 && strcmp(type + len - 6, "_tegra") == 0) || strcmp(type, "thermal-fan-est") == 0;
 }
 
 /* True when TYPE is a documented placeholder (PMIC), by full or first-part name. */
@@ -51,8 +49,7 @@ zone_is_placeholder(const char *type, const char *norm)
 	if (tegra_sensor_is_placeholder(norm)) {
 		return true;
 	}
-	return n > 0 && tegra_sensor_name(type, n, first, sizeof(first)) > 0 &&
-	       tegra_sensor_is_placeholder(first);
+	return n > 0 && tegra_sensor_name(type, n, first, sizeof(first)) > 0 && tegra_sensor_is_placeholder(first);
 }
 
 static void
@@ -83,8 +80,7 @@ probe_zone_trips(struct board *b, struct zone *z, const char *dir)
 		} else {
 			continue;
 		}
-		if (board_path(z->trip_path[z->trip_count], BOARD_PATH_LEN, "%s/trip_point_%u_temp",
-			       dir, k)) {
+		if (board_path(z->trip_path[z->trip_count], BOARD_PATH_LEN, "%s/trip_point_%u_temp", dir, k)) {
 			z->trip_kind[z->trip_count++] = kind;
 		}
 	}
@@ -99,8 +95,7 @@ probe_zone(struct board *b, unsigned index)
 	char norm[BOARD_PREFIX_LEN];
 	board_path(dir, sizeof(dir), "/sys/class/thermal/thermal_zone%u", index);
 	board_resolve(b, dir, sizeof(dir));
-	if (!board_path(path, sizeof(path), "%s/type", dir) ||
-	    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0) {
+	if (!board_path(path, sizeof(path), "%s/type", dir) || sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0) {
 		return;
 	}
 	if (is_tegra_zone_type(type)) {
@@ -121,8 +116,7 @@ probe_zone(struct board *b, unsigned index)
 		memcpy(norm, dup, strlen(dup) + 1);
 	}
 	/* "temp." + name + "_c" must be a valid metric name */
-	if (strlen(norm) + 7 >= METRIC_NAME_MAX ||
-	    !board_path(z->temp_path, sizeof(z->temp_path), "%s/temp", dir)) {
+	if (strlen(norm) + 7 >= METRIC_NAME_MAX || !board_path(z->temp_path, sizeof(z->temp_path), "%s/temp", dir)) {
 		return;
 	}
 	memcpy(z->prefix, norm, strlen(norm) + 1);
@@ -140,8 +134,7 @@ probe_cdev(struct board *b, unsigned index)
 	board_path(dir, sizeof(dir), "/sys/class/thermal/cooling_device%u", index);
 	board_resolve(b, dir, sizeof(dir));
 	if (b->cdev_count == b->cdev_cap || !board_path(path, sizeof(path), "%s/type", dir) ||
-	    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0 ||
-	    !board_segment(type, seg, sizeof(seg) - 8)) {
+	    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0 || !board_segment(type, seg, sizeof(seg) - 8)) {
 		return;
 	}
 	struct cdev *c = &b->cdevs[b->cdev_count];

@@ -118,8 +118,7 @@ feature_index(const char *name)
 }
 
 static bool
-read_input(const sensors_chip_name *chip, const sensors_feature *feat,
-	   sensors_subfeature_type type, double *value)
+read_input(const sensors_chip_name *chip, const sensors_feature *feat, sensors_subfeature_type type, double *value)
 {
 	const sensors_subfeature *sub = sensors_get_subfeature(chip, feat, type);
 	if (!sub || !(sub->flags & SENSORS_MODE_R)) {
@@ -129,8 +128,7 @@ read_input(const sensors_chip_name *chip, const sensors_feature *feat,
 }
 
 static int
-put(struct metric_set *set, double value, const char *kind, const char *chip,
-    const char *label)
+put(struct metric_set *set, double value, const char *kind, const char *chip, const char *label)
 {
 	int err;
 	if (strcmp(kind, "temp") == 0) {

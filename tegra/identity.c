@@ -27,6 +27,8 @@ struct jetpack_release {
 	const char *jetpack;
 };
 
+/* a table laid out by hand */
+/* clang-format off */
 static const struct jetpack_release jetpack_table[] = {
 	/* JetPack 4: L4T R32, Ubuntu 18.04 (Nano, TX1, TX2, Xavier) */
 	{"32.1.0", "4.2"},
@@ -69,18 +71,14 @@ static const struct jetpack_release jetpack_table[] = {
 	{"38.2.0", "7.0"},
 	{"39.2.0", "7.2"},
 };
+/* clang-format on */
 
 /* JetPack major for each L4T major, for revisions the table does not list. */
 static const struct {
 	int l4t_major;
 	const char *jetpack;
 } jetpack_majors[] = {
-	{32, "4.x"},
-	{34, "5.x"},
-	{35, "5.x"},
-	{36, "6.x"},
-	{38, "7.x"},
-	{39, "7.x"},
+	{32, "4.x"}, {34, "5.x"}, {35, "5.x"}, {36, "6.x"}, {38, "7.x"}, {39, "7.x"},
 };
 
 static bool
@@ -218,8 +216,8 @@ identity_jetpack_for_l4t(const char *l4t, char *jetpack, size_t size)
 	const char *found = NULL;
 	for (size_t i = 0; i < sizeof(jetpack_table) / sizeof(jetpack_table[0]) && !found; i++) {
 		long have[3];
-		if (split_version(jetpack_table[i].l4t, have) && have[0] == want[0] &&
-		    have[1] == want[1] && have[2] == want[2]) {
+		if (split_version(jetpack_table[i].l4t, have) && have[0] == want[0] && have[1] == want[1] &&
+		    have[2] == want[2]) {
 			found = jetpack_table[i].jetpack;
 		}
 	}
@@ -268,13 +266,12 @@ part_number_len(const char *s, size_t len)
 }
 
 void
-identity_parse_compatible(const char *list, size_t len, char *soc, size_t soc_size,
-			  char *module, size_t module_size)
+identity_parse_compatible(const char *list, size_t len, char *soc, size_t soc_size, char *module, size_t module_size)
 {
 	const char *soc_s = NULL;
 	size_t soc_len = 0;
-	const char *mod_s = NULL;     /* a standalone "vendor,pNNNN-NNNN" entry */
-	const char *joined_s = NULL;  /* module after '+' in "carrier+module" */
+	const char *mod_s = NULL;    /* a standalone "vendor,pNNNN-NNNN" entry */
+	const char *joined_s = NULL; /* module after '+' in "carrier+module" */
 	size_t pos = 0;
 
 	while (list && pos < len) {

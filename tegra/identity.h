@@ -10,7 +10,6 @@
 
 #include "agent/core/board_info.h"
 
-
 /**
  * Parses the first line of /etc/nv_tegra_release
  * ("# R36 (release), REVISION: 4.3, GCID: ..."). Writes "36.4.3" into L4T.
@@ -31,7 +30,7 @@ bool identity_jetpack_for_l4t(const char *l4t, char *jetpack, size_t size);
  * and writes the SoC ("tegra234") and module part ("p3767-0005") found in
  * it; either may be left "" when absent.
  */
-void identity_parse_compatible(const char *list, size_t len, char *soc, size_t soc_size,
-			       char *module, size_t module_size);
+void identity_parse_compatible(const char *list, size_t len, char *soc, size_t soc_size, char *module,
+			       size_t module_size);
 
 #endif

@@ -213,8 +213,7 @@ limit_line(struct parser *ps, const char *text, size_t len)
 	if (token_is(param, "CPU_ONLINE")) {
 		if (token_has_prefix(arg, "CORE_") && token_is(&tok[2], "1")) {
 			m->cores_online = m->cores_online < 0 ? 1 : m->cores_online + 1;
-		} else if (token_has_prefix(arg, "CORE_") && token_is(&tok[2], "0") &&
-			   m->cores_online < 0) {
+		} else if (token_has_prefix(arg, "CORE_") && token_is(&tok[2], "0") && m->cores_online < 0) {
 			m->cores_online = 0;
 		}
 		return;

@@ -157,9 +157,14 @@ procfs_parse_meminfo(const char *text, struct meminfo *out)
 		return -EINVAL;
 	}
 	struct meminfo mi = {
-		.mem_total_kb = -1, .mem_available_kb = -1, .mem_free_kb = -1,
-		.buffers_kb = -1, .cached_kb = -1, .swap_total_kb = -1,
-		.swap_free_kb = -1, .swap_cached_kb = -1,
+		.mem_total_kb = -1,
+		.mem_available_kb = -1,
+		.mem_free_kb = -1,
+		.buffers_kb = -1,
+		.cached_kb = -1,
+		.swap_total_kb = -1,
+		.swap_free_kb = -1,
+		.swap_cached_kb = -1,
 	};
 	for (const char *p = text; *p; p = next_line(p)) {
 		const char *colon = p;
@@ -172,8 +177,7 @@ procfs_parse_meminfo(const char *text, struct meminfo *out)
 		size_t klen = (size_t)(colon - p);
 		const struct meminfo_key *key = NULL;
 		for (size_t i = 0; i < sizeof(meminfo_keys) / sizeof(meminfo_keys[0]); i++) {
-			if (strlen(meminfo_keys[i].name) == klen &&
-			    memcmp(meminfo_keys[i].name, p, klen) == 0) {
+			if (strlen(meminfo_keys[i].name) == klen && memcmp(meminfo_keys[i].name, p, klen) == 0) {
 				key = &meminfo_keys[i];
 				break;
 			}

@@ -12,7 +12,7 @@
 #define PROCFS_CPU_MAX 64
 
 struct cpu_times {
-	uint64_t busy; /* user+nice+system+irq+softirq+steal, in ticks */
+	uint64_t busy;  /* user+nice+system+irq+softirq+steal, in ticks */
 	uint64_t total; /* busy + idle + iowait */
 	bool present;   /* a "cpuN" line existed */
 };

@@ -135,7 +135,7 @@ struct replay_source {
 	struct metric_set next;
 	struct tegrastats_info next_info;
 	int64_t delay_ms;
-	int64_t due_ms; /* monotonic time the pending sample is due */
+	int64_t due_ms;      /* monotonic time the pending sample is due */
 	int64_t no_stamp_ms; /* synthetic clock for logs without stamps */
 	uint64_t parse_errors;
 	uint64_t unknown_tokens;

@@ -144,7 +144,6 @@ sysfs_error_count(const struct sysfs *fs)
 	return fs->errors;
 }
 
-
 /* ---- resolution below the root ---------------------------------------- */
 
 static int
@@ -380,8 +379,7 @@ read_names(struct sysfs *fs, const char *path, char ***out, size_t *count)
 }
 
 int
-sysfs_list_dir(struct sysfs *fs, const char *path,
-	       int (*fn)(const char *name, void *data), void *data)
+sysfs_list_dir(struct sysfs *fs, const char *path, int (*fn)(const char *name, void *data), void *data)
 {
 	int64_t start;
 	int err = sysfs_begin(fs, path, &start);

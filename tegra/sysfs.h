@@ -66,8 +66,7 @@ bool sysfs_exists(struct sysfs *fs, const char *path);
  * sorted order so results do not depend on readdir order. Stops early and
  * returns FN's value when it is non-zero. Returns 0, or -errno.
  */
-int sysfs_list_dir(struct sysfs *fs, const char *path,
-		   int (*fn)(const char *name, void *data), void *data);
+int sysfs_list_dir(struct sysfs *fs, const char *path, int (*fn)(const char *name, void *data), void *data);
 
 /**
  * Resolves symlinks in PATH (below the root; links must stay inside it)

@@ -18,18 +18,18 @@
 #define BACKOFF_SLOTS 256
 
 struct backoff {
-	char *path;          /* NULL: free slot */
+	char *path; /* NULL: free slot */
 	uint64_t hash;
-	int64_t retry_ms;    /* reads before this time give -EBUSY */
-	int64_t delay_ms;    /* current back-off; 0 after a success */
-	uint64_t last_fail;  /* failure sequence number: the smallest is reused first */
+	int64_t retry_ms;   /* reads before this time give -EBUSY */
+	int64_t delay_ms;   /* current back-off; 0 after a success */
+	uint64_t last_fail; /* failure sequence number: the smallest is reused first */
 	bool logged;
 };
 
 struct sysfs {
-	char *root;          /* as given, "" for the real system */
-	char *base;          /* canonical absolute root, "" for the real system */
-	int root_fd;         /* -1 for the real system */
+	char *root;  /* as given, "" for the real system */
+	char *base;  /* canonical absolute root, "" for the real system */
+	int root_fd; /* -1 for the real system */
 	bool use_openat2;
 	int64_t (*now_ms)(void *data);
 	void *clock_data;
@@ -80,7 +80,6 @@ int sysfs_begin(struct sysfs *fs, const char *path, int64_t *now);
  * result (0 or -errno), REASON an optional text for the log instead of
  * strerror.
  */
-void sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start,
-		  const char *reason);
+void sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const char *reason);
 
 #endif

@@ -226,8 +226,7 @@ trim_end(const char *buf, size_t len)
 {
 	while (len > 0) {
 		char c = buf[len - 1];
-		if (c != '\0' && c != ' ' && c != '\n' && c != '\t' && c != '\r' && c != '\v' &&
-		    c != '\f') {
+		if (c != '\0' && c != ' ' && c != '\n' && c != '\t' && c != '\r' && c != '\v' && c != '\f') {
 			break;
 		}
 		len--;
@@ -387,4 +386,3 @@ sysfs_read_file(struct sysfs *fs, const char *path, size_t max, char **out)
 	*out = buf;
 	return n;
 }
-

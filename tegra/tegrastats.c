@@ -28,15 +28,18 @@
 
 /* ---- memory: RAM, SWAP, IRAM ---- */
 
-enum mem_kind { MEM_RAM, MEM_SWAP, MEM_IRAM };
+enum mem_kind {
+	MEM_RAM,
+	MEM_SWAP,
+	MEM_IRAM
+};
 
 /*
  * "(KEY N[xS]UNIT)" starting at *pos, possibly glued to the value before it
  * ("252kB(lfb 252kB)"). The size goes to *ret_kb.
  */
 static int
-read_group(const struct parser *p, size_t *pos, const char *key, size_t key_len,
-	   double *ret_kb)
+read_group(const struct parser *p, size_t *pos, const char *key, size_t key_len, double *ret_kb)
 {
 	const char *s = p->s;
 	size_t end = p->len;
@@ -82,10 +85,8 @@ read_group(const struct parser *p, size_t *pos, const char *key, size_t key_len,
 static int
 parse_memory(struct parser *p, size_t pos, size_t *next, enum mem_kind kind)
 {
-	static const char *const cut_msg[] = { "RAM value cut off", "SWAP value cut off",
-					       "IRAM value cut off" };
-	static const char *const bad_msg[] = { "bad RAM value", "bad SWAP value",
-					       "bad IRAM value" };
+	static const char *const cut_msg[] = {"RAM value cut off", "SWAP value cut off", "IRAM value cut off"};
+	static const char *const bad_msg[] = {"bad RAM value", "bad SWAP value", "bad IRAM value"};
 	const char *s = p->s;
 	size_t end = p->len;
 	uint64_t used, total;
@@ -120,8 +121,8 @@ parse_memory(struct parser *p, size_t pos, size_t *next, enum mem_kind kind)
 		}
 		if (r != V_OK) {
 			return fail_value(p, r,
-					  kind == MEM_SWAP ? "unterminated (cached ..) group" :
-							     "unterminated (lfb ..) group",
+					  kind == MEM_SWAP ? "unterminated (cached ..) group"
+							   : "unterminated (lfb ..) group",
 					  "bad memory group", "bad memory group");
 		}
 		has_group = true;
@@ -165,8 +166,7 @@ parse_cpu(struct parser *p, size_t pos, size_t *next)
 	unsigned n = 0;
 	int r = read_cpu_list(p->s, p->len, &pos, cpus, &n);
 	if (r != V_OK) {
-		return fail_value(p, r, "unterminated CPU list", "bad CPU list entry",
-				  "CPU value out of range");
+		return fail_value(p, r, "unterminated CPU list", "bad CPU list entry", "CPU value out of range");
 	}
 	p->has_cpu = true;
 	p->cpu_online = 0;
@@ -197,8 +197,8 @@ parse_cpu(struct parser *p, size_t pos, size_t *next)
 /* ---- MTS fg X% bg Y%, EDP limit N ---- */
 
 static int
-parse_words(struct parser *p, size_t pos, size_t *next, const char *const *keys,
-	    unsigned nkeys, double *vals, bool pct, const char *cut_msg, const char *bad_msg)
+parse_words(struct parser *p, size_t pos, size_t *next, const char *const *keys, unsigned nkeys, double *vals, bool pct,
+	    const char *cut_msg, const char *bad_msg)
 {
 	for (unsigned k = 0; k < nkeys; k++) {
 		size_t ws, we;
@@ -230,7 +230,7 @@ parse_words(struct parser *p, size_t pos, size_t *next, const char *const *keys,
 static int
 parse_mts(struct parser *p, size_t pos, size_t *next)
 {
-	static const char *const keys[] = { "fg", "bg" };
+	static const char *const keys[] = {"fg", "bg"};
 	double v[2];
 	if (parse_words(p, pos, next, keys, 2, v, true, "MTS token cut off", "bad MTS token") < 0) {
 		return -1;
@@ -244,7 +244,7 @@ parse_mts(struct parser *p, size_t pos, size_t *next)
 static int
 parse_edp(struct parser *p, size_t pos, size_t *next)
 {
-	static const char *const keys[] = { "limit" };
+	static const char *const keys[] = {"limit"};
 	double v;
 	if (parse_words(p, pos, next, keys, 1, &v, false, "EDP token cut off", "bad EDP token") < 0) {
 		return -1;
@@ -264,8 +264,7 @@ parse_temp(struct parser *p, size_t ws, size_t at, size_t we)
 		r = V_BAD;
 	}
 	if (r != V_OK) {
-		return fail_value(p, r, "temperature cut off", "bad temperature",
-				  "temperature out of range");
+		return fail_value(p, r, "temperature cut off", "bad temperature", "temperature out of range");
 	}
 	p->jp7_shape |= pair;
 	char buf[NAME_BUF];
@@ -306,8 +305,7 @@ parse_emc(struct parser *p, size_t pos, size_t *next)
 	struct load_freq lf;
 	int r = ts_read_load_freq(p->s, p->len, &pos, &lf);
 	if (r != V_OK) {
-		return fail_value(p, r, "EMC_FREQ value cut off", "bad EMC_FREQ value",
-				  "EMC_FREQ value out of range");
+		return fail_value(p, r, "EMC_FREQ value cut off", "bad EMC_FREQ value", "EMC_FREQ value out of range");
 	}
 	if (lf.has_load && PUT_LIT(p, "emc.load_pct", lf.load_pct) < 0) {
 		return -1;
@@ -370,12 +368,17 @@ finish_gpu(struct parser *p)
 
 /* ---- generic NAME VALUE: engines and power rails ---- */
 
-enum shape { SHAPE_OFF, SHAPE_INT, SHAPE_LOAD_FREQ, SHAPE_RAIL };
+enum shape {
+	SHAPE_OFF,
+	SHAPE_INT,
+	SHAPE_LOAD_FREQ,
+	SHAPE_RAIL
+};
 
 /* Reads the value at *POS (to the end of its word) and tells its shape. */
 static int
-classify(const char *s, size_t end, size_t *pos, enum shape *shape, struct load_freq *lf,
-	 double *cur_mw, double *avg_mw, unsigned *nvalues)
+classify(const char *s, size_t end, size_t *pos, enum shape *shape, struct load_freq *lf, double *cur_mw,
+	 double *avg_mw, unsigned *nvalues)
 {
 	size_t i = *pos;
 	int r;
@@ -420,8 +423,7 @@ classify(const char *s, size_t end, size_t *pos, enum shape *shape, struct load_
 }
 
 static int
-emit_engine(struct parser *p, const char *name, size_t len, enum shape shape,
-	    const struct load_freq *lf)
+emit_engine(struct parser *p, const char *name, size_t len, enum shape shape, const struct load_freq *lf)
 {
 	char buf[NAME_BUF];
 	memcpy(buf, "engine.", 7);
@@ -589,8 +591,7 @@ parse_token(struct parser *p, size_t ws, size_t we, size_t at, unsigned seen, si
 	const char *w = s + ws;
 	size_t wl = we - ws;
 	if (at < we) {
-		if (at - ws > MAX_NAME_LEN ||
-		    !name_ok(w, at - ws, seen, C_ALPHA | C_DIGIT | C_UNDER | C_DASH)) {
+		if (at - ws > MAX_NAME_LEN || !name_ok(w, at - ws, seen, C_ALPHA | C_DIGIT | C_UNDER | C_DASH)) {
 			return TOK_UNKNOWN;
 		}
 		if (at + 1 == we) {
@@ -677,15 +678,15 @@ fill_error(const struct parser *p, struct parse_error *err)
 }
 
 int
-tegrastats_parse_line(const char *line, size_t len, struct metric_set *out,
-		      struct tegrastats_info *info, struct parse_error *err)
+tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, struct tegrastats_info *info,
+		      struct parse_error *err)
 {
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || is_blank(line[len - 1]))) {
 		len--;
 	}
-	struct parser p = { .s = line, .len = len, .out = out };
+	struct parser p = {.s = line, .len = len, .out = out};
 
-	struct tegrastats_stamp stamp = { .present = false };
+	struct tegrastats_stamp stamp = {.present = false};
 	size_t pos = skip_blanks(&p, 0);
 	if (pos < len && is_digit(line[pos])) {
 		p.tok = pos;
@@ -763,4 +764,3 @@ tegrastats_parse_line(const char *line, size_t len, struct metric_set *out,
 	info->unknown_tokens = p.unknown;
 	return 0;
 }
-

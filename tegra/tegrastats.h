@@ -14,7 +14,7 @@
 #include "agent/core/parse_error.h"
 
 struct tegrastats_stamp {
-	bool present; /* the line started with "MM-DD-YYYY HH:MM:SS " */
+	bool present;                               /* the line started with "MM-DD-YYYY HH:MM:SS " */
 	int year, month, day, hour, minute, second; /* local time */
 };
 
@@ -38,8 +38,8 @@ struct tegrastats_info {
  * an unknown token. In a line of JetPack 7 shape ("T1C/T2C" temperatures or
  * "a/b/c" rails) a last two-value rail is an error: it is "cur/?/avg" cut.
  */
-int tegrastats_parse_line(const char *line, size_t len, struct metric_set *out,
-			  struct tegrastats_info *info, struct parse_error *err);
+int tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, struct tegrastats_info *info,
+			  struct parse_error *err);
 
 /**
  * Normalises a tegrastats or thermal-zone sensor name into BUF as used in

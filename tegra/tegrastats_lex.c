@@ -14,9 +14,22 @@
 
 /* 10^k for k <= MAX_DIGITS; exact as doubles too */
 static const uint64_t pow10_tab[] = {
-	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
-	1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-	100000000000000ull, 1000000000000000ull,
+	1ull,
+	10ull,
+	100ull,
+	1000ull,
+	10000ull,
+	100000ull,
+	1000000ull,
+	10000000ull,
+	100000000ull,
+	1000000000ull,
+	10000000000ull,
+	100000000000ull,
+	1000000000000ull,
+	10000000000000ull,
+	100000000000000ull,
+	1000000000000000ull,
 };
 
 /* -?digits(.digits)? with at most MAX_DIGITS digits in all. */
@@ -148,7 +161,7 @@ int
 ts_parse_stamp(struct parser *p, size_t pos, struct tegrastats_stamp *st, size_t *next)
 {
 	static const char shape[] = "00-00-0000 00:00:00";
-	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	const char *s = p->s + pos;
 	size_t n = sizeof(shape) - 1;
 	if (p->len - pos < n || (p->len - pos > n && !is_blank(s[n]))) {
@@ -169,12 +182,11 @@ ts_parse_stamp(struct parser *p, size_t pos, struct tegrastats_stamp *st, size_t
 		.second = two_digits(s + 17),
 	};
 	if (t.month < 1 || t.month > 12 || t.year < 1900 || t.day < 1 ||
-	    t.day > mdays[t.month - 1] + (t.month == 2 && leap_year(t.year)) || t.hour > 23 ||
-	    t.minute > 59 || t.second > 60) {
+	    t.day > mdays[t.month - 1] + (t.month == 2 && leap_year(t.year)) || t.hour > 23 || t.minute > 59 ||
+	    t.second > 60) {
 		return fail(p, "timestamp out of range");
 	}
 	*st = t;
 	*next = pos + n;
 	return 0;
 }
-

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #define MAX_CPUS 64
-#define MAX_FREQS 16       /* entries in an @[f,f,...] list */
+#define MAX_FREQS 16 /* entries in an @[f,f,...] list */
 #define MAX_PCT 100.0
 #define MAX_FREQ_MHZ 100000.0
 #define MAX_POWER_MW 1000000.0
@@ -64,20 +64,19 @@ enum {
 	C_OTHER = 1 << 6, /* anything else */
 };
 
-#define CLASS_OF(c)                                                                         \
-	((c) >= '0' && (c) <= '9'                                  ? C_DIGIT :              \
-	 ((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z') ? C_ALPHA :              \
-	 (c) == '_'                                                ? C_UNDER :              \
-	 (c) == '-'                                                ? C_DASH :               \
-	 (c) == ' ' || (c) == '\t'                                 ? C_BLANK :              \
-	 (c) == '@'                                                ? C_AT :                 \
-								     C_OTHER)
+#define CLASS_OF(c)                                                                                                    \
+	((c) >= '0' && (c) <= '9'                                   ? C_DIGIT                                          \
+	 : ((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z') ? C_ALPHA                                          \
+	 : (c) == '_'                                               ? C_UNDER                                          \
+	 : (c) == '-'                                               ? C_DASH                                           \
+	 : (c) == ' ' || (c) == '\t'                                ? C_BLANK                                          \
+	 : (c) == '@'                                               ? C_AT                                             \
+								    : C_OTHER)
 #define CLASS_4(c) CLASS_OF(c), CLASS_OF((c) + 1), CLASS_OF((c) + 2), CLASS_OF((c) + 3)
 #define CLASS_16(c) CLASS_4(c), CLASS_4((c) + 4), CLASS_4((c) + 8), CLASS_4((c) + 12)
 #define CLASS_64(c) CLASS_16(c), CLASS_16((c) + 16), CLASS_16((c) + 32), CLASS_16((c) + 48)
 
-static const unsigned char char_class[256] = { CLASS_64(0), CLASS_64(64), CLASS_64(128),
-					       CLASS_64(192) };
+static const unsigned char char_class[256] = {CLASS_64(0), CLASS_64(64), CLASS_64(128), CLASS_64(192)};
 
 static inline unsigned
 class_of(char c)
@@ -167,8 +166,7 @@ swar_digit_value(uint64_t w, unsigned n)
 	w = (w - 0x3030303030303030ull) << (8 * (8 - n));
 	w = w * 10 + (w >> 8); /* byte 2k: digit pair k as 0..99 */
 	const uint64_t pairs = 0x000000FF000000FFull;
-	return ((w & pairs) * (100 + (1000000ull << 32)) +
-		((w >> 16) & pairs) * (1 + (10000ull << 32))) >> 32;
+	return ((w & pairs) * (100 + (1000000ull << 32)) + ((w >> 16) & pairs) * (1 + (10000ull << 32))) >> 32;
 }
 #endif
 
@@ -281,8 +279,7 @@ int ts_read_load_freq(const char *s, size_t end, size_t *ret_pos, struct load_fr
 
 /* "a/b", "amW/bmW" or "amW/bmW/cmW" up to the end of the word. */
 static inline int
-read_rail(const char *s, size_t end, size_t *ret_pos, double *cur_mw, double *avg_mw,
-	  unsigned *ret_n)
+read_rail(const char *s, size_t end, size_t *ret_pos, double *cur_mw, double *avg_mw, unsigned *ret_n)
 {
 	size_t pos = *ret_pos;
 	double v[3];
@@ -327,8 +324,7 @@ read_rail(const char *s, size_t end, size_t *ret_pos, double *cur_mw, double *av
 
 /* "[e,e,...]" or "[e,...]@f", e = "off" | "X%" | "X%@f", to the word end. */
 static inline int
-read_cpu_list(const char *s, size_t end, size_t *pos, struct cpu_entry *cpus,
-		 unsigned *ret_n)
+read_cpu_list(const char *s, size_t end, size_t *pos, struct cpu_entry *cpus, unsigned *ret_n)
 {
 	size_t i = *pos;
 	unsigned n = 0;

@@ -27,10 +27,9 @@ has_any_prefix(const char *s, size_t len, const char *const *list)
 bool
 ts_rail_like(const char *s, size_t len)
 {
-	static const char *const names[] = { "VDD", "VIN", "POM_", NULL };
-	return has_any_prefix(s, len, names) || word_is(s, len, LIT("NC")) ||
-	       word_is(s, len, LIT("GPU")) || word_is(s, len, LIT("CPU")) ||
-	       word_is(s, len, LIT("SOC")) || word_is(s, len, LIT("CV")) ||
+	static const char *const names[] = {"VDD", "VIN", "POM_", NULL};
+	return has_any_prefix(s, len, names) || word_is(s, len, LIT("NC")) || word_is(s, len, LIT("GPU")) ||
+	       word_is(s, len, LIT("CPU")) || word_is(s, len, LIT("SOC")) || word_is(s, len, LIT("CV")) ||
 	       word_is(s, len, LIT("SYS5V"));
 }
 
@@ -95,6 +94,5 @@ tegra_sensor_name(const char *name, size_t len, char *buf, size_t size)
 bool
 tegra_sensor_is_placeholder(const char *normalised)
 {
-	return normalised[0] == 'p' && normalised[1] == 'm' && normalised[2] == 'i' &&
-	       normalised[3] == 'c';
+	return normalised[0] == 'p' && normalised[1] == 'm' && normalised[2] == 'i' && normalised[3] == 'c';
 }

@@ -82,7 +82,10 @@ struct suffix {
 	size_t len;
 };
 
-#define SUFFIX(s) { s, sizeof(s) - 1 }
+#define SUFFIX(s)                                                                                                      \
+	{                                                                                                              \
+		s, sizeof(s) - 1                                                                                       \
+	}
 
 static const struct suffix sfx_on = SUFFIX(".on");
 static const struct suffix sfx_online = SUFFIX(".online");
@@ -104,7 +107,7 @@ put_whole(struct parser *p, const char *buf, size_t len, double value)
 }
 
 /* the literal padded to a whole name buffer, for metric_set_put_buf() */
-#define PUT_LIT(p, lit, value) put_whole(p, (const char[METRIC_NAME_MAX]){ lit }, sizeof(lit) - 1, value)
+#define PUT_LIT(p, lit, value) put_whole(p, (const char[METRIC_NAME_MAX]){lit}, sizeof(lit) - 1, value)
 
 /* BUF holds a name of LEN bytes (< METRIC_NAME_MAX - 15) and has NAME_BUF room. */
 static inline int
@@ -174,8 +177,7 @@ take_word(const struct parser *p, size_t *pos, size_t *ws, size_t *we)
 }
 
 static inline int
-fail_value(struct parser *p, int r, const char *cut_msg, const char *bad_msg,
-	   const char *range_msg)
+fail_value(struct parser *p, int r, const char *cut_msg, const char *bad_msg, const char *range_msg)
 {
 	return fail(p, r == V_SHORT ? cut_msg : r == V_RANGE ? range_msg : bad_msg);
 }

@@ -44,8 +44,7 @@ throttle_detector_destroy(struct throttle_detector *det)
 }
 
 /* Appends "; "-separated text to a fixed buffer, truncating quietly. */
-static void
-appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void
 appendf(char *buf, size_t size, const char *fmt, ...)
@@ -150,8 +149,8 @@ check_cooling(const struct metric_set *ms, struct throttle_state *t)
 			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f of %.0f",
 				typebuf, m->value, max_state);
 		} else {
-			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f",
-				typebuf, m->value);
+			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f", typebuf,
+				m->value);
 		}
 	}
 }
@@ -208,8 +207,8 @@ check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
 		bool have_crit = metric_set_get(ms, name, &crit);
 		if (have_ma && have_crit) {
 			appendf(t->why[THROTTLE_RAIL_ALARM], THROTTLE_WHY_MAX,
-				"%.*s current %.0f mA raised the %s alarm (limit %.0f mA)", rail_len, rail, ma,
-				what, crit);
+				"%.*s current %.0f mA raised the %s alarm (limit %.0f mA)", rail_len, rail, ma, what,
+				crit);
 		} else {
 			appendf(t->why[THROTTLE_RAIL_ALARM], THROTTLE_WHY_MAX, "%.*s raised the %s current alarm",
 				rail_len, rail, what);
@@ -225,8 +224,7 @@ hottest(const struct metric_set *ms, double *temp, const char **name)
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
 		size_t len = strlen(m->name);
-		if (has_prefix(m->name, "temp.") && has_suffix(m->name, len, "_c") &&
-		    (!found || m->value > *temp)) {
+		if (has_prefix(m->name, "temp.") && has_suffix(m->name, len, "_c") && (!found || m->value > *temp)) {
 			*temp = m->value;
 			*name = m->name;
 			found = true;
@@ -288,12 +286,11 @@ static void
 check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gpu_capped)
 {
 	double load, freq, ceiling;
-	if (gpu_capped && metric_set_get(ms, "gpu.load_pct", &load) &&
-	    metric_set_get(ms, "gpu.freq_mhz", &freq)) {
+	if (gpu_capped && metric_set_get(ms, "gpu.load_pct", &load) && metric_set_get(ms, "gpu.freq_mhz", &freq)) {
 		bool known = metric_set_get(ms, "gpu.max_freq_mhz", &ceiling);
 		set_reason(t, THROTTLE_FREQ_CAP);
-		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX, "gpu at %.0f MHz under %.0f%% load%s", freq,
-			load, known ? " below its ceiling" : " below the clock it reached earlier");
+		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX, "gpu at %.0f MHz under %.0f%% load%s", freq, load,
+			known ? " below its ceiling" : " below the clock it reached earlier");
 	}
 	for (int n = 0; n < 256; n++) {
 		char name[METRIC_NAME_MAX];
@@ -330,12 +327,10 @@ describe_context(const struct sample *s, struct throttle_state *t)
 	if (s->power_mode[0]) {
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "power mode %s", s->power_mode);
 	}
-	if (metric_set_get(ms, "gpu.max_freq_mhz", &a) && metric_set_get(ms, "gpu.hw_max_freq_mhz", &b) &&
-	    a < b) {
+	if (metric_set_get(ms, "gpu.max_freq_mhz", &a) && metric_set_get(ms, "gpu.hw_max_freq_mhz", &b) && a < b) {
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "gpu ceiling %.0f of %.0f MHz", a, b);
 	}
-	if (metric_set_get(ms, "cpu.0.max_freq_mhz", &a) && metric_set_get(ms, "cpu.0.hw_max_freq_mhz", &b) &&
-	    a < b) {
+	if (metric_set_get(ms, "cpu.0.max_freq_mhz", &a) && metric_set_get(ms, "cpu.0.hw_max_freq_mhz", &b) && a < b) {
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "cpu ceiling %.0f of %.0f MHz", a, b);
 	}
 	int cores = 0, offline = 0;

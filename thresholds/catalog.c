@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_PATTERN 64                /* longer globs are refused by the rule loader */
-#define MAX_TOKENS  (2 * MAX_PATTERN) /* a placeholder becomes two tokens */
-#define FAR         0xFF              /* distance "unreachable" in the edit table */
+#define MAX_PATTERN 64               /* longer globs are refused by the rule loader */
+#define MAX_TOKENS (2 * MAX_PATTERN) /* a placeholder becomes two tokens */
+#define FAR 0xFF                     /* distance "unreachable" in the edit table */
 
 /* Every canonical name in docs/metrics.md, plus the agent's own counters. */
 static const char *const patterns[] = {

@@ -180,7 +180,7 @@ engine_on(struct engine *engine, enum severity severity, alert_callback cb, void
 	if (engine->cb_count >= ENGINE_CALLBACKS_MAX) {
 		return -ENOSPC;
 	}
-	engine->cbs[engine->cb_count++] = (struct callback){ severity, cb, data };
+	engine->cbs[engine->cb_count++] = (struct callback){severity, cb, data};
 	return 0;
 }
 
@@ -308,8 +308,7 @@ render(const struct engine *e, struct alert_event *ev)
 				 alert_transition_name(ev->transition), ev->metric, dur);
 		}
 	} else {
-		template_render(r->summary ? r->summary : default_summary(r), &ctx, ev->summary,
-				sizeof(ev->summary));
+		template_render(r->summary ? r->summary : default_summary(r), &ctx, ev->summary, sizeof(ev->summary));
 	}
 	if (r->description) {
 		template_render(r->description, &ctx, ev->description, sizeof(ev->description));
@@ -376,12 +375,20 @@ emit(struct engine *e, const struct transition *tr)
  */
 void
 engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a, const char *metric, const char *fp,
-	   bool absent, enum alert_transition t, enum severity sev, double value, double threshold, int64_t at)
+		  bool absent, enum alert_transition t, enum severity sev, double value, double threshold, int64_t at)
 {
 	struct transition tr = {
-		.rs = rs, .metric = metric, .fingerprint = fp, .absent = absent, .t = t,
-		.severity = sev, .previous = SEVERITY_NONE, .value = value, .threshold = threshold,
-		.at_ms = at, .starts_at_ms = a->starts_at_ms,
+		.rs = rs,
+		.metric = metric,
+		.fingerprint = fp,
+		.absent = absent,
+		.t = t,
+		.severity = sev,
+		.previous = SEVERITY_NONE,
+		.value = value,
+		.threshold = threshold,
+		.at_ms = at,
+		.starts_at_ms = a->starts_at_ms,
 	};
 
 	switch (t) {
@@ -438,21 +445,21 @@ engine_end_all(struct engine *e, struct rule_state *rs, int64_t t, bool use_samp
 
 		if (in->value.state == ALERT_PENDING) {
 			engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false, TRANSITION_CANCELLED,
-				   in->value.severity, v, in->value.threshold, t);
+					  in->value.severity, v, in->value.threshold, t);
 		} else if (in->value.state == ALERT_FIRING) {
 			engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false, TRANSITION_RESOLVED,
-				   in->value.severity, v, in->value.threshold, t);
+					  in->value.severity, v, in->value.threshold, t);
 		}
 		if (in->absent.state == ALERT_FIRING) {
 			engine_alert_step(e, rs, &in->absent, in->metric, in->fp_absent, true, TRANSITION_RESOLVED,
-				   in->absent.severity, v, NAN, t);
+					  in->absent.severity, v, NAN, t);
 		}
 		engine_forget_streaks(in);
 		in->has_baseline = false;
 	}
 	if (rs->pattern_absent.state == ALERT_FIRING) {
-		engine_alert_step(e, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, TRANSITION_RESOLVED,
-			   rs->pattern_absent.severity, NAN, NAN, t);
+		engine_alert_step(e, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true,
+				  TRANSITION_RESOLVED, rs->pattern_absent.severity, NAN, NAN, t);
 	}
 }
 
@@ -499,8 +506,8 @@ engine_adopt(struct engine *engine, struct engine *old)
 		nrs->dropped = ors->dropped;
 		for (size_t k = 0; k < ors->count; k++) {
 			struct instance *oi = &ors->inst[k];
-			struct instance *ni = rule_matches(nrs->rule, oi->metric) ? rule_state_instance(nrs, oi->metric)
-										  : NULL;
+			struct instance *ni =
+				rule_matches(nrs->rule, oi->metric) ? rule_state_instance(nrs, oi->metric) : NULL;
 			if (ni) {
 				copy_instance_state(ni, oi);
 				continue;
@@ -516,8 +523,8 @@ engine_adopt(struct engine *engine, struct engine *old)
 			if (nrs->is_glob && strcmp(nrs->rule->metric, ors->rule->metric) == 0) {
 				nrs->pattern_absent = ors->pattern_absent;
 			} else {
-				engine_alert_step(engine, ors, &ors->pattern_absent, ors->rule->metric, ors->fp_pattern, true,
-					   TRANSITION_RESOLVED, ors->pattern_absent.severity, NAN, NAN, t);
+				engine_alert_step(engine, ors, &ors->pattern_absent, ors->rule->metric, ors->fp_pattern,
+						  true, TRANSITION_RESOLVED, ors->pattern_absent.severity, NAN, NAN, t);
 			}
 		}
 	}
@@ -581,8 +588,7 @@ engine_layout_rebuilds(const struct engine *engine)
 
 static void
 report_active(const struct engine *e, const struct rule_state *rs, const struct alert *a, const char *metric,
-	      const char *fp, bool absent, double v,
-	      void (*fn)(const struct alert_event *ev, void *data), void *data)
+	      const char *fp, bool absent, double v, void (*fn)(const struct alert_event *ev, void *data), void *data)
 {
 	struct alert_event ev = {0};
 
@@ -609,8 +615,7 @@ report_active(const struct engine *e, const struct rule_state *rs, const struct 
 }
 
 void
-engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert_event *ev, void *data),
-		      void *data)
+engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert_event *ev, void *data), void *data)
 {
 	for (size_t i = 0; i < engine->rs_count; i++) {
 		const struct rule_state *rs = &engine->rs[i];
@@ -622,7 +627,6 @@ engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert
 				      data);
 			report_active(engine, rs, &in->absent, in->metric, in->fp_absent, true, NAN, fn, data);
 		}
-		report_active(engine, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, NAN, fn,
-			      data);
+		report_active(engine, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, NAN, fn, data);
 	}
 }

@@ -12,16 +12,16 @@
 
 #define ENGINE_INSTANCES_MAX 256 /* per rule: a glob cannot grow without bound */
 #define ENGINE_CALLBACKS_MAX 32
-#define NEVER INT64_MIN          /* "not holding" / "never seen" */
+#define NEVER INT64_MIN /* "not holding" / "never seen" */
 
 /* One alert's lifecycle: the threshold/change alert or the absent alert. */
 struct alert {
 	enum alert_state state;
-	enum severity severity;  /* pending: the level pending; firing: the level firing */
-	int64_t since_ms;        /* pending: when the condition began to hold */
-	int64_t starts_at_ms;    /* firing: when it started firing */
-	int64_t last_notify_ms;  /* firing: time of the last firing/escalation/repeat event */
-	double threshold;        /* the threshold of the last event */
+	enum severity severity; /* pending: the level pending; firing: the level firing */
+	int64_t since_ms;       /* pending: when the condition began to hold */
+	int64_t starts_at_ms;   /* firing: when it started firing */
+	int64_t last_notify_ms; /* firing: time of the last firing/escalation/repeat event */
+	double threshold;       /* the threshold of the last event */
 };
 
 /*
@@ -29,14 +29,14 @@ struct alert {
  * first; the names at the end are used only when an event is rendered.
  */
 struct instance {
-	int32_t idx;                          /* index in the sample's metric array; -1 missing */
-	int32_t ref_idx[SEVERITY_COUNT];      /* index of the threshold reference per level; -1 none */
-	int64_t hold_since[SEVERITY_COUNT];   /* condition of level holding since; NEVER = not holding */
-	int64_t clear_since[SEVERITY_COUNT];  /* clear condition of level holding since */
-	int64_t last_seen_ms;                 /* NEVER until first seen */
-	int64_t last_change_ms;               /* changes/increases: last change */
-	double last_value;                    /* last value seen (changes/increases: the baseline) */
-	bool has_baseline;                    /* changes/increases: last_value is a baseline */
+	int32_t idx;                         /* index in the sample's metric array; -1 missing */
+	int32_t ref_idx[SEVERITY_COUNT];     /* index of the threshold reference per level; -1 none */
+	int64_t hold_since[SEVERITY_COUNT];  /* condition of level holding since; NEVER = not holding */
+	int64_t clear_since[SEVERITY_COUNT]; /* clear condition of level holding since */
+	int64_t last_seen_ms;                /* NEVER until first seen */
+	int64_t last_change_ms;              /* changes/increases: last change */
+	double last_value;                   /* last value seen (changes/increases: the baseline) */
+	bool has_baseline;                   /* changes/increases: last_value is a baseline */
 	struct alert value;
 	struct alert absent;
 	char metric[METRIC_NAME_MAX];
@@ -52,7 +52,7 @@ struct rule_state {
 	struct instance *inst;
 	size_t count;
 	size_t cap;
-	uint64_t dropped;        /* metrics refused because the rule had ENGINE_INSTANCES_MAX */
+	uint64_t dropped; /* metrics refused because the rule had ENGINE_INSTANCES_MAX */
 	/* glob rules: absent alert of the rule itself while it never matched */
 	struct alert pattern_absent;
 	char fp_pattern[ALERT_FINGERPRINT_LEN + 1];

@@ -246,10 +246,10 @@ eval_threshold(struct engine *e, const struct rule_state *rs, struct instance *i
 	const struct rule *r = rs->rule;
 	const struct metric *items = e->cur->metrics.items;
 	bool above = r->op == RULE_ABOVE;
-	double thr[SEVERITY_COUNT] = { NAN, NAN, NAN };
-	bool have[SEVERITY_COUNT] = { false, false, false };
-	bool est[SEVERITY_COUNT] = { false, false, false };
-	bool cleared[SEVERITY_COUNT] = { false, false, false };
+	double thr[SEVERITY_COUNT] = {NAN, NAN, NAN};
+	bool have[SEVERITY_COUNT] = {false, false, false};
+	bool est[SEVERITY_COUNT] = {false, false, false};
+	bool cleared[SEVERITY_COUNT] = {false, false, false};
 	int lowest = 0, top_cond = 0, top_est = 0;
 	struct alert *a = &in->value;
 
@@ -280,34 +280,34 @@ eval_threshold(struct engine *e, const struct rule_state *rs, struct instance *i
 	case ALERT_PENDING:
 		if (top_est) {
 			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_FIRING,
-				   (enum severity)top_est, v, thr[top_est], t);
+					  (enum severity)top_est, v, thr[top_est], t);
 		} else if (top_cond && a->state == ALERT_INACTIVE) {
 			a->since_ms = in->hold_since[top_cond];
 			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_PENDING,
-				   (enum severity)top_cond, v, thr[top_cond], t);
+					  (enum severity)top_cond, v, thr[top_cond], t);
 		} else if (top_cond) {
 			/* still pending; the level may have moved */
 			a->severity = (enum severity)top_cond;
 			a->threshold = thr[top_cond];
 		} else if (a->state == ALERT_PENDING) {
-			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_CANCELLED, a->severity, v,
-				   a->threshold, t);
+			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_CANCELLED, a->severity,
+					  v, a->threshold, t);
 		}
 		break;
 	case ALERT_FIRING:
 		if (a->severity == SEVERITY_WARNING && est[SEVERITY_CRITICAL]) {
 			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_ESCALATED,
-				   SEVERITY_CRITICAL, v, thr[SEVERITY_CRITICAL], t);
+					  SEVERITY_CRITICAL, v, thr[SEVERITY_CRITICAL], t);
 		} else if (lowest && cleared[lowest]) {
-			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_RESOLVED, a->severity, v,
-				   thr[lowest], t);
+			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_RESOLVED, a->severity,
+					  v, thr[lowest], t);
 		} else if (a->severity == SEVERITY_CRITICAL && lowest == SEVERITY_WARNING &&
 			   cleared[SEVERITY_CRITICAL]) {
 			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_DEESCALATED,
-				   SEVERITY_WARNING, v, thr[SEVERITY_CRITICAL], t);
+					  SEVERITY_WARNING, v, thr[SEVERITY_CRITICAL], t);
 		} else if (repeat_due(r, a, t)) {
 			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_REPEAT, a->severity, v,
-				   a->threshold, t);
+					  a->threshold, t);
 		}
 		break;
 	}
@@ -334,12 +334,13 @@ eval_change(struct engine *e, const struct rule_state *rs, struct instance *in, 
 	if (a->state != ALERT_FIRING) {
 		if (changed) {
 			engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_FIRING,
-				   severity_or_warning(r->event_severity), v, NAN, t);
+					  severity_or_warning(r->event_severity), v, NAN, t);
 		}
 		return;
 	}
 	if (!changed && elapsed(t, in->last_change_ms) >= r->clear_for_ms) {
-		engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_RESOLVED, a->severity, v, NAN, t);
+		engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_RESOLVED, a->severity, v, NAN,
+				  t);
 	} else if (repeat_due(r, a, t)) {
 		engine_alert_step(e, rs, a, in->metric, in->fp_value, false, TRANSITION_REPEAT, a->severity, v, NAN, t);
 	}
@@ -352,8 +353,7 @@ later(int64_t a, int64_t b)
 }
 
 static void
-eval_absent(struct engine *e, const struct rule_state *rs, struct instance *in, bool present, double v,
-	    int64_t t)
+eval_absent(struct engine *e, const struct rule_state *rs, struct instance *in, bool present, double v, int64_t t)
 {
 	const struct rule *r = rs->rule;
 	struct alert *a = &in->absent;
@@ -361,8 +361,8 @@ eval_absent(struct engine *e, const struct rule_state *rs, struct instance *in, 
 	if (present) {
 		in->last_seen_ms = t;
 		if (a->state == ALERT_FIRING) {
-			engine_alert_step(e, rs, a, in->metric, in->fp_absent, true, TRANSITION_RESOLVED, a->severity, v,
-				   NAN, t);
+			engine_alert_step(e, rs, a, in->metric, in->fp_absent, true, TRANSITION_RESOLVED, a->severity,
+					  v, NAN, t);
 		}
 		return;
 	}
@@ -370,16 +370,16 @@ eval_absent(struct engine *e, const struct rule_state *rs, struct instance *in, 
 		if (r->absent_for_ms <= 0) {
 			/* reloaded without absent_for: nothing asks for it any more */
 			engine_alert_step(e, rs, a, in->metric, in->fp_absent, true, TRANSITION_RESOLVED, a->severity,
-				   NAN, NAN, t);
+					  NAN, NAN, t);
 		} else if (repeat_due(r, a, t)) {
-			engine_alert_step(e, rs, a, in->metric, in->fp_absent, true, TRANSITION_REPEAT, a->severity, NAN,
-				   NAN, t);
+			engine_alert_step(e, rs, a, in->metric, in->fp_absent, true, TRANSITION_REPEAT, a->severity,
+					  NAN, NAN, t);
 		}
 		return;
 	}
 	if (r->absent_for_ms > 0 && elapsed(t, later(in->last_seen_ms, rs->active_since_ms)) >= r->absent_for_ms) {
 		engine_alert_step(e, rs, a, in->metric, in->fp_absent, true, TRANSITION_FIRING,
-			   severity_or_warning(r->absent_severity), NAN, NAN, t);
+				  severity_or_warning(r->absent_severity), NAN, NAN, t);
 	}
 }
 
@@ -391,21 +391,21 @@ eval_pattern_absent(struct engine *e, struct rule_state *rs, int64_t t)
 
 	if (rs->count > 0 || r->absent_for_ms <= 0) {
 		if (a->state == ALERT_FIRING) {
-			double v = rs->count && rs->inst[0].idx >= 0 ? e->cur->metrics.items[rs->inst[0].idx].value
-								      : NAN;
-			engine_alert_step(e, rs, a, r->metric, rs->fp_pattern, true, TRANSITION_RESOLVED, a->severity, v,
-				   NAN, t);
+			double v =
+				rs->count && rs->inst[0].idx >= 0 ? e->cur->metrics.items[rs->inst[0].idx].value : NAN;
+			engine_alert_step(e, rs, a, r->metric, rs->fp_pattern, true, TRANSITION_RESOLVED, a->severity,
+					  v, NAN, t);
 		}
 		return;
 	}
 	if (a->state == ALERT_FIRING) {
 		if (repeat_due(r, a, t)) {
-			engine_alert_step(e, rs, a, r->metric, rs->fp_pattern, true, TRANSITION_REPEAT, a->severity, NAN,
-				   NAN, t);
+			engine_alert_step(e, rs, a, r->metric, rs->fp_pattern, true, TRANSITION_REPEAT, a->severity,
+					  NAN, NAN, t);
 		}
 	} else if (elapsed(t, rs->active_since_ms) >= r->absent_for_ms) {
 		engine_alert_step(e, rs, a, r->metric, rs->fp_pattern, true, TRANSITION_FIRING,
-			   severity_or_warning(r->absent_severity), NAN, NAN, t);
+				  severity_or_warning(r->absent_severity), NAN, NAN, t);
 	}
 }
 
@@ -462,8 +462,9 @@ eval_rule(struct engine *e, struct rule_state *rs, bool have_id, double id, int6
 			/* no observation: neither a pending nor a clear streak survives a gap */
 			engine_forget_streaks(in);
 			if (in->value.state == ALERT_PENDING) {
-				engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false, TRANSITION_CANCELLED,
-					   in->value.severity, NAN, in->value.threshold, t);
+				engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false,
+						  TRANSITION_CANCELLED, in->value.severity, NAN, in->value.threshold,
+						  t);
 			}
 			continue;
 		}

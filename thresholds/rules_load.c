@@ -19,8 +19,8 @@
 #include "threshold_expr.h"
 
 #define RULE_NAME_MAX 64
-#define DAY_MS        (24 * 3600 * 1000LL)
-#define CONTEXT_MAX   (RULE_NAME_MAX + 16)
+#define DAY_MS (24 * 3600 * 1000LL)
+#define CONTEXT_MAX (RULE_NAME_MAX + 16)
 
 _Static_assert(sizeof(enum rule_op) == sizeof(int), "rule_op is decoded as an int");
 _Static_assert(sizeof(enum severity) == sizeof(int), "severity is decoded as an int");
@@ -79,8 +79,8 @@ static const struct cfg_key rule_keys[N_RULE_KEYS] = {
 	[K_CLEAR] = CFG_CUSTOM("clear", decode_clear),
 	[K_CLEAR_FOR] = CFG_DURATION("clear_for", struct rule, clear_for_ms, "0", 0, 0, DAY_MS),
 	[K_ABSENT_FOR] = CFG_DURATION("absent_for", struct rule, absent_for_ms, "0", CFG_F_ZERO_OK, 1000, 7 * DAY_MS),
-	[K_ABSENT_SEVERITY] = CFG_CHOICE("absent_severity", struct rule, absent_severity, "warning", 0,
-					 severity_names, severity_values),
+	[K_ABSENT_SEVERITY] = CFG_CHOICE("absent_severity", struct rule, absent_severity, "warning", 0, severity_names,
+					 severity_values),
 	[K_REPEAT] = CFG_DURATION("repeat", struct rule, repeat_ms, "0", CFG_F_ZERO_OK, 1000, 7 * DAY_MS),
 	[K_WHEN] = CFG_CUSTOM("when", decode_when),
 	[K_LABELS] = CFG_CUSTOM("labels", decode_labels),
@@ -217,8 +217,8 @@ decode_when(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 		}
 		char **modes;
 		size_t count;
-		if (cfg_decode_string_list(dec, node->items[i], "nvpmodel", "a power mode name or id", &modes,
-					   &count) < 0) {
+		if (cfg_decode_string_list(dec, node->items[i], "nvpmodel", "a power mode name or id", &modes, &count) <
+		    0) {
 			ret = -EINVAL;
 			continue;
 		}
@@ -347,8 +347,8 @@ decode_actions(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 	char got[CFG_SHOW_MAX + 8];
 	if (node->type != CFG_MAP) {
 		cfg_describe(node, got, sizeof(got));
-		cfg_report(dec, node,
-			   "actions: expected a map like {warning: [log], critical: [log, page-me]}, got %s", got);
+		cfg_report(dec, node, "actions: expected a map like {warning: [log], critical: [log, page-me]}, got %s",
+			   got);
 		return -EINVAL;
 	}
 	int ret = 0;
@@ -591,8 +591,8 @@ check_rule(struct cfg_decoder *dec, const struct cfg_node *map, struct rule *r, 
 
 /* Decodes one item of `rules:` into *R (defaults first). */
 static void
-decode_rule(struct diag_list *diags, struct rule_ctx *ctx, const struct cfg_node *map, size_t ordinal,
-	    const char *file, struct rule *r)
+decode_rule(struct diag_list *diags, struct rule_ctx *ctx, const struct cfg_node *map, size_t ordinal, const char *file,
+	    struct rule *r)
 {
 	char context[CONTEXT_MAX];
 	const struct cfg_node *name = map->type == CFG_MAP ? cfg_map_get(map, "name") : NULL;

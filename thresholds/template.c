@@ -12,22 +12,15 @@ static const struct {
 	const char *name;
 	enum template_field_kind kind;
 } fields[] = {
-	{ "metric", TEMPLATE_METRIC },
-	{ "value", TEMPLATE_VALUE },
-	{ "threshold", TEMPLATE_THRESHOLD },
-	{ "board", TEMPLATE_BOARD },
-	{ "severity", TEMPLATE_SEVERITY },
-	{ "rule", TEMPLATE_RULE },
-	{ "power_mode", TEMPLATE_POWER_MODE },
-	{ "transition", TEMPLATE_TRANSITION },
-	{ "throttle", TEMPLATE_THROTTLE },
+	{"metric", TEMPLATE_METRIC},         {"value", TEMPLATE_VALUE},           {"threshold", TEMPLATE_THRESHOLD},
+	{"board", TEMPLATE_BOARD},           {"severity", TEMPLATE_SEVERITY},     {"rule", TEMPLATE_RULE},
+	{"power_mode", TEMPLATE_POWER_MODE}, {"transition", TEMPLATE_TRANSITION}, {"throttle", TEMPLATE_THROTTLE},
 };
 
 static bool
 is_key_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 size_t
@@ -194,7 +187,7 @@ put_field(struct out *o, const struct template_field *f, const struct template_c
 void
 template_render(const char *tmpl, const struct template_ctx *ctx, char *out, size_t size)
 {
-	struct out o = { .buf = out, .size = size, .len = 0, .full = false };
+	struct out o = {.buf = out, .size = size, .len = 0, .full = false};
 	const char *p = tmpl ? tmpl : "";
 
 	out[0] = '\0';

@@ -96,9 +96,8 @@ parse_expression(struct cfg_decoder *dec, const struct cfg_node *node, const cha
 	struct threshold t = {.set = true, .scale = 1.0};
 
 	if (!lex(&lx) || !lx.is_word) {
-		cfg_report(dec, node,
-			   "%s: expected a number or an expression like 'passive_trip - 5 or 90', got '%s'", key,
-			   shown);
+		cfg_report(dec, node, "%s: expected a number or an expression like 'passive_trip - 5 or 90', got '%s'",
+			   key, shown);
 		return -EINVAL;
 	}
 	size_t r = 0;
@@ -125,7 +124,11 @@ parse_expression(struct cfg_decoder *dec, const struct cfg_node *node, const cha
 	t.ref = refs_by_name[r].ref;
 
 	/* optional parts, each at most once and in this order */
-	enum { STEP_SCALE, STEP_OFFSET, STEP_FALLBACK };
+	enum {
+		STEP_SCALE,
+		STEP_OFFSET,
+		STEP_FALLBACK
+	};
 	int step = STEP_SCALE;
 	while (lex(&lx)) {
 		char op[CFG_SHOW_MAX];
@@ -139,8 +142,8 @@ parse_expression(struct cfg_decoder *dec, const struct cfg_node *node, const cha
 			which = STEP_FALLBACK;
 		} else {
 			cfg_report(dec, node,
-				   "%s: unexpected '%s' in '%s' (the form is: REFERENCE [* N] [+ N | - N] [or N])",
-				   key, op, shown);
+				   "%s: unexpected '%s' in '%s' (the form is: REFERENCE [* N] [+ N | - N] [or N])", key,
+				   op, shown);
 			return -EINVAL;
 		}
 		bool negative = false;
@@ -282,7 +285,7 @@ threshold_check_order(struct cfg_decoder *dec, const struct cfg_node *at, const 
 		char ws[96], cs[96];
 		threshold_format(w, ws, sizeof(ws));
 		threshold_format(c, cs, sizeof(cs));
-		cfg_report(dec, at, "warning (%s) must be %s critical (%s) for op '%s'", ws,
-			   above ? "below" : "above", cs, above ? "above" : "below");
+		cfg_report(dec, at, "warning (%s) must be %s critical (%s) for op '%s'", ws, above ? "below" : "above",
+			   cs, above ? "above" : "below");
 	}
 }

@@ -21,8 +21,8 @@ struct ring {
 struct history {
 	size_t cap;
 	size_t max_rings;
-	int64_t *times;  /* sample times, slot = index % cap */
-	uint64_t count;  /* samples added */
+	int64_t *times; /* sample times, slot = index % cap */
+	uint64_t count; /* samples added */
 	struct ring *rings;
 	size_t rings_used;
 	uint32_t *index; /* open addressing: ring position + 1, 0 = empty */
@@ -204,8 +204,7 @@ history_float_value(float f)
 }
 
 int
-history_window(const struct history *h, const char *name, int64_t window_ms, struct history_point **out,
-	       size_t *count)
+history_window(const struct history *h, const char *name, int64_t window_ms, struct history_point **out, size_t *count)
 {
 	const struct ring *r = find_ring(h, name);
 	if (!r) {

@@ -39,9 +39,9 @@ typedef enum MHD_Result mhd_result;
 typedef int mhd_result;
 #endif
 
-#define URI_MAX 2048              /* longer request targets get 414 */
-#define HEADERS_MAX 8192          /* more header bytes get 431 */
-#define POOL_BYTES (32 * 1024)    /* per-connection memory (headers, buffers) */
+#define URI_MAX 2048           /* longer request targets get 414 */
+#define HEADERS_MAX 8192       /* more header bytes get 431 */
+#define POOL_BYTES (32 * 1024) /* per-connection memory (headers, buffers) */
 #define LISTEN_BACKLOG 64
 #define SSE_BLOCK 16384
 #define HEALTH_SLACK_MS 1000
@@ -51,16 +51,16 @@ typedef int mhd_result;
 #define CT_HTML "text/html; charset=utf-8"
 #define CT_PROM "text/plain; version=0.0.4; charset=utf-8"
 #define CT_SSE "text/event-stream"
-#define PAGE_CSP                                                                                           \
-	"default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "         \
+#define PAGE_CSP                                                                                                       \
+	"default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "                    \
 	"img-src 'self' data:; connect-src 'self'"
 
 /* One event-stream connection: what it sends next. */
 struct sse_client {
-	struct stream stream;  /* the ring's and the notifier's view */
+	struct stream stream; /* the ring's and the notifier's view */
 	struct server_state *st;
 	struct MHD_Connection *conn;
-	bool started;          /* "retry:" sent */
+	bool started; /* "retry:" sent */
 	/* what is being sent: a shared event or a line of its own */
 	struct blob *cur;
 	const char *out;
@@ -74,10 +74,10 @@ struct web_server {
 	struct MHD_Daemon *daemon;
 	int listen_fd;
 	int port;
-	bool loopback;       /* check Host against loopback names */
-	char *token;         /* bearer token, NULL = none */
+	bool loopback; /* check Host against loopback names */
+	char *token;   /* bearer token, NULL = none */
 	size_t token_len;
-	char *basic_user;    /* NULL = no basic auth */
+	char *basic_user; /* NULL = no basic auth */
 	size_t basic_user_len;
 	char *basic_pass;
 	size_t basic_pass_len;
@@ -143,8 +143,7 @@ reply_owned(struct MHD_Connection *conn, unsigned int status, const char *type, 
 static mhd_result
 reply_text(struct MHD_Connection *conn, unsigned int status, const char *type, const char *text)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 	if (!r) {
 		return MHD_NO;
 	}
@@ -586,7 +585,7 @@ open_listen_socket(const struct sockaddr_storage *addr, socklen_t len, int *port
 	*port = 0;
 	if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0) {
 		*port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-							   : ((struct sockaddr_in *)&bound)->sin_port);
+							  : ((struct sockaddr_in *)&bound)->sin_port);
 	}
 	return fd;
 }
@@ -621,16 +620,12 @@ start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
-		MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+	srv->daemon = MHD_start_daemon(
+		flags, 0, NULL, NULL, handle, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv, MHD_OPTION_LISTEN_SOCKET,
+		srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->max_connections_per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)POOL_BYTES,
-		MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-		MHD_OPTION_URI_LOG_CALLBACK, uri_log, srv,
-		MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)POOL_BYTES,
+		MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_URI_LOG_CALLBACK, uri_log, srv, MHD_OPTION_END);
 	int r = 0;
 	if (!srv->daemon) {
 		r = -EIO;
@@ -674,8 +669,7 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 		web_server_destroy(srv);
 		return r;
 	}
-	srv->page = MHD_create_response_from_buffer(dashboard_html_len, (void *)dashboard_html,
-						    MHD_RESPMEM_PERSISTENT);
+	srv->page = MHD_create_response_from_buffer(dashboard_html_len, (void *)dashboard_html, MHD_RESPMEM_PERSISTENT);
 	if (!srv->page) {
 		web_server_destroy(srv);
 		return -ENOMEM;

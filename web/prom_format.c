@@ -32,6 +32,8 @@ struct family_rule {
 	const char *help;
 };
 
+/* a table laid out by hand */
+/* clang-format off */
 static const struct family_rule rules[] = {
 	{"temp.*_c", "tegrawatch_temperature_celsius", PROM_GAUGE, 1, {"sensor"},
 	 "Temperature of a thermal zone or sensor in degrees Celsius."},
@@ -128,12 +130,15 @@ static const struct family_rule rules[] = {
 	{"hwmon.*.*_mv", "tegrawatch_hwmon_voltage_volts", PROM_GAUGE, MILLI, {"chip", "sensor"},
 	 "Voltage of a generic hwmon sensor in volts."},
 };
+/* clang-format on */
 
 struct agent_help {
 	const char *name;
 	const char *help;
 };
 
+/* a table laid out by hand */
+/* clang-format off */
 static const struct agent_help agent_helps[] = {
 	{"samples_total", "Samples produced since the agent started."},
 	{"late_ticks_total", "Ticks that started late because the loop fell behind its interval."},
@@ -149,6 +154,7 @@ static const struct agent_help agent_helps[] = {
 	{"action_timeouts_total", "Alert actions stopped at their timeout."},
 	{"action_dropped_total", "Alert actions not started because too many were running."},
 };
+/* clang-format on */
 
 static const char fallback_help[] =
 	"A tegrawatch metric without a Prometheus mapping: its canonical name with dots as underscores, unconverted.";
@@ -493,14 +499,13 @@ one_value(struct buf *out, const char *family, const char *help, enum prom_type 
 void
 prom_format_process(struct buf *out, const struct prom_process *p)
 {
-	one_value(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-		  PROM_COUNTER, p->cpu_seconds);
+	one_value(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", PROM_COUNTER,
+		  p->cpu_seconds);
 	one_value(out, "process_max_fds", "Maximum number of open file descriptors.", PROM_GAUGE, p->max_fds);
 	one_value(out, "process_open_fds", "Number of open file descriptors.", PROM_GAUGE, p->open_fds);
 	one_value(out, "process_resident_memory_bytes", "Resident memory size in bytes.", PROM_GAUGE,
 		  p->resident_bytes);
 	one_value(out, "process_start_time_seconds", "Start time of the process since the epoch in seconds.",
 		  PROM_GAUGE, p->start_time_seconds);
-	one_value(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", PROM_GAUGE,
-		  p->virtual_bytes);
+	one_value(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", PROM_GAUGE, p->virtual_bytes);
 }

@@ -24,10 +24,10 @@
 #include "prom_format.h"
 #include "web.h"
 
-#define EVENT_RING 64       /* pre-rendered stream events kept for slow readers */
-#define RECENT_MAX 100      /* alert transitions in /api/v1/alerts */
+#define EVENT_RING 64  /* pre-rendered stream events kept for slow readers */
+#define RECENT_MAX 100 /* alert transitions in /api/v1/alerts */
 #define ACTIVE_MAX 4096
-#define KEEPALIVE_MS 15000  /* an idle event stream gets a comment this often */
+#define KEEPALIVE_MS 15000 /* an idle event stream gets a comment this often */
 
 /* An immutable piece of output shared by the loop and the handlers. */
 struct blob {
@@ -44,8 +44,8 @@ struct active_alert {
 /* An event-stream reader as the ring and the notifier see it; http_mhd.c wraps it. */
 struct stream {
 	struct stream *prev, *next;
-	uint64_t cursor;       /* seq of the next event to send */
-	bool suspended;        /* parked until the notifier resumes it */
+	uint64_t cursor; /* seq of the next event to send */
+	bool suspended;  /* parked until the notifier resumes it */
 	int64_t last_write_ms;
 };
 
@@ -56,23 +56,23 @@ struct server_state {
 	int64_t interval_ms;
 	int64_t history_s;
 	int64_t start_mono_ms;
-	int64_t boot_time_s;   /* from /proc/stat, for process_start_time_seconds */
+	int64_t boot_time_s; /* from /proc/stat, for process_start_time_seconds */
 	char *version;
-	char *board_json;      /* {"model",...} */
+	char *board_json; /* {"model",...} */
 	struct prom_board board;
 	struct board_identity identity;
 
-	pthread_mutex_t lock;  /* everything down to `stopping` */
+	pthread_mutex_t lock; /* everything down to `stopping` */
 	pthread_cond_t wake;
-	struct blob *sample;   /* the latest sample's JSON object */
-	struct blob *prom;     /* its /metrics text (without the process part) */
+	struct blob *sample; /* the latest sample's JSON object */
+	struct blob *prom;   /* its /metrics text (without the process part) */
 	struct active_alert *active;
 	size_t active_count;
 	struct blob *recent[RECENT_MAX];
-	size_t recent_next;    /* slot of the next transition */
+	size_t recent_next; /* slot of the next transition */
 	size_t recent_count;
 	struct blob *events[EVENT_RING]; /* event seq s is at s % EVENT_RING */
-	uint64_t event_next;   /* seq of the next event, from 1; written by the loop only */
+	uint64_t event_next;             /* seq of the next event, from 1; written by the loop only */
 	uint64_t last_sample_event;
 	struct stream *streams;
 	bool stopping;

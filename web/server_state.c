@@ -23,9 +23,8 @@
 
 #define HTTP_NICE 10 /* the HTTP threads' nice value, above the loop's */
 
-static const char empty_sample_json[] =
-	"{\"seq\":0,\"ts\":null,\"time_ms\":null,\"power_mode\":null,\"metrics\":{},"
-	"\"throttle\":{\"active\":false,\"reasons\":{},\"context\":\"\"}}";
+static const char empty_sample_json[] = "{\"seq\":0,\"ts\":null,\"time_ms\":null,\"power_mode\":null,\"metrics\":{},"
+					"\"throttle\":{\"active\":false,\"reasons\":{},\"context\":\"\"}}";
 
 /* ---- blobs ---- */
 
@@ -236,8 +235,7 @@ update_active_locked(struct server_state *st, const struct alert_event *ev, stru
 		if (active) {
 			st->active[i].json = blob_ref(a);
 		} else {
-			memmove(&st->active[i], &st->active[i + 1],
-				(st->active_count - i - 1) * sizeof(st->active[0]));
+			memmove(&st->active[i], &st->active[i + 1], (st->active_count - i - 1) * sizeof(st->active[0]));
 			st->active_count--;
 		}
 	} else if (active && st->active_count < ACTIVE_MAX) {

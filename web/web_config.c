@@ -45,9 +45,10 @@ web_validate(const void *obj, const struct cfg_place *place, struct diag_list *d
 	socklen_t len;
 	bool loopback;
 	if (web_parse_listen(cfg->listen, &addr, &len, &loopback) < 0) {
-		cfg_report_key(diags, place, "listen",
-			       "web.listen: expected HOST:PORT with an IPv4 address, [IPv6 address] or localhost, got '%s'",
-			       cfg->listen);
+		cfg_report_key(
+			diags, place, "listen",
+			"web.listen: expected HOST:PORT with an IPv4 address, [IPv6 address] or localhost, got '%s'",
+			cfg->listen);
 		return -EINVAL;
 	}
 	bool basic = cfg->basic_auth_user[0] != '\0';
@@ -56,11 +57,12 @@ web_validate(const void *obj, const struct cfg_place *place, struct diag_list *d
 			       "web.basic_auth_user and web.basic_auth_password_file must be set together");
 	}
 	if (!loopback && !cfg->basic_auth_user[0] && !cfg->basic_auth_password_file[0] && !cfg->token_file[0]) {
-		cfg_report_key(diags, place, "listen",
-			       "web.listen: refusing to listen on %s without authentication: a non-loopback address needs "
-			       "web.token_file or web.basic_auth_user with web.basic_auth_password_file "
-			       "(or listen on 127.0.0.1 and use an SSH tunnel)",
-			       cfg->listen);
+		cfg_report_key(
+			diags, place, "listen",
+			"web.listen: refusing to listen on %s without authentication: a non-loopback address needs "
+			"web.token_file or web.basic_auth_user with web.basic_auth_password_file "
+			"(or listen on 127.0.0.1 and use an SSH tunnel)",
+			cfg->listen);
 	}
 	if (cfg->token_file[0]) {
 		check_secret("token_file", cfg->token_file, place, diags);

@@ -12,14 +12,14 @@
 
 /* web: the HTTP server (issue 5). listen "" = off. */
 struct web_config {
-	char *listen;                 /* "127.0.0.1:9474" */
-	char *token_file;             /* bearer token, "" = none */
-	char *basic_auth_user;        /* "" = none */
+	char *listen;          /* "127.0.0.1:9474" */
+	char *token_file;      /* bearer token, "" = none */
+	char *basic_auth_user; /* "" = none */
 	char *basic_auth_password_file;
-	int64_t history_ms;           /* 1 h of history per metric */
-	int max_connections;          /* 32 */
-	int max_connections_per_ip;   /* 8 */
-	int64_t connection_timeout_ms;/* 10 s */
+	int64_t history_ms;            /* 1 h of history per metric */
+	int max_connections;           /* 32 */
+	int max_connections_per_ip;    /* 8 */
+	int64_t connection_timeout_ms; /* 10 s */
 };
 
 /**

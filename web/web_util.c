@@ -186,8 +186,8 @@ web_read_secret(const char *path, char **out, bool *world_readable)
 		}
 	}
 	close(fd);
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
-			   buf[len - 1] == '\t')) {
+	while (len > 0 &&
+	       (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t')) {
 		len--;
 	}
 	if (len == 0 || len > WEB_SECRET_MAX || memchr(buf, '\0', len)) {

@@ -50,27 +50,27 @@ struct alert_event {
 	const char *rule_name;
 	const struct alert_label *labels; /* the rule's labels */
 	size_t label_count;
-	const struct rule *rule;  /* for the rules stage and its actions only */
-	const char *metric;       /* the metric instance (a glob expands per metric) */
+	const struct rule *rule; /* for the rules stage and its actions only */
+	const char *metric;      /* the metric instance (a glob expands per metric) */
 	enum alert_transition transition;
-	enum severity severity;   /* severity after the transition; for resolved/cancelled the last one */
-	enum severity previous;   /* severity before (SEVERITY_NONE when it was not firing) */
-	bool absent;              /* an absent_for alert: the metric stopped arriving */
+	enum severity severity; /* severity after the transition; for resolved/cancelled the last one */
+	enum severity previous; /* severity before (SEVERITY_NONE when it was not firing) */
+	bool absent;            /* an absent_for alert: the metric stopped arriving */
 	/*
 	 * Restored from the state file at start: already active, so a sink
 	 * lists it without announcing a transition.
 	 */
 	bool restored;
-	double value;             /* NAN when absent */
-	double threshold;         /* the threshold crossed (or cleared); NAN for absent/changes */
-	int64_t at_ms;            /* sample time of the transition */
-	int64_t starts_at_ms;     /* when the alert started firing (0 while pending) */
-	int64_t ends_at_ms;       /* resolved: at_ms; otherwise 0 */
+	double value;                                /* NAN when absent */
+	double threshold;                            /* the threshold crossed (or cleared); NAN for absent/changes */
+	int64_t at_ms;                               /* sample time of the transition */
+	int64_t starts_at_ms;                        /* when the alert started firing (0 while pending) */
+	int64_t ends_at_ms;                          /* resolved: at_ms; otherwise 0 */
 	char fingerprint[ALERT_FINGERPRINT_LEN + 1]; /* stable: hex hash of rule name + metric */
-	char summary[ALERT_TEXT_MAX];     /* rendered template */
-	char description[ALERT_TEXT_MAX]; /* rendered template, "" when none */
-	char throttle[ALERT_TEXT_MAX];    /* throttle reasons when the metric is throttle.*, else "" */
-	const char *power_mode;   /* the sample's power mode ("" unknown) */
+	char summary[ALERT_TEXT_MAX];                /* rendered template */
+	char description[ALERT_TEXT_MAX];            /* rendered template, "" when none */
+	char throttle[ALERT_TEXT_MAX];               /* throttle reasons when the metric is throttle.*, else "" */
+	const char *power_mode;                      /* the sample's power mode ("" unknown) */
 };
 
 typedef void (*alert_callback)(const struct alert_event *ev, void *data);

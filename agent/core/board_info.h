@@ -12,11 +12,11 @@
 #include "json.h"
 
 struct board_identity {
-	char model[128];   /* device-tree model, NULs stripped; "" unknown */
-	char soc[32];      /* "tegra234" from the compatible list; "" unknown */
-	char module[32];   /* "p3767-0005" from the compatible list; "" unknown */
-	char l4t[24];      /* "36.4.3"; "" unknown */
-	char jetpack[16];  /* "6.2", or "6.x" for an L4T newer than the table; "" unknown */
+	char model[128];  /* device-tree model, NULs stripped; "" unknown */
+	char soc[32];     /* "tegra234" from the compatible list; "" unknown */
+	char module[32];  /* "p3767-0005" from the compatible list; "" unknown */
+	char l4t[24];     /* "36.4.3"; "" unknown */
+	char jetpack[16]; /* "6.2", or "6.x" for an L4T newer than the table; "" unknown */
 };
 
 #define NVPMODEL_MODES_MAX 16
@@ -29,7 +29,7 @@ struct nvpmodel_mode {
 	uint64_t gpu_max_hz;
 	uint64_t cpu_max_khz; /* the highest MAX_FREQ over CPU clusters */
 	uint64_t emc_max_hz;
-	int cores_online;     /* CPU_ONLINE entries with 1; -1 when not set */
+	int cores_online; /* CPU_ONLINE entries with 1; -1 when not set */
 };
 
 struct nvpmodel_conf {

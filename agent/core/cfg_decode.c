@@ -17,9 +17,9 @@
 
 #define DURATION_WHAT "a duration like 10s, 5m or 1h30m"
 #define DURATION_HINT "expected " DURATION_WHAT
-#define MAX_DIGITS    15 /* per duration component: far beyond any useful value, no overflow */
-#define MSG_MAX       256
-#define EDIT_MAX_LEN  64 /* longer words are never "close" to a key */
+#define MAX_DIGITS 15 /* per duration component: far beyond any useful value, no overflow */
+#define MSG_MAX 256
+#define EDIT_MAX_LEN 64 /* longer words are never "close" to a key */
 
 char *
 cfg_strdup(const char *s)
@@ -251,8 +251,8 @@ cfg_parse_duration(const char *text, int64_t *ret_ms, char *err, size_t err_size
 			if (*p != '\0') {
 				snprintf(err, err_size, DURATION_HINT ", got '%s'", shown);
 			} else if (num == text) {
-				snprintf(err, err_size,
-					 DURATION_HINT ", got '%s' (a unit is needed: ms, s, m, h or d)", shown);
+				snprintf(err, err_size, DURATION_HINT ", got '%s' (a unit is needed: ms, s, m, h or d)",
+					 shown);
 			} else {
 				snprintf(err, err_size,
 					 "missing unit after '%.*s' in duration '%s' (use ms, s, m, h or d)",
@@ -271,8 +271,7 @@ cfg_parse_duration(const char *text, int64_t *ret_ms, char *err, size_t err_size
 		if (rank == N_UNITS) {
 			char u[CFG_SHOW_MAX];
 			snprintf(u, sizeof(u), "%.*s", (int)(unit_len < 20 ? unit_len : 20), unit);
-			snprintf(err, err_size, "unknown unit '%s' in duration '%s' (use ms, s, m, h or d)", u,
-				 shown);
+			snprintf(err, err_size, "unknown unit '%s' in duration '%s' (use ms, s, m, h or d)", u, shown);
 			return -EINVAL;
 		}
 		if (last_rank != N_UNITS && rank <= last_rank) {
@@ -524,8 +523,8 @@ decode_value(struct cfg_decoder *dec, const struct cfg_key *key, const struct cf
 			return -EINVAL;
 		}
 		char **slot = member(obj, key);
-		if ((key->flags & CFG_F_SECRET_FILE) && strncmp(node->value, CFG_CREDENTIAL_PREFIX,
-								  strlen(CFG_CREDENTIAL_PREFIX)) == 0) {
+		if ((key->flags & CFG_F_SECRET_FILE) &&
+		    strncmp(node->value, CFG_CREDENTIAL_PREFIX, strlen(CFG_CREDENTIAL_PREFIX)) == 0) {
 			return decode_credential(dec, node, prefix, slot);
 		}
 		free(*slot);
@@ -669,7 +668,8 @@ cfg_decode_map(struct cfg_decoder *dec, const struct cfg_node *map, const struct
 		}
 		if (key != &table[i]) {
 			if (cfg_map_get(map, key->name)) {
-				cfg_report(dec, k, "'%s' is the old name of '%s': give one of them", k->value, key->name);
+				cfg_report(dec, k, "'%s' is the old name of '%s': give one of them", k->value,
+					   key->name);
 				continue;
 			}
 			/* a warning, not a mistake: the file keeps working */

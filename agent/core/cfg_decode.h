@@ -29,10 +29,10 @@ enum cfg_kind {
 };
 
 /* Flags of a key. */
-#define CFG_F_REQUIRED  0x1u /* missing key is an error */
+#define CFG_F_REQUIRED 0x1u  /* missing key is an error */
 #define CFG_F_NOT_EMPTY 0x2u /* CFG_K_STRING: "" is refused */
-#define CFG_F_ZERO_OK   0x4u /* CFG_K_DURATION: 0 is allowed below min_ms (0 = off) */
-#define CFG_F_RELOADED  0x8u /* a SIGHUP reload applies it (see config_restart_changes) */
+#define CFG_F_ZERO_OK 0x4u   /* CFG_K_DURATION: 0 is allowed below min_ms (0 = off) */
+#define CFG_F_RELOADED 0x8u  /* a SIGHUP reload applies it (see config_restart_changes) */
 /*
  * CFG_K_STRING: a file holding a secret. "credential:NAME" means the
  * systemd credential NAME: $CREDENTIALS_DIRECTORY/NAME (LoadCredential= in
@@ -64,42 +64,41 @@ struct cfg_key {
 };
 
 /* One-line table entries: the member FIELD of TYPE receives the value. */
-#define CFG_STRING(name_, type_, field_, def_, flags_)                                                               \
-	{                                                                                                            \
-		.name = (name_), .kind = CFG_K_STRING, .offset = offsetof(type_, field_), .def = (def_),             \
-		.flags = (flags_)                                                                                    \
+#define CFG_STRING(name_, type_, field_, def_, flags_)                                                                 \
+	{                                                                                                              \
+		.name = (name_), .kind = CFG_K_STRING, .offset = offsetof(type_, field_), .def = (def_),               \
+		.flags = (flags_)                                                                                      \
 	}
-#define CFG_DURATION(name_, type_, field_, def_, flags_, min_ms_, max_ms_)                                           \
-	{                                                                                                            \
-		.name = (name_), .kind = CFG_K_DURATION, .offset = offsetof(type_, field_), .def = (def_),           \
-		.flags = (flags_), .min_ms = (min_ms_), .max_ms = (max_ms_)                                          \
+#define CFG_DURATION(name_, type_, field_, def_, flags_, min_ms_, max_ms_)                                             \
+	{                                                                                                              \
+		.name = (name_), .kind = CFG_K_DURATION, .offset = offsetof(type_, field_), .def = (def_),             \
+		.flags = (flags_), .min_ms = (min_ms_), .max_ms = (max_ms_)                                            \
 	}
-#define CFG_CHOICE(name_, type_, field_, def_, flags_, choices_, values_)                                            \
-	{                                                                                                            \
-		.name = (name_), .kind = CFG_K_CHOICE, .offset = offsetof(type_, field_), .def = (def_),             \
-		.flags = (flags_), .choices = (choices_), .values = (values_)                                        \
+#define CFG_CHOICE(name_, type_, field_, def_, flags_, choices_, values_)                                              \
+	{                                                                                                              \
+		.name = (name_), .kind = CFG_K_CHOICE, .offset = offsetof(type_, field_), .def = (def_),               \
+		.flags = (flags_), .choices = (choices_), .values = (values_)                                          \
 	}
-#define CFG_INT(name_, type_, field_, def_, flags_, min_, max_)                                                      \
-	{                                                                                                            \
-		.name = (name_), .kind = CFG_K_INT, .offset = offsetof(type_, field_), .def = (def_),                \
-		.flags = (flags_), .min = (min_), .max = (max_)                                                      \
+#define CFG_INT(name_, type_, field_, def_, flags_, min_, max_)                                                        \
+	{                                                                                                              \
+		.name = (name_), .kind = CFG_K_INT, .offset = offsetof(type_, field_), .def = (def_),                  \
+		.flags = (flags_), .min = (min_), .max = (max_)                                                        \
 	}
 /*
  * A key renamed in a later release: files (and TEGRAWATCH_ variables) that
  * use OLD keep working, with a warning naming NEW (docs/upgrading.md).
  */
-#define CFG_RENAMED(old_, new_)                                                                                      \
-	{                                                                                                            \
-		.name = (old_), .kind = CFG_K_RENAMED, .renamed_to = (new_)                                          \
+#define CFG_RENAMED(old_, new_)                                                                                        \
+	{                                                                                                              \
+		.name = (old_), .kind = CFG_K_RENAMED, .renamed_to = (new_)                                            \
 	}
 /* Booleans are choices: true/false, yes/no, on/off into an int member. */
 extern const char *const cfg_bool_names[];
 extern const int cfg_bool_values[];
-#define CFG_BOOL(name_, type_, field_, def_)                                                                         \
-	CFG_CHOICE(name_, type_, field_, def_, 0, cfg_bool_names, cfg_bool_values)
-#define CFG_CUSTOM(name_, decode_)                                                                                   \
-	{                                                                                                            \
-		.name = (name_), .kind = CFG_K_CUSTOM, .decode = (decode_)                                           \
+#define CFG_BOOL(name_, type_, field_, def_) CFG_CHOICE(name_, type_, field_, def_, 0, cfg_bool_names, cfg_bool_values)
+#define CFG_CUSTOM(name_, decode_)                                                                                     \
+	{                                                                                                              \
+		.name = (name_), .kind = CFG_K_CUSTOM, .decode = (decode_)                                             \
 	}
 
 /* Where messages go, and what the map being decoded is called in them. */

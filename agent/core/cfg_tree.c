@@ -497,8 +497,8 @@ report_parser_error(struct loader *ld, const yaml_parser_t *parser, const char *
 	} else if (ctx->line == mark.line && ctx->column == mark.column) {
 		report(ld, &mark, "%s (%s)", problem, parser->context);
 	} else {
-		report(ld, &mark, "%s (%s at line %d, column %d)", problem, parser->context,
-		       to_int(ctx->line) + 1, to_int(ctx->column) + 1);
+		report(ld, &mark, "%s (%s at line %d, column %d)", problem, parser->context, to_int(ctx->line) + 1,
+		       to_int(ctx->column) + 1);
 	}
 	return -EINVAL;
 }
@@ -532,8 +532,7 @@ parse(struct loader *ld, const char *buf, size_t len)
 }
 
 int
-cfg_tree_load_buffer(const char *name, const char *buf, size_t len, struct cfg_tree **out,
-		     struct diag_list *diags)
+cfg_tree_load_buffer(const char *name, const char *buf, size_t len, struct cfg_tree **out, struct diag_list *diags)
 {
 	if (!name) {
 		name = "";

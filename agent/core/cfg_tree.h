@@ -39,12 +39,12 @@ enum cfg_type {
 
 struct cfg_node {
 	enum cfg_type type;
-	const char *file; /* owned by the tree */
-	int line;         /* 1-based */
-	int column;       /* 1-based */
-	char *value;      /* CFG_SCALAR: the text ("" for an empty value); NULL otherwise */
-	bool quoted;      /* CFG_SCALAR: written in quotes, so never a number/bool/null */
-	size_t count;     /* CFG_MAP: pairs; CFG_SEQ: items */
+	const char *file;        /* owned by the tree */
+	int line;                /* 1-based */
+	int column;              /* 1-based */
+	char *value;             /* CFG_SCALAR: the text ("" for an empty value); NULL otherwise */
+	bool quoted;             /* CFG_SCALAR: written in quotes, so never a number/bool/null */
+	size_t count;            /* CFG_MAP: pairs; CFG_SEQ: items */
 	struct cfg_node **keys;  /* CFG_MAP: scalar key nodes */
 	struct cfg_node **items; /* CFG_MAP: values; CFG_SEQ: items (arrays NULL when count is 0) */
 };
@@ -65,8 +65,7 @@ int cfg_tree_load_file(const char *path, struct cfg_tree **out, struct diag_list
  * As cfg_tree_load_file() for LEN bytes of BUF (no NUL terminator needed;
  * NULL with LEN 0 is an empty document); NAME is used in messages and nodes.
  */
-int cfg_tree_load_buffer(const char *name, const char *buf, size_t len, struct cfg_tree **out,
-			 struct diag_list *diags);
+int cfg_tree_load_buffer(const char *name, const char *buf, size_t len, struct cfg_tree **out, struct diag_list *diags);
 
 /** Frees TREE; NULL is a no-op. */
 void cfg_tree_destroy(struct cfg_tree *tree);

@@ -5,6 +5,8 @@
  */
 #include "crc32.h"
 
+/* a table laid out by hand */
+/* clang-format off */
 static const uint32_t table[256] = {
 	0x00000000u, 0x77073096u, 0xee0e612cu, 0x990951bau,
 	0x076dc419u, 0x706af48fu, 0xe963a535u, 0x9e6495a3u,
@@ -71,6 +73,7 @@ static const uint32_t table[256] = {
 	0xb3667a2eu, 0xc4614ab8u, 0x5d681b02u, 0x2a6f2b94u,
 	0xb40bbe37u, 0xc30c8ea1u, 0x5a05df1bu, 0x2d02ef8du,
 };
+/* clang-format on */
 
 uint32_t
 crc32_ieee_update(uint32_t crc, const void *data, size_t len)

@@ -17,9 +17,9 @@
 
 #include "clock.h"
 
-#define LOG_BURST 10           /* messages per call site and window */
+#define LOG_BURST 10 /* messages per call site and window */
 #define LOG_WINDOW_MS 60000
-#define LOG_SITES 64           /* call sites tracked; more are never held back */
+#define LOG_SITES 64 /* call sites tracked; more are never held back */
 
 static enum log_level threshold = LOG_WARN;
 static unsigned long warnings;

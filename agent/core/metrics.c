@@ -62,8 +62,7 @@ find_slot(const struct metric_set *set, const char *name, size_t len, uint32_t h
 }
 
 static inline int
-put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, double value,
-	   bool whole)
+put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, double value, bool whole)
 {
 	size_t slot = find_slot(set, name, len, hash);
 	uint32_t v = set->slots[slot];
@@ -187,8 +186,7 @@ metric_set_remove(struct metric_set *set, const char *name)
 		return false;
 	}
 	size_t idx = (size_t)(m - set->items);
-	memmove(&set->items[idx], &set->items[idx + 1],
-		(set->count - idx - 1) * sizeof(set->items[0]));
+	memmove(&set->items[idx], &set->items[idx + 1], (set->count - idx - 1) * sizeof(set->items[0]));
 	set->count--;
 	rebuild_index(set);
 	return true;

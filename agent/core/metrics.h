@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define METRIC_NAME_MAX 64  /* including the NUL */
+#define METRIC_NAME_MAX 64 /* including the NUL */
 #define METRIC_SET_MAX 512
 #define METRIC_HASH_SLOTS 1024 /* power of two, > 1.5 x METRIC_SET_MAX */
 
@@ -43,7 +43,6 @@ struct metric_set {
 	size_t replay;
 };
 
-
 /**
  * Empties the set in O(1). A set must start zeroed (static, calloc) before
  * its first use: the index relies on it.
@@ -66,8 +65,7 @@ int metric_set_put_n(struct metric_set *set, const char *name, size_t len, doubl
 int metric_set_put(struct metric_set *set, const char *name, double value);
 
 /** As metric_set_put() with a printf-style name. Not for hot paths. */
-int metric_set_putf(struct metric_set *set, double value, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int metric_set_putf(struct metric_set *set, double value, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /** Returns the metric called NAME, or NULL. */
 const struct metric *metric_set_find(const struct metric_set *set, const char *name);

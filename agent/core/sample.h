@@ -33,8 +33,8 @@ struct throttle_state {
 #define POWER_MODE_NAME_MAX 48
 
 struct sample {
-	uint64_t seq;      /* monotonic per agent run, from 1 */
-	int64_t time_ms;   /* wall clock, ms since the epoch (local stamp for replays) */
+	uint64_t seq;                         /* monotonic per agent run, from 1 */
+	int64_t time_ms;                      /* wall clock, ms since the epoch (local stamp for replays) */
 	char power_mode[POWER_MODE_NAME_MAX]; /* nvpmodel name, "" if unknown */
 	struct metric_set metrics;
 	struct throttle_state throttle;

@@ -56,17 +56,16 @@ drop_head(struct spool *sp)
 static void
 make_room(struct spool *sp, uint32_t disk_bytes, bool to_file)
 {
-	while (sp->count > 0 &&
-	       (sp->count == sp->cap ||
-		(to_file && sp->live_file_bytes + sp->pending_bytes + disk_bytes > sp->live_cap))) {
+	while (sp->count > 0 && (sp->count == sp->cap ||
+				 (to_file && sp->live_file_bytes + sp->pending_bytes + disk_bytes > sp->live_cap))) {
 		drop_head(sp);
 	}
 }
 
 /* Takes ownership of BLOCK (topic, NUL, payload). */
 static void
-ring_append(struct spool *sp, uint64_t id, char *block, size_t topic_len, size_t payload_len, int qos,
-	    bool retain, enum disk_state disk)
+ring_append(struct spool *sp, uint64_t id, char *block, size_t topic_len, size_t payload_len, int qos, bool retain,
+	    enum disk_state disk)
 {
 	uint32_t disk_bytes = (uint32_t)(HDR_BYTES + DATA_FIXED_BYTES + topic_len + payload_len);
 	make_room(sp, disk_bytes, disk != DISK_NONE);

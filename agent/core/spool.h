@@ -78,14 +78,14 @@
 struct spool;
 
 struct spool_options {
-	size_t max_records;     /* memory ring capacity (records) */
-	const char *path;       /* file spool, NULL or "" = memory only */
+	size_t max_records;      /* memory ring capacity (records) */
+	const char *path;        /* file spool, NULL or "" = memory only */
 	uint64_t max_file_bytes; /* file spool cap; oldest records dropped beyond it */
 };
 
 struct spool_record {
-	uint64_t id;      /* monotonic, assigned by spool_push */
-	char *topic;      /* NUL-terminated */
+	uint64_t id; /* monotonic, assigned by spool_push */
+	char *topic; /* NUL-terminated */
 	void *payload;
 	size_t payload_len;
 	int qos;
@@ -94,11 +94,11 @@ struct spool_record {
 
 struct spool_stats {
 	uint64_t pushed;
-	uint64_t dropped;          /* oldest records dropped because the spool was full (also on open) */
-	uint64_t corrupt_records;  /* damaged regions skipped on open (bad CRC or framing; each run counts once) */
-	uint64_t depth;            /* records waiting now */
+	uint64_t dropped;         /* oldest records dropped because the spool was full (also on open) */
+	uint64_t corrupt_records; /* damaged regions skipped on open (bad CRC or framing; each run counts once) */
+	uint64_t depth;           /* records waiting now */
 	uint64_t file_bytes;
-	uint64_t write_errors;     /* failed file writes/fsyncs/compactions (records kept in memory) */
+	uint64_t write_errors; /* failed file writes/fsyncs/compactions (records kept in memory) */
 };
 
 /**

@@ -225,8 +225,8 @@ count_write_error(struct spool *sp, int err, const char *what, int64_t now)
 {
 	sp->st.write_errors++;
 	if (!sp->warned || now - sp->last_warn_ms >= WARN_INTERVAL_MS) {
-		log_warn("spool: %s: %s failed: %s; records stay in memory (%" PRIu64 " write errors so far)",
-			 sp->path, what, strerror(-err), sp->st.write_errors);
+		log_warn("spool: %s: %s failed: %s; records stay in memory (%" PRIu64 " write errors so far)", sp->path,
+			 what, strerror(-err), sp->st.write_errors);
 		sp->warned = true;
 		sp->last_warn_ms = now;
 	}
@@ -613,8 +613,8 @@ load_file(struct spool *sp)
 	sp->file_max_id = ld.max_id;
 	sp->next_id = (ld.max_id > ld.ack_max ? ld.max_id : ld.ack_max) + 1;
 	if (damaged > 0) {
-		log_warn("spool: %s: skipped %" PRIu64 " damaged region(s), recovered %zu record(s)", sp->path,
-			 damaged, sp->count);
+		log_warn("spool: %s: skipped %" PRIu64 " damaged region(s), recovered %zu record(s)", sp->path, damaged,
+			 sp->count);
 	}
 	if (dropped > 0) {
 		log_warn("spool: %s: %" PRIu64 " old record(s) over the spool limits dropped", sp->path, dropped);

@@ -23,10 +23,10 @@
 #include "agent/core/log.h"
 #include "agent/core/xalloc.h"
 
-#define CONNECT_TIMEOUT_MS   30000 /* no CONNACK after min(keepalive, this): try again */
-#define SECRET_MAX           1024
-#define BOOT_ID_PATH         "/proc/sys/kernel/random/boot_id"
-#define UNKNOWN_BOOT_ID      "00000000-0000-0000-0000-000000000000"
+#define CONNECT_TIMEOUT_MS 30000 /* no CONNACK after min(keepalive, this): try again */
+#define SECRET_MAX 1024
+#define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
+#define UNKNOWN_BOOT_ID "00000000-0000-0000-0000-000000000000"
 
 /* ---- small helpers ---- */
 
@@ -164,8 +164,8 @@ make_topics(struct mqtt_sink *s, const struct mqtt_config *cfg)
 		r = -ENAMETOOLONG;
 	}
 	if (r < 0 || strpbrk(cfg->prefix, "+#") || strpbrk(cfg->ha_prefix, "+#")) {
-		log_error("mqtt: prefix '%s' or ha_prefix '%s' cannot make topics (too long, or + or #)",
-			  cfg->prefix, cfg->ha_prefix);
+		log_error("mqtt: prefix '%s' or ha_prefix '%s' cannot make topics (too long, or + or #)", cfg->prefix,
+			  cfg->ha_prefix);
 		return -EINVAL;
 	}
 	return 0;
@@ -249,7 +249,8 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	json_init(&s->j);
 
 	char host[256] = "";
-	const char *raw_id = cfg->device_id[0] ? cfg->device_id : (gethostname(host, sizeof(host) - 1) == 0 ? host : "");
+	const char *raw_id =
+		cfg->device_id[0] ? cfg->device_id : (gethostname(host, sizeof(host) - 1) == 0 ? host : "");
 	if (mqtt_sanitize_id(raw_id, s->device_id, sizeof(s->device_id))) {
 		log_warn("mqtt: device id '%s' is used as '%s' (topics and Home Assistant ids take A-Z a-z 0-9 _ -)",
 			 raw_id, s->device_id);

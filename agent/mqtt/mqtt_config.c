@@ -112,8 +112,8 @@ mqtt_validate(const void *obj, const struct cfg_place *place, struct diag_list *
 	if (cfg->password_file[0]) {
 		int r = readable(cfg->password_file);
 		if (r < 0) {
-			cfg_report_key(diags, place, "password_file", "mqtt.password_file: cannot read %s: %s", cfg->password_file,
-				       r == -EINVAL ? "not a regular file" : strerror(-r));
+			cfg_report_key(diags, place, "password_file", "mqtt.password_file: cannot read %s: %s",
+				       cfg->password_file, r == -EINVAL ? "not a regular file" : strerror(-r));
 		}
 	}
 	return diags->count == before ? 0 : -EINVAL;

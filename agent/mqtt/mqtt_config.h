@@ -22,30 +22,30 @@ enum mqtt_protocol {
 /* mqtt: publishing (issue 4). host "" = MQTT off. */
 struct mqtt_config {
 	char *host;
-	int port;                 /* 1883 */
-	char *prefix;             /* topic prefix, "tegrawatch" */
-	char *device_id;          /* "" = the host name */
-	char *client_id;          /* "" = "tegrawatch-" + device id */
-	int protocol;             /* enum mqtt_protocol: "3.1.1" or "5" */
-	int64_t keepalive_ms;     /* 30 s */
-	int qos;                  /* QoS of state samples: 0 or 1 (alerts always 1) */
-	char *username;           /* "" = none */
-	char *password_file;      /* "" = none; TEGRAWATCH_MQTT_PASSWORD also works */
-	int tls;                  /* bool */
+	int port;             /* 1883 */
+	char *prefix;         /* topic prefix, "tegrawatch" */
+	char *device_id;      /* "" = the host name */
+	char *client_id;      /* "" = "tegrawatch-" + device id */
+	int protocol;         /* enum mqtt_protocol: "3.1.1" or "5" */
+	int64_t keepalive_ms; /* 30 s */
+	int qos;              /* QoS of state samples: 0 or 1 (alerts always 1) */
+	char *username;       /* "" = none */
+	char *password_file;  /* "" = none; TEGRAWATCH_MQTT_PASSWORD also works */
+	int tls;              /* bool */
 	char *ca_file;
-	char *cert_file;          /* client certificate, "" = none */
+	char *cert_file; /* client certificate, "" = none */
 	char *key_file;
-	int tls_insecure;         /* bool: skip host name verification (warned at start) */
-	int64_t backoff_base_ms;  /* 1 s */
-	int64_t backoff_cap_ms;   /* 60 s */
-	int inflight;             /* QoS 1 messages handed to libmosquitto at once, 100 */
-	int spool_records;        /* memory spool while the broker is away, 3600 */
-	char *spool_file;         /* "" = memory only */
-	int spool_file_max_mb;    /* 64 */
-	char **metric_topics;     /* globs of metrics published on PREFIX/ID/metric/NAME; NULL = off */
+	int tls_insecure;        /* bool: skip host name verification (warned at start) */
+	int64_t backoff_base_ms; /* 1 s */
+	int64_t backoff_cap_ms;  /* 60 s */
+	int inflight;            /* QoS 1 messages handed to libmosquitto at once, 100 */
+	int spool_records;       /* memory spool while the broker is away, 3600 */
+	char *spool_file;        /* "" = memory only */
+	int spool_file_max_mb;   /* 64 */
+	char **metric_topics;    /* globs of metrics published on PREFIX/ID/metric/NAME; NULL = off */
 	size_t metric_topic_count;
-	int ha_discovery;         /* bool, true */
-	char *ha_prefix;          /* "homeassistant" */
+	int ha_discovery; /* bool, true */
+	char *ha_prefix;  /* "homeassistant" */
 };
 
 /** The key table and checks: cert_file and key_file together, a readable password_file. */

@@ -28,10 +28,10 @@
 #include "agent/core/log.h"
 #include "agent/core/xalloc.h"
 
-#define SYNC_INTERVAL_MS     1000  /* spool_sync(): at most this much is lost by a power cut */
-#define SHUTDOWN_WAIT_MS     2000  /* a clean stop waits this long for `offline` to be acknowledged */
-#define HA_JITTER_MS         5000  /* discovery after a Home Assistant birth message: 0..5 s later */
-#define OS_CA_PATH           "/etc/ssl/certs"
+#define SYNC_INTERVAL_MS 1000 /* spool_sync(): at most this much is lost by a power cut */
+#define SHUTDOWN_WAIT_MS 2000 /* a clean stop waits this long for `offline` to be acknowledged */
+#define HA_JITTER_MS 5000     /* discovery after a Home Assistant birth message: 0..5 s later */
+#define OS_CA_PATH "/etc/ssl/certs"
 
 /* An asynchronous name lookup; leaked on purpose if it cannot be cancelled at exit. */
 struct resolve {
@@ -109,8 +109,7 @@ on_message(struct mosquitto *mosq, void *obj, const struct mosquitto_message *ms
 {
 	(void)mosq;
 	struct mqtt_sink *s = obj;
-	if (strcmp(msg->topic, s->t_ha_status) == 0 && msg->payloadlen == 6 &&
-	    memcmp(msg->payload, "online", 6) == 0) {
+	if (strcmp(msg->topic, s->t_ha_status) == 0 && msg->payloadlen == 6 && memcmp(msg->payload, "online", 6) == 0) {
 		/* Home Assistant (re)started: every device answering at once would be a burst */
 		s->discovery_due_ms = monotonic_ms() + (int64_t)(next_random(s) % (HA_JITTER_MS + 1));
 	}
@@ -335,8 +334,7 @@ check_resolve(struct mqtt_sink *s, int64_t now)
 	}
 	s->addr_index++;
 	char numeric[NI_MAXHOST];
-	if (!ai || getnameinfo(ai->ai_addr, ai->ai_addrlen, numeric, sizeof(numeric), NULL, 0, NI_NUMERICHOST) !=
-			   0) {
+	if (!ai || getnameinfo(ai->ai_addr, ai->ai_addrlen, numeric, sizeof(numeric), NULL, 0, NI_NUMERICHOST) != 0) {
 		resolve_free(r);
 		fail(s, "the host name resolved to no usable address", now);
 		return;
@@ -371,8 +369,8 @@ mqtt_conn_publish(struct mqtt_sink *s, const char *topic, const void *payload, s
 int
 mqtt_conn_send(struct mqtt_sink *s, const struct spool_record *rec, int *mid)
 {
-	int rc = mosquitto_publish(s->mosq, mid, rec->topic, (int)rec->payload_len, rec->payload, rec->qos,
-				   rec->retain);
+	int rc =
+		mosquitto_publish(s->mosq, mid, rec->topic, (int)rec->payload_len, rec->payload, rec->qos, rec->retain);
 	if (rc == MOSQ_ERR_SUCCESS) {
 		return 0;
 	}
@@ -474,7 +472,8 @@ handle_lost(struct mqtt_sink *s, int64_t now)
 {
 	char why[ERROR_TEXT_MAX];
 	if (s->refused) {
-		const char *reason = s->v5 ? mosquitto_reason_string(s->connack_rc) : mosquitto_connack_string(s->connack_rc);
+		const char *reason =
+			s->v5 ? mosquitto_reason_string(s->connack_rc) : mosquitto_connack_string(s->connack_rc);
 		snprintf(why, sizeof(why), "the broker refused the connection: %s", reason);
 	} else if (s->lost_rc == MOSQ_ERR_TIMEOUT) {
 		snprintf(why, sizeof(why), "no answer (CONNACK) within %.0f s", (double)s->connect_timeout_ms / 1000.0);

@@ -32,8 +32,7 @@ mqtt_topic(char *buf, size_t size, const char *prefix, const char *id, const cha
 static bool
 id_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 bool
@@ -304,7 +303,7 @@ mqtt_format_value(double v, char *buf, size_t size)
 /* ---- Home Assistant discovery ---- */
 
 struct ha_sensor {
-	const char *metric;       /* exact name */
+	const char *metric; /* exact name */
 	const char *name;
 	const char *device_class; /* NULL: none */
 	const char *unit;
@@ -312,12 +311,9 @@ struct ha_sensor {
 };
 
 static const struct ha_sensor fixed_sensors[] = {
-	{"cpu.load_pct", "CPU load", NULL, "%", 0},
-	{"gpu.load_pct", "GPU load", NULL, "%", 0},
-	{"emc.load_pct", "EMC load", NULL, "%", 0},
-	{"gpu.freq_mhz", "GPU clock", "frequency", "MHz", 0},
-	{"emc.freq_mhz", "EMC clock", "frequency", "MHz", 0},
-	{"ram.used_mb", "RAM used", "data_size", "MiB", 0},
+	{"cpu.load_pct", "CPU load", NULL, "%", 0},           {"gpu.load_pct", "GPU load", NULL, "%", 0},
+	{"emc.load_pct", "EMC load", NULL, "%", 0},           {"gpu.freq_mhz", "GPU clock", "frequency", "MHz", 0},
+	{"emc.freq_mhz", "EMC clock", "frequency", "MHz", 0}, {"ram.used_mb", "RAM used", "data_size", "MiB", 0},
 	{"swap.used_mb", "Swap used", "data_size", "MiB", 0},
 };
 
@@ -373,7 +369,10 @@ classify(const char *metric, struct ha_sensor *out, char *namebuf, size_t size, 
 	if (has_prefix(metric, "temp.") && has_suffix(metric, "_c") && strlen(metric) > 7) {
 		middle(metric, 5, 2, false, mid, sizeof(mid));
 		snprintf(namebuf, size, "%s temperature", mid);
-		*out = (struct ha_sensor){metric, namebuf, "temperature", "\xc2\xb0" "C", 1};
+		*out = (struct ha_sensor){metric, namebuf, "temperature",
+					  "\xc2\xb0"
+					  "C",
+					  1};
 		return true;
 	}
 	if (has_prefix(metric, "power.") && has_suffix(metric, ".mw") && strlen(metric) > 9) {
@@ -445,8 +444,8 @@ ha_common(struct json *j, const struct mqtt_ha_ctx *ctx)
 
 /* Opens a config: name, unique_id, state_topic, value_template. Returns false when a topic is too long. */
 static bool
-ha_begin(struct json *j, const struct mqtt_ha_ctx *ctx, const char *component, const char *object,
-	 const char *name, const char *value_template, char *topic, size_t size)
+ha_begin(struct json *j, const struct mqtt_ha_ctx *ctx, const char *component, const char *object, const char *name,
+	 const char *value_template, char *topic, size_t size)
 {
 	char uid[MQTT_ID_MAX + METRIC_NAME_MAX + 2];
 	snprintf(uid, sizeof(uid), "%s_%s", ctx->device_id, object);

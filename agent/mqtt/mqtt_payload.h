@@ -19,16 +19,16 @@
 #include "agent/core/sample.h"
 
 #define MQTT_TOPIC_MAX 256
-#define MQTT_ID_MAX 64       /* device id after sanitising, NUL included */
-#define MQTT_BOOT_ID_MAX 40  /* "8f2c...-...", 36 characters + NUL */
-#define MQTT_ACTIVE_MAX 256  /* alerts kept in alerts/active */
+#define MQTT_ID_MAX 64      /* device id after sanitising, NUL included */
+#define MQTT_BOOT_ID_MAX 40 /* "8f2c...-...", 36 characters + NUL */
+#define MQTT_ACTIVE_MAX 256 /* alerts kept in alerts/active */
 
 /** What the info topic and the Home Assistant device block say about the board. */
 struct mqtt_info {
-	struct board_identity identity;     /* "" fields when unknown */
-	const struct nvpmodel_conf *modes;  /* power modes, NULL when unknown (borrowed during create) */
-	const char *agent_version;          /* "0.1.0" */
-	int64_t interval_ms;                /* sampling interval: sizes expire_after in discovery */
+	struct board_identity identity;    /* "" fields when unknown */
+	const struct nvpmodel_conf *modes; /* power modes, NULL when unknown (borrowed during create) */
+	const char *agent_version;         /* "0.1.0" */
+	int64_t interval_ms;               /* sampling interval: sizes expire_after in discovery */
 };
 
 /**
@@ -117,10 +117,10 @@ bool mqtt_format_value(double v, char *buf, size_t size);
 /* ---- Home Assistant discovery ---- */
 
 struct mqtt_ha_ctx {
-	const char *ha_prefix;     /* "homeassistant" */
-	const char *device_id;     /* sanitised */
-	const char *state_topic;   /* PREFIX/ID/state */
-	const char *status_topic;  /* PREFIX/ID/status */
+	const char *ha_prefix;    /* "homeassistant" */
+	const char *device_id;    /* sanitised */
+	const char *state_topic;  /* PREFIX/ID/state */
+	const char *status_topic; /* PREFIX/ID/status */
 	const struct mqtt_info *info;
 };
 
@@ -134,8 +134,7 @@ typedef void (*mqtt_ha_emit)(const char *topic, const char *payload, size_t len,
  * power mode, and a binary_sensor for throttling. Returns how many were
  * emitted.
  */
-size_t mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, mqtt_ha_emit emit,
-			 void *data);
+size_t mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, mqtt_ha_emit emit, void *data);
 
 /* ---- connection ---- */
 

@@ -104,7 +104,7 @@ struct mqtt_sink {
 	bool lost;
 	int lost_rc;
 	int lost_errno;
-	char lib_error[ERROR_TEXT_MAX]; /* the last error libmosquitto logged (TLS details) */
+	char lib_error[ERROR_TEXT_MAX];  /* the last error libmosquitto logged (TLS details) */
 	char last_error[ERROR_TEXT_MAX]; /* the last failure logged, to log repeats quietly */
 
 	char *throttle_json;
@@ -137,8 +137,7 @@ void mqtt_conn_begin(struct mqtt_sink *s, int64_t now);
 void mqtt_conn_close(struct mqtt_sink *s);
 
 /* Publishes outside the spool (retained topics, discovery); a no-op unless connected. */
-void mqtt_conn_publish(struct mqtt_sink *s, const char *topic, const void *payload, size_t len, int qos,
-		       bool retain);
+void mqtt_conn_publish(struct mqtt_sink *s, const char *topic, const void *payload, size_t len, int qos, bool retain);
 
 /*
  * Hands spooled record REC to libmosquitto. Returns 0 and its *MID;
