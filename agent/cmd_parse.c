@@ -104,7 +104,7 @@ cmd_parse(int argc, char **argv)
 			unknown += info.unknown_tokens;
 		}
 		write_parse_result(&j, lineno, r, &info, set, &err);
-		if (fwrite(j.buf, 1, j.len, stdout) != j.len) {
+		if (fwrite(j.out.buf, 1, j.out.len, stdout) != j.out.len) {
 			ret = EX_IOERR;
 			break;
 		}

@@ -36,7 +36,7 @@ print_event(struct sink *sink, const struct alert_event *ev)
 		struct json *j = &tl->json;
 		json_reset(j);
 		alert_event_to_json(j, ev);
-		puts(j->buf);
+		puts(j->out.buf);
 		return;
 	}
 	char value[48];

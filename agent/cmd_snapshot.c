@@ -152,7 +152,7 @@ cmd_snapshot(int argc, char **argv)
 		json_key(&j, "throttle");
 		throttle_to_json(&j, &s->throttle);
 		json_object_end(&j);
-		puts(j.buf);
+		puts(j.out.buf);
 		json_free(&j);
 	} else {
 		print_snapshot_text(b, s);

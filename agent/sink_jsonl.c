@@ -83,7 +83,7 @@ jsonl_write(struct sink *sink, const struct sample *s)
 	json_reset(&js->json);
 	sample_to_json(&js->json, s);
 	json_raw(&js->json, "\n", 1);
-	int r = put(js, js->json.buf, js->json.len);
+	int r = put(js, js->json.out.buf, js->json.out.len);
 	if (r == -EAGAIN) {
 		js->dropped++;
 		return 0;

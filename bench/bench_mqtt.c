@@ -219,7 +219,7 @@ main(int argc, char **argv)
 	struct json j;
 	json_init(&j);
 	mqtt_state_json(&j, s, BOOT, 123456);
-	size_t payload = j.len, tlen = strlen(topic);
+	size_t payload = j.out.len, tlen = strlen(topic);
 	printf("board %s: %zu metrics in the sample\n", root, s->metrics.count);
 	printf("state message on %s (%zu bytes of topic):\n", topic, tlen);
 	printf("  payload:                  %zu bytes of JSON\n", payload);

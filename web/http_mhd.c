@@ -163,7 +163,7 @@ reply_error(struct MHD_Connection *conn, unsigned int status, const char *messag
 	json_string(&j, message);
 	json_object_end(&j);
 	json_raw(&j, "\n", 1);
-	struct MHD_Response *r = MHD_create_response_from_buffer(j.len, j.buf, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r = MHD_create_response_from_buffer(j.out.len, j.out.buf, MHD_RESPMEM_MUST_COPY);
 	json_free(&j);
 	if (!r) {
 		return MHD_NO;

@@ -82,7 +82,7 @@ render_board(struct server_state *st, const struct web_info *info)
 	json_object_begin(&j);
 	board_identity_to_json(&j, &st->identity, false);
 	json_object_end(&j);
-	st->board_json = xstrdup(j.buf);
+	st->board_json = xstrdup(j.out.buf);
 	json_free(&j);
 	st->board = (struct prom_board){
 		.model = st->identity.model,
@@ -186,7 +186,7 @@ render_event(struct server_state *st, const char *kind, const struct json *j)
 	buf_reset(&st->text);
 	/* event_next changes only on this thread, so it can be read without the lock */
 	buf_addf(&st->text, "id: %llu\nevent: %s\ndata: ", (unsigned long long)st->event_next, kind);
-	buf_add(&st->text, j->buf, j->len);
+	buf_add(&st->text, j->out.buf, j->out.len);
 	buf_adds(&st->text, "\n\n");
 	return blob_new(st->text.buf, st->text.len);
 }
@@ -196,7 +196,7 @@ server_publish_sample(struct server_state *st, const struct sample *s)
 {
 	json_reset(&st->j);
 	sample_to_json(&st->j, s);
-	struct blob *sample = blob_new(st->j.buf, st->j.len);
+	struct blob *sample = blob_new(st->j.out.buf, st->j.out.len);
 	struct blob *ev = render_event(st, "sample", &st->j);
 	buf_reset(&st->text);
 	prom_format_sample(&st->text, s, &st->board);
@@ -252,7 +252,7 @@ on_alert(struct server_state *st, const struct alert_event *ev)
 {
 	json_reset(&st->j);
 	alert_event_to_json(&st->j, ev);
-	struct blob *a = blob_new(st->j.buf, st->j.len);
+	struct blob *a = blob_new(st->j.out.buf, st->j.out.len);
 	struct blob *e = render_event(st, "alert", &st->j);
 	struct blob *drop[3] = {NULL, NULL, NULL};
 
@@ -279,7 +279,7 @@ seed_alert(struct server_state *st, const struct alert_event *ev)
 {
 	json_reset(&st->j);
 	alert_event_to_json(&st->j, ev);
-	struct blob *a = blob_new(st->j.buf, st->j.len);
+	struct blob *a = blob_new(st->j.out.buf, st->j.out.len);
 	pthread_mutex_lock(&st->lock);
 	struct blob *drop = update_active_locked(st, ev, a);
 	pthread_mutex_unlock(&st->lock);
@@ -320,7 +320,7 @@ server_snapshot(struct server_state *st, struct buf *out)
 	struct json j;
 	json_init(&j);
 	json_string(&j, st->version);
-	buf_add(out, j.buf, j.len);
+	buf_add(out, j.out.buf, j.out.len);
 	json_free(&j);
 	buf_addf(out, ",\"interval_ms\":%lld,\"uptime_s\":%lld},", (long long)st->interval_ms,
 		 (long long)((monotonic_ms() - st->start_mono_ms) / 1000));

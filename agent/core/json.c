@@ -7,9 +7,6 @@
 #include <string.h>
 
 /* buf, len and cap are read as out's fields: same types at the same places */
-_Static_assert(offsetof(struct json, buf) == offsetof(struct json, out.buf), "json.buf is out.buf");
-_Static_assert(offsetof(struct json, len) == offsetof(struct json, out.len), "json.len is out.len");
-_Static_assert(offsetof(struct json, cap) == offsetof(struct json, out.cap), "json.cap is out.cap");
 
 void
 json_init(struct json *j)

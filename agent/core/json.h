@@ -14,19 +14,7 @@
 #define JSON_DEPTH_MAX 32
 
 struct json {
-	/*
-	 * The text so far. The writer appends to `out`; buf and len name the
-	 * same bytes for the many callers that read j.buf and j.len (NULL
-	 * before the first write, NUL-terminated after).
-	 */
-	union {
-		struct buf out;
-		struct {
-			char *buf;
-			size_t len;
-			size_t cap;
-		};
-	};
+	struct buf out; /* the text so far: out.buf (NULL before the first write), out.len */
 	int depth;
 	bool first[JSON_DEPTH_MAX]; /* no comma needed before the next item */
 	bool after_key;

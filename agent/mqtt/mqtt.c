@@ -291,7 +291,7 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	s->info.agent_version = info->agent_version ? info->agent_version : "";
 	json_reset(&s->j);
 	mqtt_info_json(&s->j, &s->info, s->device_id, s->boot_id);
-	s->info_json = xstrdup(s->j.buf);
+	s->info_json = xstrdup(s->j.out.buf);
 
 	if (getrandom(&s->rng, sizeof(s->rng), GRND_NONBLOCK) != (ssize_t)sizeof(s->rng) || s->rng == 0) {
 		s->rng = (uint64_t)monotonic_ms() * 6364136223846793005ULL + (uint64_t)getpid();

@@ -167,9 +167,9 @@ mqtt_alert_json(struct json *j, const struct alert_event *ev, const char *boot_i
 	json_key(j, "seq");
 	json_uint(j, seq);
 	/* the alert's own fields follow, without its braces: one flat object */
-	if (body.len > 2) {
+	if (body.out.len > 2) {
 		json_raw(j, ",", 1);
-		json_raw(j, body.buf + 1, body.len - 2);
+		json_raw(j, body.out.buf + 1, body.out.len - 2);
 	}
 	json_object_end(j);
 	json_free(&body);
@@ -206,7 +206,7 @@ mqtt_active_update(struct mqtt_active *a, const struct alert_event *ev)
 	json_init(&body);
 	alert_event_to_json(&body, ev);
 	free(a->items[i].json);
-	a->items[i].json = xstrdup(body.buf);
+	a->items[i].json = xstrdup(body.out.buf);
 	json_free(&body);
 	return true;
 }
@@ -477,7 +477,7 @@ ha_end(struct json *j, const struct mqtt_ha_ctx *ctx, const char *topic, mqtt_ha
 	}
 	ha_common(j, ctx);
 	json_object_end(j);
-	emit(topic, j->buf, j->len, data);
+	emit(topic, j->out.buf, j->out.len, data);
 }
 
 size_t

@@ -139,7 +139,7 @@ mqtt_pub_latest(struct mqtt_sink *s)
 	if (s->active_dirty) {
 		json_reset(&s->j);
 		mqtt_active_json(&s->j, &s->active);
-		mqtt_conn_publish(s, s->t_active, s->j.buf, s->j.len, 1, true);
+		mqtt_conn_publish(s, s->t_active, s->j.out.buf, s->j.out.len, 1, true);
 		s->active_dirty = false;
 	}
 }
@@ -171,13 +171,13 @@ mqtt_pub_write(struct sink *sink, const struct sample *smp)
 	uint64_t seq = next_seq(s);
 	json_reset(&s->j);
 	mqtt_state_json(&s->j, smp, s->boot_id, seq);
-	int r = spool_push(s->spool, s->t_state, s->j.buf, s->j.len, s->qos, false);
+	int r = spool_push(s->spool, s->t_state, s->j.out.buf, s->j.out.len, s->qos, false);
 
 	json_reset(&s->j);
 	mqtt_throttle_json(&s->j, &smp->throttle);
-	if (!s->throttle_json || strcmp(s->throttle_json, s->j.buf) != 0) {
+	if (!s->throttle_json || strcmp(s->throttle_json, s->j.out.buf) != 0) {
 		free(s->throttle_json);
-		s->throttle_json = xstrdup(s->j.buf);
+		s->throttle_json = xstrdup(s->j.out.buf);
 		s->throttle_dirty = true;
 	}
 	if (s->state == CONN_CONNECTED && !s->lost) {
@@ -212,7 +212,7 @@ mqtt_pub_notify(struct sink *sink, const struct alert_event *ev)
 	struct json j;
 	json_init(&j);
 	mqtt_alert_json(&j, ev, s->boot_id, seq);
-	int r = spool_push(s->spool, s->t_alerts, j.buf, j.len, 1, false);
+	int r = spool_push(s->spool, s->t_alerts, j.out.buf, j.out.len, 1, false);
 	if (r < 0) {
 		log_warn("mqtt: cannot queue an alert event: %s", strerror(-r));
 	}

@@ -363,12 +363,12 @@ test_json_writer(void **state)
 	json_object_begin(&j);
 	json_object_end(&j);
 	json_object_end(&j);
-	assert_string_equal(j.buf, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"n\":[44.562,1750,-256,0.3,null,-3,true,null],\"o\":{}}");
-	assert_int_equal(j.len, strlen(j.buf)); /* j.len and j.buf are the buffer's */
+	assert_string_equal(j.out.buf, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"n\":[44.562,1750,-256,0.3,null,-3,true,null],\"o\":{}}");
+	assert_int_equal(j.out.len, strlen(j.out.buf)); /* j.out.len and j.out.buf are the buffer's */
 	json_reset(&j);
 	json_array_begin(&j);
 	json_array_end(&j);
-	assert_string_equal(j.buf, "[]");
+	assert_string_equal(j.out.buf, "[]");
 	json_free(&j);
 }
 
@@ -397,7 +397,7 @@ test_sample_json(void **state)
 		 "\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96.0 C >= passive trip 95.0 C\"},"
 		 "\"context\":\"\"}}",
 		 ts);
-	assert_string_equal(j.buf, want);
+	assert_string_equal(j.out.buf, want);
 	json_free(&j);
 	free(s);
 }

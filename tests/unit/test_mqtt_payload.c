@@ -133,7 +133,7 @@ test_state_json(void **state)
 	struct json j;
 	json_init(&j);
 	mqtt_state_json(&j, s, BOOT, 17);
-	assert_string_equal(j.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
+	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
 				   "\",\"seq\":17,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":52.9,"
 				   "\"gpu.load_pct\":12},\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":"
 				   "\"cpu at 96 C\"},\"context\":\"\"}}");
@@ -141,10 +141,10 @@ test_state_json(void **state)
 	s->power_mode[0] = '\0';
 	json_reset(&j);
 	mqtt_state_json(&j, s, BOOT, 18);
-	assert_non_null(strstr(j.buf, "\"seq\":18,\"power_mode\":null,"));
+	assert_non_null(strstr(j.out.buf, "\"seq\":18,\"power_mode\":null,"));
 	json_reset(&j);
 	mqtt_throttle_json(&j, &s->throttle);
-	assert_string_equal(j.buf, "{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96 C\"},\"context\":\"\"}");
+	assert_string_equal(j.out.buf, "{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96 C\"},\"context\":\"\"}");
 	json_free(&j);
 	free(s);
 }
@@ -197,7 +197,7 @@ test_alert_json(void **state)
 	struct json j;
 	json_init(&j);
 	mqtt_alert_json(&j, &ev, BOOT, 99);
-	assert_string_equal(j.buf,
+	assert_string_equal(j.out.buf,
 			    "{\"boot_id\":\"" BOOT "\",\"seq\":99,\"rule\":\"gpu-hot\",\"metric\":\"temp.gpu_c\","
 			    "\"transition\":\"firing\",\"status\":\"firing\",\"severity\":\"critical\","
 			    "\"previous_severity\":\"none\",\"value\":96.5,\"threshold\":95,\"absent\":false,"
@@ -230,7 +230,7 @@ test_active_list(void **state)
 	assert_false(mqtt_active_update(a, &pending));
 	assert_int_equal(a->count, 0);
 	mqtt_active_json(&j, a);
-	assert_string_equal(j.buf, "[]");
+	assert_string_equal(j.out.buf, "[]");
 
 	struct alert_event fa = make_event(r, TRANSITION_FIRING, "aaaaaaaaaaaaaaaa");
 	struct alert_event fb = make_event(r, TRANSITION_FIRING, "bbbbbbbbbbbbbbbb");
@@ -252,11 +252,11 @@ test_active_list(void **state)
 	assert_int_equal(a->count, 1);
 	json_reset(&j);
 	mqtt_active_json(&j, a);
-	assert_int_equal(j.buf[0], '[');
-	assert_int_equal(j.buf[j.len - 1], ']');
-	assert_non_null(strstr(j.buf, "\"fingerprint\":\"aaaaaaaaaaaaaaaa\""));
-	assert_null(strstr(j.buf, "bbbbbbbbbbbbbbbb"));
-	assert_non_null(strstr(j.buf, "\"transition\":\"deescalated\",\"status\":\"firing\""));
+	assert_int_equal(j.out.buf[0], '[');
+	assert_int_equal(j.out.buf[j.out.len - 1], ']');
+	assert_non_null(strstr(j.out.buf, "\"fingerprint\":\"aaaaaaaaaaaaaaaa\""));
+	assert_null(strstr(j.out.buf, "bbbbbbbbbbbbbbbb"));
+	assert_non_null(strstr(j.out.buf, "\"transition\":\"deescalated\",\"status\":\"firing\""));
 	mqtt_active_free(a);
 	json_free(&j);
 	free(a);
@@ -289,7 +289,7 @@ test_info_json(void **state)
 	struct json j;
 	json_init(&j);
 	mqtt_info_json(&j, &info, "orin-01", BOOT);
-	assert_string_equal(j.buf, "{\"device_id\":\"orin-01\",\"model\":\"NVIDIA Jetson AGX Orin\",\"soc\":\"tegra234\","
+	assert_string_equal(j.out.buf, "{\"device_id\":\"orin-01\",\"model\":\"NVIDIA Jetson AGX Orin\",\"soc\":\"tegra234\","
 				   "\"module\":\"p3701-0005\",\"l4t\":\"36.4.3\",\"jetpack\":\"6.2\",\"power_modes\":"
 				   "[{\"id\":0,\"name\":\"MAXN\"},{\"id\":1,\"name\":\"15W\"}],\"default_power_mode\":1,"
 				   "\"agent\":\"tegrawatch\",\"agent_version\":\"0.1.0\",\"boot_id\":\"" BOOT "\","
@@ -298,7 +298,7 @@ test_info_json(void **state)
 	struct mqtt_info bare = {.agent_version = "0.1.0", .interval_ms = 500};
 	json_reset(&j);
 	mqtt_info_json(&j, &bare, "x", BOOT);
-	assert_string_equal(j.buf, "{\"device_id\":\"x\",\"model\":null,\"soc\":null,\"module\":null,\"l4t\":null,"
+	assert_string_equal(j.out.buf, "{\"device_id\":\"x\",\"model\":null,\"soc\":null,\"module\":null,\"l4t\":null,"
 				   "\"jetpack\":null,\"power_modes\":[],\"default_power_mode\":null,\"agent\":"
 				   "\"tegrawatch\",\"agent_version\":\"0.1.0\",\"boot_id\":\"" BOOT "\",\"interval_ms\":500}");
 	json_free(&j);
