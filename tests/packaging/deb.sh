@@ -90,6 +90,7 @@ grep -q "deb-systemd-helper enable 'tegrawatch.service'" "$tmp/control/postinst"
 	bad "postinst does not enable the unit (dh_installsystemd)"
 grep -q "deb-systemd-invoke .* 'tegrawatch.service'" "$tmp/control/postinst" ||
 	bad "postinst does not start the unit"
+grep -q 'rm -rf /var/lib/private/tegrawatch' "$tmp/control/postrm" || bad "postrm does not remove the state on purge"
 grep -qx "Version: $version" "$tmp/control/control" || bad "the package version is not $version"
 
 # The extracted package runs: its configuration checks, its demo board (with
