@@ -15,6 +15,14 @@ for h in mosquitto.h microhttpd.h yaml.h curl/curl.h sensors/sensors.h; do
 	fi
 done
 
+# OpenSSL has many headers: count the files that include any of them.
+files=$(grep -l '#include <openssl/' $src 2>/dev/null)
+n=$(printf '%s' "$files" | grep -c . || true)
+if [ "$n" -gt 1 ]; then
+	echo "FAIL: OpenSSL headers are included by $n files: $files"
+	fail=1
+fi
+
 # curl's list of banned functions plus strtok/atoi
 if grep -nE '\b(sprintf|vsprintf|strcat|strncat|gets|strtok|atoi)\s*\(' $src | grep -vE '(snprintf|vsnprintf)\s*\('; then
 	echo "FAIL: banned functions above"
@@ -23,12 +31,13 @@ fi
 
 # The include direction (docs/architecture.md): agent/core/ is the ground
 # floor and includes nothing else of the tree; the modules (tegra/,
-# thresholds/, web/, agent/mqtt/) include only agent/core/ and themselves;
+# thresholds/, web/, agent/mqtt/, agent/webhook/) include only agent/core/ and themselves;
 # only the composition root (agent/*.c) includes modules.
 module_of() {
 	case "$1" in
 	agent/core/*) echo agent/core ;;
 	agent/mqtt/*) echo agent/mqtt ;;
+	agent/webhook/*) echo agent/webhook ;;
 	agent/*) echo agent ;;
 	tegra/*) echo tegra ;;
 	thresholds/*) echo thresholds ;;
