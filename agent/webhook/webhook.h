@@ -1,6 +1,6 @@
 /*
  * Alert webhooks: every webhook action's notifications, delivered by one
- * thread off the sampling loop (webhook_deliver.c, libcurl). The loop
+ * thread off the sampling loop (webhook_deliver.c; HTTP: webhook_http.c). The loop
  * calls these functions only; none blocks on the network, and none does
  * file I/O except webhooks_set() (reads the secret files, opens queue_file)
  * and webhooks_destroy() (up to WEBHOOK_STOP_GRACE_MS).

@@ -1,18 +1,18 @@
 /*
- * The webhook delivery thread, the only libcurl user: one multi handle,
- * at most INFLIGHT_MAX requests in flight and one per endpoint (so each
- * endpoint's order holds and a hung receiver holds only its own slot).
+ * The webhook delivery thread: the queues and the policy. At most
+ * INFLIGHT_MAX requests in flight and one per endpoint (so each
+ * endpoint's order holds and a hung receiver holds only its own slot);
+ * the requests themselves are webhook_http.c's (libcurl).
  *
  * Each turn of the thread: take what the loop thread handed over (bodies,
  * new settings, removals) into the queues, writing queue files through at
  * once; start the requests that are due; let libcurl work; judge the
  * answers (sent, retried with full-jitter back-off, failed, or 410: the
- * endpoint is disabled); publish the counters; sleep in curl_multi_poll()
- * until a socket, a due retry or curl_multi_wakeup().
+ * endpoint is disabled); publish the counters; sleep until a socket, a
+ * due retry or http_wakeup().
  */
 #include "webhook_deliver.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -21,11 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
-
-#include <curl/curl.h>
 
 #include "agent/core/clock.h"
 #include "agent/core/log.h"
@@ -33,8 +30,6 @@
 #include "agent/core/xalloc.h"
 
 #define INFLIGHT_MAX 4
-#define RESPONSE_MAX_BYTES (64 * 1024)  /* more is cut: the answer's status is all we need */
-#define CONNECT_TIMEOUT_MAX_MS 10000
 #define BACKOFF_BASE_MS 5000
 #define BACKOFF_CAP_MS (10 * 60 * 1000)
 #define GIVE_UP_MS (24LL * 3600 * 1000)
@@ -51,19 +46,6 @@ struct pending {
 struct logline {
 	enum log_level level;
 	char text[256];
-};
-
-struct transfer {
-	struct endpoint *ep;
-	CURL *easy;
-	struct curl_slist *headers;
-	char *body;
-	size_t len;
-	uint64_t record_id;
-	int64_t retry_after_ms; /* -1: the answer had none */
-	size_t received;
-	bool capped;
-	char error[CURL_ERROR_SIZE];
 };
 
 struct endpoint {
@@ -83,7 +65,8 @@ struct endpoint {
 	bool queue_file;
 	uint64_t spool_dropped_seen;
 	struct webhook_stats own;
-	struct transfer *active;
+	void *active;                /* the request in flight (webhook_http.c) */
+	uint64_t active_id;          /* of the record it carries */
 	uint64_t attempt_id;         /* the record ATTEMPTS counts for */
 	int attempts;                /* made for it */
 	int64_t first_attempt_ms;    /* monotonic, of that record */
@@ -96,7 +79,7 @@ struct endpoint {
 struct deliverer {
 	pthread_mutex_t mu;
 	pthread_t thread;
-	CURLM *multi;
+	struct http_client *http;
 	/* under mu */
 	struct endpoint *endpoints; /* the loop prepends; only the thread unlinks */
 	bool stopping;
@@ -110,24 +93,6 @@ struct deliverer {
 	uint64_t rng;
 	int64_t base_ms, cap_ms;
 };
-
-void
-endpoint_conf_free(struct endpoint_conf *conf)
-{
-	if (!conf) {
-		return;
-	}
-	for (size_t i = 0; i < WEBHOOK_SECRETS_MAX; i++) {
-		webhook_key_wipe(&conf->keys[i]);
-	}
-	if (conf->auth) {
-		memset(conf->auth, 0, strlen(conf->auth));
-		free(conf->auth);
-	}
-	free(conf->user_agent);
-	webhook_config_free(&conf->cfg);
-	free(conf);
-}
 
 /* From the thread: the message waits for the loop thread (never call with mu held). */
 __attribute__((format(printf, 3, 4))) static void
@@ -202,115 +167,7 @@ backoff_ms(struct deliverer *d, int attempts)
 	return (int64_t)(rand_u64(d) % (uint64_t)(ceiling + 1));
 }
 
-/* ---- requests ---- */
-
-static void
-add_header(struct curl_slist **list, const char *line)
-{
-	struct curl_slist *l = curl_slist_append(*list, line);
-	if (!l) {
-		abort_out_of_memory();
-	}
-	*list = l;
-}
-
-static size_t
-on_body(char *data, size_t size, size_t n, void *arg)
-{
-	(void)data;
-	struct transfer *t = arg;
-	t->received += size * n;
-	if (t->received > RESPONSE_MAX_BYTES) {
-		t->capped = true;
-		return 0; /* ends the transfer; the status is already known */
-	}
-	return size * n;
-}
-
-/* Retry-After: delay-seconds or an HTTP-date */
-static size_t
-on_header(char *data, size_t size, size_t n, void *arg)
-{
-	struct transfer *t = arg;
-	size_t len = size * n;
-	if (len > 12 && len < 128 && strncasecmp(data, "retry-after:", 12) == 0) {
-		char value[128];
-		size_t at = 12;
-		while (at < len && (data[at] == ' ' || data[at] == '\t')) {
-			at++;
-		}
-		size_t vlen = len - at;
-		memcpy(value, data + at, vlen);
-		while (vlen && isspace((unsigned char)value[vlen - 1])) {
-			vlen--;
-		}
-		value[vlen] = '\0';
-		char *end;
-		long long s = strtoll(value, &end, 10);
-		if (vlen && *end == '\0' && s >= 0) {
-			t->retry_after_ms = s > 86400 ? 86400000LL : s * 1000;
-		} else {
-			time_t when = curl_getdate(value, NULL);
-			if (when != (time_t)-1) {
-				int64_t ms = ((int64_t)when - (int64_t)time(NULL)) * 1000;
-				t->retry_after_ms = ms > 0 ? ms : 0;
-			}
-		}
-	}
-	return len;
-}
-
-static void
-transfer_free(struct deliverer *d, struct transfer *t)
-{
-	if (t->easy) {
-		curl_multi_remove_handle(d->multi, t->easy);
-		curl_easy_cleanup(t->easy);
-	}
-	curl_slist_free_all(t->headers);
-	free(t->body);
-	t->ep->active = NULL;
-	d->inflight--;
-	free(t);
-}
-
-/* Sets what a request must have; false when libcurl refuses one (the request cannot be made safely). */
-static bool
-configure(CURL *e, struct transfer *t, const struct endpoint_conf *conf)
-{
-	const struct webhook_config *cfg = &conf->cfg;
-	long timeout = (long)cfg->timeout_ms;
-	bool ok = curl_easy_setopt(e, CURLOPT_URL, cfg->url) == CURLE_OK;
-#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85 added the string form and deprecated the bitmask */
-	ok = ok && curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK;
-#else
-	ok = ok && curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) == CURLE_OK;
-#endif
-	ok = ok && curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) == CURLE_OK;
-	if (cfg->ca_file[0]) {
-		ok = ok && curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file) == CURLE_OK;
-	}
-	ok = ok && curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-				    timeout < CONNECT_TIMEOUT_MAX_MS ? timeout : (long)CONNECT_TIMEOUT_MAX_MS) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_POST, 1L) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->len) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->body) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_USERAGENT, conf->user_agent) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_WRITEDATA, t) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_HEADERDATA, t) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error) == CURLE_OK;
-	ok = ok && curl_easy_setopt(e, CURLOPT_PRIVATE, t) == CURLE_OK;
-	return ok;
-}
-
-/* Builds and starts the request for the record at the head of EP's queue. */
+/* Starts the request for the record at the head of EP's queue. */
 static void
 start(struct deliverer *d, struct endpoint *ep, int64_t now)
 {
@@ -318,37 +175,6 @@ start(struct deliverer *d, struct endpoint *ep, int64_t now)
 	if (!rec) {
 		return;
 	}
-	const struct endpoint_conf *conf = ep->conf;
-	struct transfer *t = xcalloc(1, sizeof(*t));
-	t->ep = ep;
-	t->record_id = rec->id;
-	t->len = rec->payload_len;
-	t->body = xmalloc(t->len + 1);
-	memcpy(t->body, rec->payload, t->len);
-	t->retry_after_ms = -1;
-	char line[WEBHOOK_SIGNATURE_MAX + 32];
-	add_header(&t->headers, "Content-Type: application/json");
-	add_header(&t->headers, "Expect:"); /* no 100-continue round trip */
-	if (conf->auth) {
-		add_header(&t->headers, conf->auth);
-	}
-	for (size_t i = 0; i < conf->cfg.header_count; i++) {
-		add_header(&t->headers, conf->cfg.headers[i]);
-	}
-	if (conf->nkeys) {
-		int64_t ts = (int64_t)time(NULL); /* of this attempt: receivers refuse stale ones */
-		char sig[WEBHOOK_SIGNATURE_MAX];
-		snprintf(line, sizeof(line), "webhook-id: %s", rec->topic);
-		add_header(&t->headers, line);
-		snprintf(line, sizeof(line), "webhook-timestamp: %" PRId64, ts);
-		add_header(&t->headers, line);
-		if (webhook_sign(conf->keys, conf->nkeys, rec->topic, ts, t->body, t->len, sig, sizeof(sig)) == 0) {
-			snprintf(line, sizeof(line), "webhook-signature: %s", sig);
-			add_header(&t->headers, line);
-		}
-	}
-	ep->active = t;
-	d->inflight++;
 	if (rec->id != ep->attempt_id) {
 		ep->attempts = 0; /* the record retried before was dropped (queue full): a new one */
 		ep->attempt_id = rec->id;
@@ -359,51 +185,18 @@ start(struct deliverer *d, struct endpoint *ep, int64_t now)
 		ep->own.retried++;
 	}
 	ep->attempts++;
-	t->easy = curl_easy_init();
-	if (!t->easy || !configure(t->easy, t, conf) || curl_multi_add_handle(d->multi, t->easy) != CURLM_OK) {
+	char why[160];
+	/* the topic is the webhook-id: the same on every attempt, and after a restart */
+	ep->active = http_post(d->http, ep->conf, rec->topic, rec->payload, rec->payload_len, ep, why, sizeof(why));
+	if (!ep->active) {
 		/* nothing reached the network: try again after a back-off */
-		dlog(d, LOG_ERROR, "webhook %s: libcurl refused the request (%s)", ep->name,
-		     t->error[0] ? t->error : "setup failed");
-		if (t->easy) {
-			curl_easy_cleanup(t->easy);
-			t->easy = NULL;
-		}
-		transfer_free(d, t);
+		dlog(d, LOG_ERROR, "webhook %s: %s", ep->name, why);
 		spool_rewind(ep->queue);
 		ep->next_attempt_ms = now + backoff_ms(d, ep->attempts);
+		return;
 	}
-}
-
-/* ---- answers ---- */
-
-enum outcome {
-	SENT,
-	RETRY,
-	FAILED,
-	GONE,
-};
-
-static enum outcome
-judge(CURLcode res, long status, bool answered)
-{
-	if (answered) {
-		if (status >= 200 && status < 300) {
-			return SENT;
-		}
-		if (status == 410) {
-			return GONE;
-		}
-		return status >= 500 || status == 408 || status == 429 ? RETRY : FAILED;
-	}
-	switch (res) {
-	case CURLE_UNSUPPORTED_PROTOCOL:
-	case CURLE_URL_MALFORMAT:
-	case CURLE_NOT_BUILT_IN:
-	case CURLE_BAD_FUNCTION_ARGUMENT:
-		return FAILED; /* the settings are wrong: another try cannot help */
-	default:
-		return RETRY; /* connection refused, reset, timeouts, name resolution, TLS */
-	}
+	ep->active_id = rec->id;
+	d->inflight++;
 }
 
 /* Everything EP still holds is dropped (410, removed): acknowledged, so its file forgets it too. */
@@ -424,63 +217,67 @@ drop_all(struct endpoint *ep)
 	return n;
 }
 
+/* http_run()'s callback: the answer to EP's request. */
 static void
-done(struct deliverer *d, struct transfer *t, CURLcode res, int64_t now)
+done(void *ctx, void *owner, const struct http_result *res)
 {
-	struct endpoint *ep = t->ep;
-	long status = 0;
-	curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-	bool answered = status > 0 && (res == CURLE_OK || (res == CURLE_WRITE_ERROR && t->capped));
-	enum outcome o = judge(res, status, answered);
-	char why[CURL_ERROR_SIZE + 32];
-	if (answered) {
-		snprintf(why, sizeof(why), "HTTP %ld", status);
-	} else {
-		snprintf(why, sizeof(why), "%s", t->error[0] ? t->error : curl_easy_strerror(res));
-	}
-	if (o == RETRY && now - ep->first_attempt_ms >= GIVE_UP_MS) {
+	struct deliverer *d = ctx;
+	struct endpoint *ep = owner;
+	int64_t now = monotonic_ms();
+	ep->active = NULL;
+	d->inflight--;
+	enum http_outcome o = res->outcome;
+	if (o == HTTP_RETRY && now - ep->first_attempt_ms >= GIVE_UP_MS) {
 		dlog(d, LOG_ERROR, "webhook %s: giving up on a notification after %d attempts in 24 h (%s)", ep->name,
-		     ep->attempts, why);
-		o = FAILED;
-	} else if (o == FAILED) {
-		dlog(d, LOG_WARN, "webhook %s: the receiver refused a notification (%s); not retried", ep->name, why);
+		     ep->attempts, res->why);
+		o = HTTP_FAILED;
+	} else if (o == HTTP_FAILED) {
+		dlog(d, LOG_WARN, "webhook %s: the receiver refused a notification (%s); not retried", ep->name,
+		     res->why);
 	}
-	uint64_t id = t->record_id;
-	int attempts = ep->attempts;
-	int64_t retry_after_ms = t->retry_after_ms;
-	transfer_free(d, t);
-	if (o == RETRY) {
-		int64_t delay = retry_after_ms >= 0 ? retry_after_ms : backoff_ms(d, attempts);
-		delay = delay < d->cap_ms ? delay : d->cap_ms;
+	if (o == HTTP_RETRY) {
+		int64_t delay = res->retry_after_ms >= 0 ? res->retry_after_ms : backoff_ms(d, ep->attempts);
 		if (!ep->failing) {
-			dlog(d, LOG_WARN, "webhook %s: delivery failed (%s); retrying with back-off", ep->name, why);
+			dlog(d, LOG_WARN, "webhook %s: delivery failed (%s); retrying with back-off", ep->name, res->why);
 			ep->failing = true;
 		}
 		spool_rewind(ep->queue);
-		ep->next_attempt_ms = now + delay;
+		ep->next_attempt_ms = now + (delay < d->cap_ms ? delay : d->cap_ms);
 		return;
 	}
-	spool_ack(ep->queue, id);
+	spool_ack(ep->queue, ep->active_id);
 	ep->sync_due = true;
-	ep->attempts = 0;
 	ep->next_attempt_ms = 0;
-	if (o == SENT) {
+	if (o == HTTP_SENT) {
 		ep->own.sent++;
 		ep->own.last_success_s = (int64_t)time(NULL);
 		if (ep->failing) {
-			dlog(d, LOG_WARN, "webhook %s: delivering again (after %d attempts)", ep->name, attempts);
+			dlog(d, LOG_WARN, "webhook %s: delivering again (after %d attempts)", ep->name, ep->attempts);
 			ep->failing = false;
 		}
+		ep->attempts = 0;
 		return;
 	}
+	ep->attempts = 0;
 	ep->own.failed++;
-	if (o == GONE) {
+	if (o == HTTP_GONE) {
 		ep->own.disabled = 1;
 		uint64_t dropped = drop_all(ep);
 		dlog(d, LOG_ERROR,
 		     "webhook %s: the receiver answered 410 Gone: action disabled until the configuration is reloaded "
 		     "(%" PRIu64 " queued notifications dropped)",
 		     ep->name, dropped);
+	}
+}
+
+/* Stops EP's request in flight; its record stays queued. */
+static void
+cancel(struct deliverer *d, struct endpoint *ep)
+{
+	if (ep->active) {
+		http_cancel(d->http, ep->active);
+		ep->active = NULL;
+		d->inflight--;
 	}
 }
 
@@ -526,9 +323,7 @@ enqueue(struct deliverer *d, struct endpoint *ep, struct pending *list, int64_t 
 static void
 endpoint_free(struct deliverer *d, struct endpoint *ep)
 {
-	if (ep->active) {
-		transfer_free(d, ep->active);
-	}
+	cancel(d, ep);
 	while (ep->inbox) {
 		struct pending *p = ep->inbox;
 		ep->inbox = p->next;
@@ -597,9 +392,7 @@ deliver_main(void *arg)
 		while (dead) {
 			struct endpoint *ep = dead;
 			dead = ep->next;
-			if (ep->active) {
-				transfer_free(d, ep->active);
-			}
+			cancel(d, ep);
 			uint64_t n = drop_all(ep);
 			dlog(d, LOG_INFO, "webhook %s: removed (%" PRIu64 " queued notifications dropped)", ep->name, n);
 			endpoint_free(d, ep);
@@ -624,19 +417,12 @@ deliver_main(void *arg)
 		if (stopping && (d->inflight == 0 || now >= deadline)) {
 			break; /* what is left waits for a back-off (or the grace is over): it stays queued */
 		}
-		int running = 0;
-		curl_multi_perform(d->multi, &running);
-		CURLMsg *msg;
-		int left;
-		now = monotonic_ms();
-		while ((msg = curl_multi_info_read(d->multi, &left))) {
-			if (msg->msg == CURLMSG_DONE) {
-				char *priv = NULL;
-				curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-				done(d, (struct transfer *)(void *)priv, msg->data.result, now);
-				wait_ms = 0; /* the endpoint may have more to send */
-			}
+		size_t before = d->inflight;
+		http_run(d->http, done, d);
+		if (d->inflight < before) {
+			wait_ms = 0; /* an endpoint may have more to send */
 		}
+		now = monotonic_ms();
 		for (struct endpoint *ep = head; ep; ep = ep->next) {
 			struct spool_stats st;
 			spool_get_stats(ep->queue, &st);
@@ -647,7 +433,7 @@ deliver_main(void *arg)
 			wait_ms = deadline - now > 0 ? deadline - now : 0;
 		}
 		if (wait_ms > 0) {
-			curl_multi_poll(d->multi, NULL, 0, (int)wait_ms, NULL);
+			http_wait(d->http, wait_ms);
 		}
 	}
 	/* stopped: cut what still runs (it stays queued, unacknowledged) and close the queues */
@@ -660,7 +446,7 @@ deliver_main(void *arg)
 		all = ep->next;
 		if (ep->active) {
 			dlog(d, LOG_WARN, "webhook %s: stopping with a notification still in flight (kept queued)", ep->name);
-			transfer_free(d, ep->active);
+			cancel(d, ep);
 		}
 		if (ep->removed) {
 			drop_all(ep);
@@ -675,34 +461,24 @@ deliver_main(void *arg)
 struct deliverer *
 deliverer_start(void)
 {
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		log_error("webhook: libcurl cannot start: webhooks are off");
+	if (http_global_init() < 0) {
 		return NULL;
-	}
-	const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
-	if (!(info->features & CURL_VERSION_ASYNCHDNS)) {
-		log_warn("webhook: libcurl %s resolves names synchronously: a slow DNS delays every webhook",
-			 info->version);
 	}
 	struct deliverer *d = xcalloc(1, sizeof(*d));
 	pthread_mutex_init(&d->mu, NULL);
-	d->backoff_base_ms = BACKOFF_BASE_MS;
-	d->backoff_cap_ms = BACKOFF_CAP_MS;
-	d->base_ms = BACKOFF_BASE_MS;
-	d->cap_ms = BACKOFF_CAP_MS;
+	d->backoff_base_ms = d->base_ms = BACKOFF_BASE_MS;
+	d->backoff_cap_ms = d->cap_ms = BACKOFF_CAP_MS;
 	if (getrandom(&d->rng, sizeof(d->rng), GRND_NONBLOCK) != (ssize_t)sizeof(d->rng) || d->rng == 0) {
 		d->rng = (uint64_t)monotonic_ms() * 0x9E3779B97F4A7C15ULL | 1;
 	}
-	d->multi = curl_multi_init();
-	int r = d->multi ? pthread_create(&d->thread, NULL, deliver_main, d) : EAGAIN;
+	d->http = http_client_new();
+	int r = d->http ? pthread_create(&d->thread, NULL, deliver_main, d) : EAGAIN;
 	if (r != 0) {
 		log_error("webhook: cannot start the delivery thread: %s", strerror(r));
-		if (d->multi) {
-			curl_multi_cleanup(d->multi);
-		}
+		http_client_free(d->http);
 		pthread_mutex_destroy(&d->mu);
 		free(d);
-		curl_global_cleanup();
+		http_global_cleanup();
 		return NULL;
 	}
 	return d;
@@ -739,7 +515,7 @@ deliverer_add(struct deliverer *d, const char *name, struct endpoint_conf *conf)
 	ep->next = d->endpoints;
 	d->endpoints = ep;
 	pthread_mutex_unlock(&d->mu);
-	curl_multi_wakeup(d->multi);
+	http_wakeup(d->http);
 	return ep;
 }
 
@@ -751,7 +527,7 @@ deliverer_update(struct deliverer *d, struct endpoint *ep, struct endpoint_conf 
 	ep->new_conf = conf;
 	pthread_mutex_unlock(&d->mu);
 	endpoint_conf_free(old);
-	curl_multi_wakeup(d->multi);
+	http_wakeup(d->http);
 }
 
 void
@@ -760,7 +536,7 @@ deliverer_remove(struct deliverer *d, struct endpoint *ep)
 	pthread_mutex_lock(&d->mu);
 	ep->removed = true;
 	pthread_mutex_unlock(&d->mu);
-	curl_multi_wakeup(d->multi);
+	http_wakeup(d->http);
 }
 
 void
@@ -793,7 +569,7 @@ deliverer_push(struct deliverer *d, struct endpoint *ep, char *body, size_t len)
 void
 deliverer_wake(struct deliverer *d)
 {
-	curl_multi_wakeup(d->multi);
+	http_wakeup(d->http);
 }
 
 void
@@ -822,11 +598,11 @@ deliverer_stop(struct deliverer *d, int64_t grace_ms)
 	d->stopping = true;
 	d->stop_deadline_ms = monotonic_ms() + grace_ms;
 	pthread_mutex_unlock(&d->mu);
-	curl_multi_wakeup(d->multi);
+	http_wakeup(d->http);
 	pthread_join(d->thread, NULL);
 	deliverer_print_logs(d);
-	curl_multi_cleanup(d->multi);
+	http_client_free(d->http);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
-	curl_global_cleanup();
+	http_global_cleanup();
 }

@@ -1,6 +1,6 @@
 /*
- * The delivery thread behind webhook.c: one libcurl multi handle for every
- * endpoint (one webhook action's queue and settings). The loop thread
+ * The delivery thread behind webhook.c: every endpoint (one webhook
+ * action's queue and settings), its requests made by webhook_http.c. The loop thread
  * hands bodies over under a mutex and wakes the thread; the thread owns
  * the queues (agent/core/spool.h), the transfers, the retries and the
  * files, and publishes counters under the same mutex. Messages the thread
@@ -16,19 +16,7 @@
 
 #include "webhook.h"
 #include "webhook_config.h"
-#include "webhook_sign.h"
-
-/* What a request of one endpoint is made of; read by the thread only once handed over. */
-struct endpoint_conf {
-	struct webhook_config cfg; /* a deep copy */
-	struct webhook_key keys[WEBHOOK_SECRETS_MAX];
-	size_t nkeys;     /* 0 = unsigned */
-	char *auth;       /* "Authorization: Bearer ..." or NULL */
-	char *user_agent; /* "tegrawatch/VERSION" */
-};
-
-/** Frees CONF and wipes its secrets; NULL is a no-op. */
-void endpoint_conf_free(struct endpoint_conf *conf);
+#include "webhook_http.h"
 
 struct deliverer;
 struct endpoint;

@@ -295,7 +295,7 @@ event(struct alert_event *ev, int n, enum alert_transition t)
 	ev->at_ms = 1795425123000 + n * 1000;
 	ev->starts_at_ms = 1795425123000;
 	ev->ends_at_ms = t == TRANSITION_RESOLVED ? ev->at_ms : 0;
-	snprintf(ev->fingerprint, sizeof(ev->fingerprint), "00000000000000%02d", n % 100);
+	snprintf(ev->fingerprint, sizeof(ev->fingerprint), "00000000000000%02u", (unsigned)n % 100u);
 	snprintf(ev->summary, sizeof(ev->summary), "event %d", n);
 	ev->power_mode = "MAXN";
 }
