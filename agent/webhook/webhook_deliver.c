@@ -252,7 +252,7 @@ done(void *ctx, void *owner, const struct http_result *res)
 		ep->own.sent++;
 		ep->own.last_success_s = (int64_t)time(NULL);
 		if (ep->failing) {
-			dlog(d, LOG_WARN, "webhook %s: delivering again (after %d attempts)", ep->name, ep->attempts);
+			dlog(d, LOG_WARN, "webhook %s: the receiver takes notifications again", ep->name);
 			ep->failing = false;
 		}
 		ep->attempts = 0;
@@ -393,7 +393,7 @@ deliver_main(void *arg)
 			struct endpoint *ep = dead;
 			dead = ep->next;
 			cancel(d, ep);
-			uint64_t n = drop_all(ep);
+			uint64_t n = drop_all(ep) + ep->inbox_len; /* the inbox is freed with it */
 			dlog(d, LOG_INFO, "webhook %s: removed (%" PRIu64 " queued notifications dropped)", ep->name, n);
 			endpoint_free(d, ep);
 		}

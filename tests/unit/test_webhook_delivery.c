@@ -193,7 +193,9 @@ server_start(int port, const int *statuses, size_t n)
 {
 	struct server *s = calloc(1, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
-	memcpy(s->statuses, statuses, n * sizeof(*statuses));
+	if (n) {
+		memcpy(s->statuses, statuses, n * sizeof(*statuses));
+	}
 	s->nstatus = n;
 	s->fd = socket(AF_INET, SOCK_STREAM, 0);
 	int one = 1;
@@ -651,6 +653,40 @@ test_queue_file_survives_a_stop(void **state)
 }
 
 static void
+test_prune_drops_what_was_queued(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct webhook_config cfg, other;
+	config(&cfg, port, WEBHOOK_JSON);
+	cfg.queue_file = tmp_path("gone.queue");
+	config(&other, port, WEBHOOK_JSON);
+	struct webhooks *w = webhooks_create(&board);
+	webhooks_set_backoff_for_tests(w, 60000, 60000);
+	webhooks_set(w, "gone", &cfg);
+	webhooks_set(w, "kept", &other);
+	webhooks_prune(w); /* both were set: both stay */
+	notify_json(w, "gone", 1);
+	notify_json(w, "gone", 2);
+	WAIT_UNTIL(w, stats(w, "gone").queue_depth == 2, 2000);
+	WAIT_UNTIL(w, false, 100); /* in the queue file, not only handed over */
+	/* a reload without "gone" */
+	webhooks_set(w, "kept", &other);
+	webhooks_prune(w);
+	struct webhook_stats st;
+	assert_int_equal(webhooks_get_stats(w, "gone", &st), -ENOENT);
+	assert_int_equal(webhooks_get_stats(w, "kept", &st), 0);
+	notify_json(w, "gone", 3); /* an unknown action: ignored */
+	webhooks_destroy(w);
+	/* its queue file holds nothing any more */
+	w = webhooks_create(&board);
+	webhooks_set_backoff_for_tests(w, 60000, 60000);
+	webhooks_set(w, "gone", &cfg);
+	assert_int_equal(stats(w, "gone").queue_depth, 0);
+	webhooks_destroy(w);
+}
+
+static void
 test_alertmanager_api_resends_until_resolved(void **state)
 {
 	(void)state;
@@ -713,6 +749,7 @@ main(void)
 		cmocka_unit_test(test_tarpit_does_not_delay_others),
 		cmocka_unit_test(test_full_queue_drops_oldest),
 		cmocka_unit_test_setup_teardown(test_queue_file_survives_a_stop, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_prune_drops_what_was_queued, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_alertmanager_api_resends_until_resolved),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
