@@ -155,6 +155,9 @@ make_conf(const char *name, const struct webhook_config *cfg, struct endpoint_co
 {
 	struct endpoint_conf *conf = xcalloc(1, sizeof(*conf));
 	webhook_config_copy(&conf->cfg, cfg);
+	if (conf->cfg.timeout_ms <= 0) {
+		conf->cfg.timeout_ms = 10000; /* 0 would be libcurl's "never": a tarpit would hold the action for good */
+	}
 	char why[160];
 	int r = 0;
 	if (cfg->secret_file && cfg->secret_file[0]) {

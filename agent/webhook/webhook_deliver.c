@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -464,6 +465,8 @@ deliverer_start(void)
 	if (http_global_init() < 0) {
 		return NULL;
 	}
+	/* with CURLOPT_NOSIGNAL libcurl leaves SIGPIPE to us, and a TLS write to a closed peer raises it */
+	signal(SIGPIPE, SIG_IGN);
 	struct deliverer *d = xcalloc(1, sizeof(*d));
 	pthread_mutex_init(&d->mu, NULL);
 	d->backoff_base_ms = d->base_ms = BACKOFF_BASE_MS;
