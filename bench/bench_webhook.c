@@ -90,8 +90,8 @@ bench_cpu(int rounds)
 		const struct alert_event *evs[] = {&ev};
 		json_reset(&j);
 		webhook_format_alertmanager(&j, &board, "ops", evs, 1);
-		webhook_sign(&key, 1, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", 1674087231, j.buf, j.len, sig, sizeof(sig));
-		bytes = j.len;
+		webhook_sign(&key, 1, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", 1674087231, j.out.buf, j.out.len, sig, sizeof(sig));
+		bytes = j.out.len;
 	}
 	double t1 = cpu_s();
 	for (int i = 0; i < rounds; i++) {
@@ -101,7 +101,7 @@ bench_cpu(int rounds)
 	}
 	double t2 = cpu_s();
 	printf("alertmanager body + signature: %.0f ns (%zu bytes)\n", (t1 - t0) / rounds * 1e9, bytes);
-	printf("json body:                     %.0f ns (%zu bytes)\n", (t2 - t1) / rounds * 1e9, j.len);
+	printf("json body:                     %.0f ns (%zu bytes)\n", (t2 - t1) / rounds * 1e9, j.out.len);
 	json_free(&j);
 }
 
@@ -186,7 +186,7 @@ bench_queue(const char *dir)
 		event(&ev, i);
 		json_reset(&j);
 		webhook_format_json(&j, &board, &ev);
-		spool_push(sp, "msg_0123456789abcdef0123456789abcdef", j.buf, j.len, 0, false);
+		spool_push(sp, "msg_0123456789abcdef0123456789abcdef", j.out.buf, j.out.len, 0, false);
 		spool_sync(sp);
 	}
 	double per = (double)(monotonic_ms() - t0) / M;

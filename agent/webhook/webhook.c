@@ -141,7 +141,7 @@ make_metric_prefix(const char *name, char *buf, size_t size)
 	size_t at = (size_t)snprintf(buf, size, "webhook.");
 	for (const char *p = name; *p; p++) {
 		char c = *p;
-		buf[at++] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a')
+		buf[at++] = (c >= 'A' && c <= 'Z')                               ? (char)(c - 'A' + 'a')
 			    : ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) ? c
 										 : '_';
 	}
@@ -156,7 +156,8 @@ make_conf(const char *name, const struct webhook_config *cfg, struct endpoint_co
 	struct endpoint_conf *conf = xcalloc(1, sizeof(*conf));
 	webhook_config_copy(&conf->cfg, cfg);
 	if (conf->cfg.timeout_ms <= 0) {
-		conf->cfg.timeout_ms = 10000; /* 0 would be libcurl's "never": a tarpit would hold the action for good */
+		conf->cfg.timeout_ms =
+			10000; /* 0 would be libcurl's "never": a tarpit would hold the action for good */
 	}
 	char why[160];
 	int r = 0;
@@ -348,7 +349,7 @@ webhooks_notify(struct webhooks *w, const char *name, const struct alert_event *
 	struct json j;
 	json_init(&j);
 	webhook_format_json(&j, &w->board, ev);
-	deliverer_push(w->d, a->ep, j.buf, j.len); /* the buffer is the body now */
+	deliverer_push(w->d, a->ep, j.out.buf, j.out.len); /* the buffer is the body now */
 	deliverer_wake(w->d);
 }
 
@@ -369,7 +370,7 @@ send_list(struct webhooks *w, struct action *a, const struct held_list *list)
 		} else {
 			webhook_format_alertmanager_api(&j, &w->board, evs, n);
 		}
-		deliverer_push(w->d, a->ep, j.buf, j.len);
+		deliverer_push(w->d, a->ep, j.out.buf, j.out.len);
 	}
 }
 
@@ -410,8 +411,8 @@ webhooks_add_metrics(struct webhooks *w, struct metric_set *m)
 	if (!w) {
 		return;
 	}
-	static const char *const names[] = {"sent_total", "failed_total", "retried_total", "dropped_total",
-					    "queue_depth", "last_success_s"};
+	static const char *const names[] = {"sent_total",    "failed_total", "retried_total",
+					    "dropped_total", "queue_depth",  "last_success_s"};
 	for (struct action *a = w->actions; a; a = a->next) {
 		if (!a->metric_prefix[0]) {
 			continue;

@@ -21,8 +21,8 @@ static const int format_values[] = {WEBHOOK_ALERTMANAGER_API, WEBHOOK_ALERTMANAG
 
 /* Set by the module itself: a configured copy would send two or break the signature. */
 static const char *const reserved_headers[] = {
-	"content-type", "content-length", "host", "transfer-encoding", "connection", "expect",
-	"webhook-id",   "webhook-timestamp", "webhook-signature",
+	"content-type",      "content-length",    "host", "transfer-encoding", "connection", "expect", "webhook-id",
+	"webhook-timestamp", "webhook-signature",
 };
 
 /* RFC 9110 token characters, the only ones a header name may hold. */
@@ -79,7 +79,8 @@ decode_headers(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 			name_ok = name_ok && is_tchar((unsigned char)*p);
 		}
 		if (!name_ok) {
-			cfg_report(dec, k, "headers: '%s' is not a header name (letters, digits and !#$%%&'*+-.^_`|~)", shown);
+			cfg_report(dec, k, "headers: '%s' is not a header name (letters, digits and !#$%%&'*+-.^_`|~)",
+				   shown);
 			continue;
 		}
 		bool reserved = false;
@@ -292,8 +293,10 @@ webhook_read_secrets(const char *path, char *secrets[WEBHOOK_SECRETS_MAX], char 
 	size_t len;
 	int r = read_small_file(path, &buf, &len);
 	if (r < 0) {
-		snprintf(why, why_size, "%s", r == -EINVAL ? "not a regular file" : r == -EFBIG ? "larger than 4 KiB"
-													: strerror(-r));
+		snprintf(why, why_size, "%s",
+			 r == -EINVAL  ? "not a regular file"
+			 : r == -EFBIG ? "larger than 4 KiB"
+				       : strerror(-r));
 		return r;
 	}
 	int n = 0;
@@ -306,8 +309,8 @@ webhook_read_secrets(const char *path, char *secrets[WEBHOOK_SECRETS_MAX], char 
 			break;
 		}
 		if (!webhook_secret_syntax_ok(w)) {
-			snprintf(why, why_size, "secret %d is not whsec_ followed by the base64 of %d to %d bytes", n + 1,
-				 WEBHOOK_SECRET_MIN_BYTES, WEBHOOK_SECRET_MAX_BYTES);
+			snprintf(why, why_size, "secret %d is not whsec_ followed by the base64 of %d to %d bytes",
+				 n + 1, WEBHOOK_SECRET_MIN_BYTES, WEBHOOK_SECRET_MAX_BYTES);
 			r = -EINVAL;
 			break;
 		}
@@ -337,8 +340,10 @@ webhook_read_token(const char *path, char **token, char *why, size_t why_size)
 	size_t len;
 	int r = read_small_file(path, &buf, &len);
 	if (r < 0) {
-		snprintf(why, why_size, "%s", r == -EINVAL ? "not a regular file" : r == -EFBIG ? "larger than 4 KiB"
-													: strerror(-r));
+		snprintf(why, why_size, "%s",
+			 r == -EINVAL  ? "not a regular file"
+			 : r == -EFBIG ? "larger than 4 KiB"
+				       : strerror(-r));
 		return r;
 	}
 	while (len > 0 && isspace((unsigned char)buf[len - 1])) {
@@ -418,8 +423,8 @@ webhook_config_validate(const struct webhook_config *cfg, const struct cfg_place
 		char *secrets[WEBHOOK_SECRETS_MAX];
 		int n = webhook_read_secrets(cfg->secret_file, secrets, why, sizeof(why));
 		if (n < 0) {
-			cfg_report_key(diags, place, "secret_file", "%s.secret_file: cannot use %s: %s", s, cfg->secret_file,
-				       why);
+			cfg_report_key(diags, place, "secret_file", "%s.secret_file: cannot use %s: %s", s,
+				       cfg->secret_file, why);
 		}
 		for (int i = 0; i < n; i++) {
 			memset(secrets[i], 0, strlen(secrets[i]));
@@ -437,8 +442,9 @@ webhook_config_validate(const struct webhook_config *cfg, const struct cfg_place
 		}
 		for (size_t i = 0; i < cfg->header_count; i++) {
 			if (strncasecmp(cfg->headers[i], "authorization:", 14) == 0) {
-				cfg_report_key(diags, place, "headers",
-					       "%s.headers: Authorization and bearer_token_file both set the same header", s);
+				cfg_report_key(
+					diags, place, "headers",
+					"%s.headers: Authorization and bearer_token_file both set the same header", s);
 			}
 		}
 	}

@@ -39,10 +39,10 @@ struct webhook_config {
 	char *bearer_token_file; /* "" = none */
 	char **headers;          /* "Name: value", from the map `headers:`; NULL when none */
 	size_t header_count;
-	char *ca_file;           /* "" = the system CAs; verification is always on */
-	char *queue_file;        /* "" = memory only */
-	int queue_max;           /* notifications queued per action, drop-oldest. 1000 */
-	int64_t resend_ms;       /* alertmanager-api: firing alerts are sent again this often. 1 min */
+	char *ca_file;     /* "" = the system CAs; verification is always on */
+	char *queue_file;  /* "" = memory only */
+	int queue_max;     /* notifications queued per action, drop-oldest. 1000 */
+	int64_t resend_ms; /* alertmanager-api: firing alerts are sent again this often. 1 min */
 };
 
 /*

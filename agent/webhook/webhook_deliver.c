@@ -34,7 +34,7 @@
 #define BACKOFF_BASE_MS 5000
 #define BACKOFF_CAP_MS (10 * 60 * 1000)
 #define GIVE_UP_MS (24LL * 3600 * 1000)
-#define ACK_SYNC_MS 1000   /* acknowledgements reach a queue file at most this often */
+#define ACK_SYNC_MS 1000 /* acknowledgements reach a queue file at most this often */
 #define IDLE_POLL_MS 1000
 #define LOG_RING 32
 
@@ -66,15 +66,15 @@ struct endpoint {
 	bool queue_file;
 	uint64_t spool_dropped_seen;
 	struct webhook_stats own;
-	void *active;                /* the request in flight (webhook_http.c) */
-	uint64_t active_id;          /* of the record it carries */
-	uint64_t attempt_id;         /* the record ATTEMPTS counts for */
-	int attempts;                /* made for it */
-	int64_t first_attempt_ms;    /* monotonic, of that record */
-	int64_t next_attempt_ms;     /* monotonic; 0 = now */
+	void *active;             /* the request in flight (webhook_http.c) */
+	uint64_t active_id;       /* of the record it carries */
+	uint64_t attempt_id;      /* the record ATTEMPTS counts for */
+	int attempts;             /* made for it */
+	int64_t first_attempt_ms; /* monotonic, of that record */
+	int64_t next_attempt_ms;  /* monotonic; 0 = now */
 	int64_t last_sync_ms;
-	bool sync_due;               /* acknowledgements not yet in the file */
-	bool failing;                /* a failure streak was logged */
+	bool sync_due; /* acknowledgements not yet in the file */
+	bool failing;  /* a failure streak was logged */
 };
 
 struct deliverer {
@@ -239,7 +239,8 @@ done(void *ctx, void *owner, const struct http_result *res)
 	if (o == HTTP_RETRY) {
 		int64_t delay = res->retry_after_ms >= 0 ? res->retry_after_ms : backoff_ms(d, ep->attempts);
 		if (!ep->failing) {
-			dlog(d, LOG_WARN, "webhook %s: delivery failed (%s); retrying with back-off", ep->name, res->why);
+			dlog(d, LOG_WARN, "webhook %s: delivery failed (%s); retrying with back-off", ep->name,
+			     res->why);
 			ep->failing = true;
 		}
 		spool_rewind(ep->queue);
@@ -300,8 +301,8 @@ enqueue(struct deliverer *d, struct endpoint *ep, struct pending *list, int64_t 
 			int r = spool_push(ep->queue, id, p->body, p->len, 0, false);
 			if (r < 0) {
 				ep->own.dropped++;
-				dlog(d, LOG_ERROR, "webhook %s: cannot queue a %zu-byte notification: %s", ep->name, p->len,
-				     strerror(-r));
+				dlog(d, LOG_ERROR, "webhook %s: cannot queue a %zu-byte notification: %s", ep->name,
+				     p->len, strerror(-r));
 			}
 			pushed = pushed || r == 0;
 		}
@@ -395,7 +396,8 @@ deliver_main(void *arg)
 			dead = ep->next;
 			cancel(d, ep);
 			uint64_t n = drop_all(ep) + ep->inbox_len; /* the inbox is freed with it */
-			dlog(d, LOG_INFO, "webhook %s: removed (%" PRIu64 " queued notifications dropped)", ep->name, n);
+			dlog(d, LOG_INFO, "webhook %s: removed (%" PRIu64 " queued notifications dropped)", ep->name,
+			     n);
 			endpoint_free(d, ep);
 		}
 		int64_t wait_ms = IDLE_POLL_MS;
@@ -446,7 +448,8 @@ deliver_main(void *arg)
 		struct endpoint *ep = all;
 		all = ep->next;
 		if (ep->active) {
-			dlog(d, LOG_WARN, "webhook %s: stopping with a notification still in flight (kept queued)", ep->name);
+			dlog(d, LOG_WARN, "webhook %s: stopping with a notification still in flight (kept queued)",
+			     ep->name);
 			cancel(d, ep);
 		}
 		if (ep->removed) {

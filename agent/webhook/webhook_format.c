@@ -154,8 +154,8 @@ generator_url(const struct webhook_board *board)
 }
 
 void
-webhook_format_alertmanager_api(struct json *j, const struct webhook_board *board,
-				const struct alert_event *const *evs, size_t n)
+webhook_format_alertmanager_api(struct json *j, const struct webhook_board *board, const struct alert_event *const *evs,
+				size_t n)
 {
 	json_array_begin(j);
 	for (size_t i = 0; i < n; i++) {
@@ -192,7 +192,8 @@ common_kvs(const struct am_alert *alerts, size_t n, bool annotations, struct kv 
 			size_t len = annotations ? alerts[i].nann : alerts[i].nlabels;
 			bool found = false;
 			for (size_t m = 0; m < len && !found; m++) {
-				found = strcmp(list[m].key, first[k].key) == 0 && strcmp(list[m].value, first[k].value) == 0;
+				found = strcmp(list[m].key, first[k].key) == 0 &&
+					strcmp(list[m].value, first[k].value) == 0;
 			}
 			everywhere = found;
 		}
@@ -301,9 +302,9 @@ webhook_format_json(struct json *j, const struct webhook_board *board, const str
 	json_key(&b, "device_id");
 	json_string(&b, board->device_id ? board->device_id : "");
 	json_object_end(&b);
-	json_raw(j, e.buf, e.len - 1); /* without its closing brace */
+	json_raw(j, e.out.buf, e.out.len - 1); /* without its closing brace */
 	json_raw(j, ",\"board\":", 9);
-	json_raw(j, b.buf, b.len);
+	json_raw(j, b.out.buf, b.out.len);
 	json_raw(j, "}", 1);
 	json_free(&e);
 	json_free(&b);

@@ -56,8 +56,8 @@ void http_client_free(struct http_client *c);
  * webhook-id, stamped and signed now. OWNER comes back in http_run()'s
  * callback. Returns a handle for http_cancel(), or NULL with WHY filled.
  */
-void *http_post(struct http_client *c, const struct endpoint_conf *conf, const char *id, const void *body,
-		size_t len, void *owner, char *why, size_t why_size);
+void *http_post(struct http_client *c, const struct endpoint_conf *conf, const char *id, const void *body, size_t len,
+		void *owner, char *why, size_t why_size);
 
 /** Stops the request REQ (from http_post) without a callback. */
 void http_cancel(struct http_client *c, void *req);

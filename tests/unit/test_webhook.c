@@ -86,7 +86,7 @@ test_alertmanager_api_firing_and_resolved(void **state)
 	struct json j;
 	json_init(&j);
 	webhook_format_alertmanager_api(&j, &board, evs, 2);
-	assert_string_equal(j.buf,
+	assert_string_equal(j.out.buf,
 			    "[{\"labels\":{\"alertname\":\"soc-hot\",\"board\":\"orin-01\",\"instance\":\"orin-01\","
 			    "\"metric\":\"temp.cpu_c\",\"severity\":\"critical\",\"team\":\"robots\","
 			    "\"zone\":\"cpu-thermal\"},"
@@ -117,11 +117,11 @@ test_alertmanager_api_rule_label_never_replaces(void **state)
 	struct json j;
 	json_init(&j);
 	webhook_format_alertmanager_api(&j, &board, evs, 1);
-	assert_non_null(strstr(j.buf, "{\"labels\":{\"a\":\"1\",\"alertname\":\"soc-hot\","));
-	assert_non_null(strstr(j.buf, "\"severity\":\"critical\"}"));
-	assert_null(strstr(j.buf, "\"low\""));
-	assert_non_null(strstr(j.buf, "\"annotations\":{\"summary\":\"cpu at 97.1 C\"},"));
-	assert_null(strstr(j.buf, "endsAt")); /* repeat: still firing */
+	assert_non_null(strstr(j.out.buf, "{\"labels\":{\"a\":\"1\",\"alertname\":\"soc-hot\","));
+	assert_non_null(strstr(j.out.buf, "\"severity\":\"critical\"}"));
+	assert_null(strstr(j.out.buf, "\"low\""));
+	assert_non_null(strstr(j.out.buf, "\"annotations\":{\"summary\":\"cpu at 97.1 C\"},"));
+	assert_null(strstr(j.out.buf, "endsAt")); /* repeat: still firing */
 	json_free(&j);
 }
 
@@ -140,7 +140,7 @@ test_alertmanager_v4_batch(void **state)
 	json_init(&j);
 	webhook_format_alertmanager(&j, &board, "ops", evs, 2);
 	assert_string_equal(
-		j.buf,
+		j.out.buf,
 		"{\"version\":\"4\",\"groupKey\":\"{}:{instance=\\\"orin-01\\\"}\",\"truncatedAlerts\":0,"
 		"\"status\":\"firing\",\"receiver\":\"ops\",\"groupLabels\":{\"instance\":\"orin-01\"},"
 		"\"commonLabels\":{\"board\":\"orin-01\",\"instance\":\"orin-01\",\"severity\":\"critical\","
@@ -163,9 +163,9 @@ test_alertmanager_v4_batch(void **state)
 	const struct webhook_board odd = {"lab \"7\"", "id", NULL};
 	const struct alert_event *one[] = {&b};
 	webhook_format_alertmanager(&j, &odd, "ops", one, 1);
-	assert_non_null(strstr(j.buf, "\"groupKey\":\"{}:{instance=\\\"lab \\\\\\\"7\\\\\\\"\\\"}\""));
-	assert_non_null(strstr(j.buf, "\"status\":\"resolved\",\"receiver\""));
-	assert_non_null(strstr(j.buf, "\"externalURL\":\"\""));
+	assert_non_null(strstr(j.out.buf, "\"groupKey\":\"{}:{instance=\\\"lab \\\\\\\"7\\\\\\\"\\\"}\""));
+	assert_non_null(strstr(j.out.buf, "\"status\":\"resolved\",\"receiver\""));
+	assert_non_null(strstr(j.out.buf, "\"externalURL\":\"\""));
 	json_free(&j);
 }
 
@@ -181,9 +181,9 @@ test_json_event_with_board(void **state)
 	alert_event_to_json(&core, &ev);
 	webhook_format_json(&j, &board, &ev);
 	/* the core shape unchanged, the board last */
-	assert_int_equal(strncmp(j.buf, core.buf, core.len - 1), 0);
-	assert_string_equal(j.buf + core.len - 1, ",\"board\":{\"name\":\"orin-01\",\"device_id\":\"1421019054321\"}}");
-	assert_non_null(strstr(j.buf, "\"transition\":\"escalated\""));
+	assert_int_equal(strncmp(j.out.buf, core.out.buf, core.out.len - 1), 0);
+	assert_string_equal(j.out.buf + core.out.len - 1, ",\"board\":{\"name\":\"orin-01\",\"device_id\":\"1421019054321\"}}");
+	assert_non_null(strstr(j.out.buf, "\"transition\":\"escalated\""));
 	json_free(&core);
 	json_free(&j);
 }

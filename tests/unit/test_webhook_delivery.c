@@ -372,8 +372,8 @@ test_success_headers_signature(void **state)
 	struct json j;
 	json_init(&j);
 	webhook_format_json(&j, &board, &ev);
-	assert_int_equal(r->body_len, j.len);
-	assert_memory_equal(r->body, j.buf, j.len);
+	assert_int_equal(r->body_len, j.out.len);
+	assert_memory_equal(r->body, j.out.buf, j.out.len);
 	json_free(&j);
 	/* the receiver's check: the signature over what came */
 	assert_int_equal(strncmp(r->id, "msg_", 4), 0);
