@@ -22,6 +22,7 @@
 #include "agent/core/log.h"
 #include "agent/core/sample_json.h"
 #include "agent/core/xalloc.h"
+#include "agent/webhook/webhook.h"
 
 extern char **environ;
 
@@ -52,13 +53,53 @@ struct actions {
 	unsigned queue_head;
 	unsigned queue_count;
 	struct actions_stats stats;
+	struct webhooks *webhooks; /* delivery of every webhook action; NULL when none is configured */
+	char generator_url[128];
 };
+
+/* Webhook actions of CFG to the delivery side; those no longer configured go (a reload). */
+static void
+set_webhooks(struct actions *act, const struct config *cfg)
+{
+	bool any = false;
+	for (size_t i = 0; i < cfg->action_count; i++) {
+		any = any || cfg->actions[i].type == ACTION_WEBHOOK;
+	}
+	if (!any && !act->webhooks) {
+		return;
+	}
+	if (!act->webhooks) {
+		/* the board as receivers see it: its name, and the device id MQTT uses */
+		const char *listen = cfg->web.listen;
+		if (listen[0]) {
+			snprintf(act->generator_url, sizeof(act->generator_url), "http://%s/", listen);
+		}
+		struct webhook_board board = {
+			.name = cfg->board_name,
+			.device_id = cfg->mqtt.device_id[0] ? cfg->mqtt.device_id : cfg->board_name,
+			.generator_url = act->generator_url,
+		};
+		act->webhooks = webhooks_create(&board);
+		if (!act->webhooks) {
+			log_error("webhook actions configured, but this build cannot deliver them");
+			return;
+		}
+	}
+	for (size_t i = 0; i < cfg->action_count; i++) {
+		const struct action_def *def = &cfg->actions[i];
+		if (def->type == ACTION_WEBHOOK) {
+			webhooks_set(act->webhooks, def->name, &def->webhook);
+		}
+	}
+	webhooks_prune(act->webhooks);
+}
 
 struct actions *
 actions_create(const struct config *cfg)
 {
 	struct actions *act = xcalloc(1, sizeof(*act));
 	act->cfg = cfg;
+	set_webhooks(act, cfg);
 	return act;
 }
 
@@ -66,6 +107,23 @@ void
 actions_set_config(struct actions *act, const struct config *cfg)
 {
 	act->cfg = cfg;
+	set_webhooks(act, cfg);
+}
+
+void
+actions_flush(struct actions *act)
+{
+	if (act->webhooks) {
+		webhooks_flush(act->webhooks);
+	}
+}
+
+void
+actions_add_metrics(struct actions *act, struct metric_set *m)
+{
+	if (act->webhooks) {
+		webhooks_add_metrics(act->webhooks, m);
+	}
 }
 
 void
@@ -109,14 +167,18 @@ env_add_number(struct envbuf *env, const char *key, double v)
 	env_add(env, key, buf);
 }
 
+/* KEY as RFC 3339 in UTC and KEY_MS as epoch milliseconds ("" both when unset) */
 static void
 env_add_time(struct envbuf *env, const char *key, int64_t ms)
 {
-	char buf[32] = "";
+	char buf[RFC3339_LEN] = "", name[64], num[24] = "";
 	if (ms > 0) {
-		iso_local_time(ms, buf, sizeof(buf));
+		rfc3339_utc(ms, buf, sizeof(buf));
+		snprintf(num, sizeof(num), "%lld", (long long)ms);
 	}
 	env_add(env, key, buf);
+	snprintf(name, sizeof(name), "%s_MS", key);
+	env_add(env, name, num);
 }
 
 /* The inherited environment minus our own names, plus the alert's fields. */
@@ -150,6 +212,8 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 	env_add_time(env, "TEGRAWATCH_STARTS_AT", ev->starts_at_ms);
 	env_add_time(env, "TEGRAWATCH_ENDS_AT", ev->ends_at_ms);
 	env_add_time(env, "TEGRAWATCH_AT", ev->at_ms);
+	env_add(env, "TEGRAWATCH_BOARD", ev->board ? ev->board : "");
+	env_add(env, "TEGRAWATCH_DEVICE_ID", ev->device_id ? ev->device_id : "");
 	for (size_t i = 0; i < r->label_count; i++) {
 		char key[128];
 		size_t n = (size_t)snprintf(key, sizeof(key), "TEGRAWATCH_LABEL_%s", r->labels[i].key);
@@ -299,10 +363,18 @@ actions_on_alert(const struct alert_event *ev, void *data)
 		if (!def) {
 			continue; /* validated at load; a reload may have removed it */
 		}
-		if (def->type == ACTION_LOG) {
+		switch (def->type) {
+		case ACTION_LOG:
 			run_log(ev);
-		} else {
+			break;
+		case ACTION_EXEC:
 			run_exec(act, def, ev);
+			break;
+		case ACTION_WEBHOOK:
+			if (act->webhooks) {
+				webhooks_notify(act->webhooks, def->name, ev);
+			}
+			break;
 		}
 	}
 }
@@ -346,6 +418,7 @@ actions_poll(struct actions *act)
 		i++;
 	}
 	start_queued(act);
+	actions_flush(act);
 }
 
 void
@@ -354,6 +427,7 @@ actions_destroy(struct actions *act)
 	if (!act) {
 		return;
 	}
+	webhooks_destroy(act->webhooks); /* pending notifications get a few seconds */
 	/* give queued and running programs their grace, then stop them: no zombies left behind */
 	int64_t until = monotonic_ms() + KILL_GRACE_MS;
 	while ((act->running_count > 0 || act->queue_count > 0) && monotonic_ms() < until) {

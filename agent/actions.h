@@ -2,8 +2,9 @@
  * Alert actions: routes each alert event from the engine to the actions
  * bound to its severity (per rule, else the global `notify:` binding) and
  * runs them: `log` writes a line, `exec` starts a program without a shell,
- * with the alert in TEGRAWATCH_* environment variables. Programs never
- * block the loop: they are reaped and timed out from actions_poll().
+ * with the alert in TEGRAWATCH_* environment variables, `webhook` hands it
+ * to the webhook delivery (agent/webhook/, its own thread). Nothing here
+ * blocks the loop: programs are reaped and timed out from actions_poll().
  */
 #ifndef TEGRAWATCH_ACTIONS_H
 #define TEGRAWATCH_ACTIONS_H
@@ -27,8 +28,17 @@ void actions_set_config(struct actions *act, const struct config *cfg);
 /** Engine callback (register with SEVERITY_NONE): runs the bound actions of EV. */
 void actions_on_alert(const struct alert_event *ev, void *data);
 
-/** Reaps finished programs and stops those past their timeout. Call every tick. */
+/**
+ * Reaps finished programs and stops those past their timeout; hands the
+ * webhook deliveries what is due (re-sends). Call every tick and about once a second.
+ */
 void actions_poll(struct actions *act);
+
+/** End of a tick: the webhook notifications of this tick go out (one request per batch). */
+void actions_flush(struct actions *act);
+
+/** Adds the webhook counters (webhook.NAME.sent_total, ...) to M. */
+void actions_add_metrics(struct actions *act, struct metric_set *m);
 
 struct actions_stats {
 	uint64_t runs;     /* programs started */

@@ -44,7 +44,7 @@ static struct engine *
 make_engine(struct alerting *al, const struct config *cfg)
 {
 	struct engine *engine = engine_create(&cfg->rules);
-	engine_set_board(engine, cfg->board_name);
+	engine_set_board(engine, cfg->board_name, cfg->mqtt.device_id[0] ? cfg->mqtt.device_id : cfg->board_name);
 	if (al->run_actions) {
 		engine_on(engine, SEVERITY_NONE, actions_on_alert, al->actions);
 	}
@@ -59,6 +59,9 @@ alerting_process(struct stage *st, struct sample *s, const struct alert_fanout *
 	al->out = out;
 	engine_evaluate(al->engine, s);
 	al->out = NULL;
+	if (al->actions) {
+		actions_flush(al->actions); /* this tick's webhook notifications, batched */
+	}
 	if (al->dirty && al->run_actions && al->cfg->state_file[0]) {
 		int r = engine_save_state(al->engine, al->cfg->state_file);
 		if (r < 0) {
@@ -172,6 +175,7 @@ alerting_add_metrics(struct stage *st, struct metric_set *m)
 		metric_set_put(m, "agent.action_failures_total", (double)as.failures);
 		metric_set_put(m, "agent.action_timeouts_total", (double)as.timeouts);
 		metric_set_put(m, "agent.action_dropped_total", (double)as.dropped);
+		actions_add_metrics(al->actions, m);
 	}
 }
 

@@ -15,6 +15,7 @@
 #include "agent/core/diag.h"
 #include "agent/core/exit_codes.h"
 #include "agent/mqtt/mqtt_config.h"
+#include "agent/webhook/webhook_config.h"
 #include "thresholds/rules.h"
 #include "web/web_config.h"
 
@@ -23,6 +24,7 @@
 enum action_type {
 	ACTION_LOG,
 	ACTION_EXEC,
+	ACTION_WEBHOOK,
 };
 
 struct action_def {
@@ -30,7 +32,8 @@ struct action_def {
 	enum action_type type;
 	char **argv; /* ACTION_EXEC: program and arguments, NULL-terminated; no shell */
 	size_t argc;
-	int64_t timeout_ms; /* ACTION_EXEC: kill the program after this long (default 10 s) */
+	int64_t timeout_ms;            /* ACTION_EXEC: kill the program after this long (default 10 s) */
+	struct webhook_config webhook; /* ACTION_WEBHOOK (agent/webhook/webhook_config.h) */
 };
 
 enum json_lines_mode {

@@ -18,8 +18,8 @@
 
 _Static_assert(sizeof(enum action_type) == sizeof(int), "action_type is decoded as an int");
 
-static const char *const action_type_names[] = {"log", "exec", NULL};
-static const int action_type_values[] = {ACTION_LOG, ACTION_EXEC};
+static const char *const action_type_names[] = {"log", "exec", "webhook", NULL};
+static const int action_type_values[] = {ACTION_LOG, ACTION_EXEC, ACTION_WEBHOOK};
 
 static int decode_command(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
 
@@ -74,6 +74,7 @@ action_finish(struct action_def *a)
 {
 	free(a->name);
 	cfg_free_string_list(a->argv);
+	webhook_config_free(&a->webhook);
 }
 
 /* ---- defaults ---- */
@@ -163,6 +164,47 @@ decode_command(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 	return 0;
 }
 
+/* type: was decoded with the action's own table; the webhook table skips it */
+static int
+skip_type(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	(void)dec;
+	(void)node;
+	(void)obj;
+	return 0;
+}
+
+/*
+ * A webhook action: its keys belong to the webhook module (webhook_keys),
+ * plus `type`, which is decoded here. Checked by the module's validate.
+ */
+static void
+decode_webhook(struct loader *ld, struct cfg_decoder *dec, const struct cfg_node *node, struct action_def *a)
+{
+	static struct cfg_key table[64];
+	static size_t n;
+	if (n == 0) {
+		for (size_t i = 0; i < webhook_key_count && i + 1 < N_OF(table); i++) {
+			table[n++] = webhook_keys[i];
+		}
+		table[n++] = (struct cfg_key)CFG_CUSTOM("type", skip_type);
+	}
+	cfg_apply_defaults(table, n, &a->webhook);
+	size_t before = ld->diags->count;
+	cfg_decode_map(dec, node, table, n, &a->webhook, NULL);
+	if (ld->diags->count != before) {
+		return;
+	}
+	char section[CFG_SHOW_MAX + 16];
+	snprintf(section, sizeof(section), "actions.%s", a->name);
+	struct cfg_place place = {.section = section, .map = node, .file = node->file, .environment = false};
+	webhook_config_validate(&a->webhook, &place, ld->diags);
+	if (!webhook_supported()) {
+		cfg_report(dec, cfg_map_get(node, "type"),
+			   "type: webhook: this build has no webhooks (built without libcurl or libcrypto)");
+	}
+}
+
 static void
 decode_action(struct loader *ld, const struct cfg_node *key, const struct cfg_node *node)
 {
@@ -184,7 +226,11 @@ decode_action(struct loader *ld, const struct cfg_node *key, const struct cfg_no
 	uint64_t present = 0;
 	size_t before = ld->diags->count;
 	if (cfg_node_is_null(node)) {
-		cfg_report(&dec, key, "%s needs 'type' (log or exec)", context);
+		cfg_report(&dec, key, "%s needs 'type' (log, exec or webhook)", context);
+	} else if (node->type == CFG_MAP && cfg_map_get(node, "type") &&
+		   strcmp(cfg_map_get(node, "type")->value ? cfg_map_get(node, "type")->value : "", "webhook") == 0) {
+		a.type = ACTION_WEBHOOK;
+		decode_webhook(ld, &dec, node, &a);
 	} else {
 		cfg_decode_map(&dec, node, action_keys, N_ACTION_KEYS, &a, &present);
 	}
@@ -222,6 +268,25 @@ loader_decode_actions(struct loader *ld, const struct cfg_node *node)
 	}
 	for (size_t i = 0; i < node->count; i++) {
 		decode_action(ld, node->keys[i], node->items[i]);
+	}
+	/* one queue file, one action: two would fight over its lock and its records */
+	const struct config *cfg = ld->cfg;
+	for (size_t i = 1; i < cfg->action_count; i++) {
+		const struct webhook_config *w = &cfg->actions[i].webhook;
+		for (size_t k = 1; k < i && cfg->actions[i].type == ACTION_WEBHOOK && w->queue_file && w->queue_file[0];
+		     k++) {
+			const struct webhook_config *o = &cfg->actions[k].webhook;
+			if (cfg->actions[k].type == ACTION_WEBHOOK && o->queue_file &&
+			    strcmp(o->queue_file, w->queue_file) == 0) {
+				const struct cfg_node *at =
+					cfg_map_get(cfg_map_get(node, cfg->actions[i].name), "queue_file");
+				diag_add(
+					ld->diags, at ? at->file : node->file, at ? at->line : node->line,
+					at ? at->column : node->column,
+					"queue_file: %s is already the queue of action '%s': give each webhook its own",
+					w->queue_file, cfg->actions[k].name);
+			}
+		}
 	}
 }
 

@@ -217,7 +217,7 @@ run(const struct rule_set *rules, struct sample *s, const struct sample *base, d
 	bool churn = load == LOAD_CHURN;
 
 	memset(out, 0, sizeof(*out));
-	engine_set_board(e, "agx-orin-bench");
+	engine_set_board(e, "agx-orin-bench", "bench");
 	engine_on(e, SEVERITY_NONE, count_event, &out->events);
 	start = cpu_ns();
 	do {

@@ -166,9 +166,25 @@ engine_destroy(struct engine *engine)
 }
 
 void
-engine_set_board(struct engine *engine, const char *board)
+engine_set_board(struct engine *engine, const char *board, const char *device_id)
 {
 	snprintf(engine->board, sizeof(engine->board), "%s", board ? board : "");
+	snprintf(engine->device_id, sizeof(engine->device_id), "%s", device_id ? device_id : "");
+}
+
+/*
+ * The fingerprint an event carries: the instance's (rule and metric)
+ * scoped to the board, so the same rule and metric on two boards differ
+ * where receivers group alerts by fingerprint.
+ */
+static void
+event_fingerprint(const struct engine *e, const char *fp, char out[ALERT_FINGERPRINT_LEN + 1])
+{
+	if (e->board[0]) {
+		engine_fingerprint(e->board, fp, NULL, out);
+	} else {
+		snprintf(out, ALERT_FINGERPRINT_LEN + 1, "%s", fp);
+	}
 }
 
 int
@@ -360,7 +376,9 @@ emit(struct engine *e, const struct transition *tr)
 	ev.at_ms = tr->at_ms;
 	ev.starts_at_ms = tr->starts_at_ms;
 	ev.ends_at_ms = tr->t == TRANSITION_RESOLVED ? tr->at_ms : 0;
-	snprintf(ev.fingerprint, sizeof(ev.fingerprint), "%s", tr->fingerprint);
+	event_fingerprint(e, tr->fingerprint, ev.fingerprint);
+	ev.board = e->board;
+	ev.device_id = e->device_id;
 	render(e, &ev);
 	for (size_t i = 0; i < e->cb_count; i++) {
 		if (callback_wants(&e->cbs[i], tr->t, tr->severity, tr->previous)) {
@@ -609,7 +627,9 @@ report_active(const struct engine *e, const struct rule_state *rs, const struct 
 	ev.threshold = a->threshold;
 	ev.at_ms = e->last_ms;
 	ev.starts_at_ms = a->state == ALERT_FIRING ? a->starts_at_ms : 0;
-	snprintf(ev.fingerprint, sizeof(ev.fingerprint), "%s", fp);
+	event_fingerprint(e, fp, ev.fingerprint);
+	ev.board = e->board;
+	ev.device_id = e->device_id;
 	render(e, &ev);
 	fn(&ev, data);
 }

@@ -26,8 +26,11 @@ struct engine;
 struct engine *engine_create(const struct rule_set *rules);
 void engine_destroy(struct engine *engine);
 
-/** Sets the board name used by {{board}} (copied). */
-void engine_set_board(struct engine *engine, const char *board);
+/**
+ * Sets the board name used by {{board}} and in events, and its device id
+ * (both copied). A board name scopes the events' fingerprints to the board.
+ */
+void engine_set_board(struct engine *engine, const char *board, const char *device_id);
 
 /**
  * Registers CB for events of SEVERITY (warning or critical: firing,

@@ -69,6 +69,7 @@ struct engine {
 	struct rule_state *rs;
 	size_t rs_count;
 	char board[128];
+	char device_id[128];
 	struct callback cbs[ENGINE_CALLBACKS_MAX];
 	size_t cb_count;
 	/* the metric layout the instance indexes refer to */

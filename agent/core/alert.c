@@ -1,6 +1,8 @@
 /* Alert events: names and the JSON shape. */
 #include "alert.h"
 
+#include <stdio.h>
+
 #include "sample_json.h"
 
 const char *
@@ -39,16 +41,26 @@ alert_transition_name(enum alert_transition t)
 	return "unknown";
 }
 
+/* "KEY": RFC 3339 in UTC and "KEY_ms": epoch milliseconds, both null when unset */
 static void
-time_or_null(struct json *j, int64_t ms)
+time_pair(struct json *j, const char *key, int64_t ms)
 {
+	char name[32];
+	json_key(j, key);
 	if (ms <= 0) {
 		json_null(j);
-		return;
+	} else {
+		char ts[RFC3339_LEN];
+		rfc3339_utc(ms, ts, sizeof(ts));
+		json_string(j, ts);
 	}
-	char ts[32];
-	iso_local_time(ms, ts, sizeof(ts));
-	json_string(j, ts);
+	snprintf(name, sizeof(name), "%s_ms", key);
+	json_key(j, name);
+	if (ms <= 0) {
+		json_null(j);
+	} else {
+		json_int(j, ms);
+	}
 }
 
 static const char *
@@ -89,12 +101,9 @@ alert_event_to_json(struct json *j, const struct alert_event *ev)
 	json_bool(j, ev->absent);
 	json_key(j, "fingerprint");
 	json_string(j, ev->fingerprint);
-	json_key(j, "at");
-	time_or_null(j, ev->at_ms);
-	json_key(j, "starts_at");
-	time_or_null(j, ev->starts_at_ms);
-	json_key(j, "ends_at");
-	time_or_null(j, ev->ends_at_ms);
+	time_pair(j, "at", ev->at_ms);
+	time_pair(j, "starts_at", ev->starts_at_ms);
+	time_pair(j, "ends_at", ev->ends_at_ms);
 	json_key(j, "summary");
 	json_string(j, ev->summary);
 	json_key(j, "description");
@@ -110,5 +119,12 @@ alert_event_to_json(struct json *j, const struct alert_event *ev)
 	json_string(j, ev->throttle);
 	json_key(j, "power_mode");
 	json_string(j, ev->power_mode ? ev->power_mode : "");
+	json_key(j, "board");
+	json_object_begin(j);
+	json_key(j, "name");
+	json_string(j, ev->board ? ev->board : "");
+	json_key(j, "device_id");
+	json_string(j, ev->device_id ? ev->device_id : "");
+	json_object_end(j);
 	json_object_end(j);
 }

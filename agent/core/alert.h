@@ -66,11 +66,13 @@ struct alert_event {
 	int64_t at_ms;                               /* sample time of the transition */
 	int64_t starts_at_ms;                        /* when the alert started firing (0 while pending) */
 	int64_t ends_at_ms;                          /* resolved: at_ms; otherwise 0 */
-	char fingerprint[ALERT_FINGERPRINT_LEN + 1]; /* stable: hex hash of rule name + metric */
+	char fingerprint[ALERT_FINGERPRINT_LEN + 1]; /* stable: hex hash of board, rule name and metric */
 	char summary[ALERT_TEXT_MAX];                /* rendered template */
 	char description[ALERT_TEXT_MAX];            /* rendered template, "" when none */
 	char throttle[ALERT_TEXT_MAX];               /* throttle reasons when the metric is throttle.*, else "" */
 	const char *power_mode;                      /* the sample's power mode ("" unknown) */
+	const char *board;                           /* the board's name (agent.board_name) */
+	const char *device_id;                       /* the board's stable id (the MQTT device id) */
 };
 
 typedef void (*alert_callback)(const struct alert_event *ev, void *data);
@@ -80,9 +82,10 @@ typedef void (*alert_callback)(const struct alert_event *ev, void *data);
  * topic, the HTTP API, the event stream and `replay --json`:
  * {"rule", "metric", "transition", "status" ("firing"|"resolved"|
  * "pending"), "severity", "previous_severity", "value", "threshold",
- * "absent", "fingerprint", "at", "starts_at", "ends_at" (ISO 8601 local
- * time or null), "summary", "description", "labels": {...}, "throttle",
- * "power_mode"}.
+ * "absent", "fingerprint", "at", "at_ms", "starts_at", "starts_at_ms",
+ * "ends_at", "ends_at_ms" (RFC 3339 in UTC and epoch milliseconds, or
+ * null), "summary", "description", "labels": {...}, "throttle",
+ * "power_mode", "board": {"name", "device_id"}}.
  */
 void alert_event_to_json(struct json *j, const struct alert_event *ev);
 

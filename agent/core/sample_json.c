@@ -15,6 +15,17 @@ iso_local_time(int64_t time_ms, char *buf, size_t size)
 }
 
 void
+rfc3339_utc(int64_t time_ms, char *buf, size_t size)
+{
+	/* floor, so a time before 1970 still rounds down to its second */
+	time_t t = (time_t)(time_ms >= 0 ? time_ms / 1000 : -((-time_ms + 999) / 1000));
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		snprintf(buf, size, "1970-01-01T00:00:00Z");
+	}
+}
+
+void
 metrics_to_json(struct json *j, const struct metric_set *set)
 {
 	json_object_begin(j);

@@ -1,6 +1,8 @@
 /* Webhook bodies: Alertmanager's API, Alertmanager's webhook (version 4) and the tegrawatch event. No I/O. */
 #include "webhook_format.h"
 
+#include "agent/core/sample_json.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,17 +30,6 @@ struct am_alert {
 	char value[40];
 	char threshold[40];
 };
-
-void
-webhook_time_utc(int64_t time_ms, char *buf, size_t size)
-{
-	/* floor, so a time before 1970 still rounds down to its second */
-	time_t t = (time_t)(time_ms >= 0 ? time_ms / 1000 : -((-time_ms + 999) / 1000));
-	struct tm tm;
-	if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-		snprintf(buf, size, "1970-01-01T00:00:00Z");
-	}
-}
 
 bool
 webhook_event_wanted(const struct alert_event *ev)
@@ -129,8 +120,8 @@ write_kvs(struct json *j, const struct kv *kvs, size_t n)
 static void
 write_time(struct json *j, const char *key, int64_t ms)
 {
-	char ts[WEBHOOK_TIME_LEN + 8];
-	webhook_time_utc(ms, ts, sizeof(ts));
+	char ts[RFC3339_LEN + 8];
+	rfc3339_utc(ms, ts, sizeof(ts));
 	json_key(j, key);
 	json_string(j, ts);
 }
@@ -291,21 +282,7 @@ webhook_format_alertmanager(struct json *j, const struct webhook_board *board, c
 void
 webhook_format_json(struct json *j, const struct webhook_board *board, const struct alert_event *ev)
 {
-	/* the core shape, reopened to add the board: every consumer sees the same event */
-	struct json e, b;
-	json_init(&e);
-	json_init(&b);
-	alert_event_to_json(&e, ev);
-	json_object_begin(&b);
-	json_key(&b, "name");
-	json_string(&b, board->name);
-	json_key(&b, "device_id");
-	json_string(&b, board->device_id ? board->device_id : "");
-	json_object_end(&b);
-	json_raw(j, e.out.buf, e.out.len - 1); /* without its closing brace */
-	json_raw(j, ",\"board\":", 9);
-	json_raw(j, b.out.buf, b.out.len);
-	json_raw(j, "}", 1);
-	json_free(&e);
-	json_free(&b);
+	/* the core shape, which carries the board itself: every consumer sees the same event */
+	(void)board;
+	alert_event_to_json(j, ev);
 }

@@ -33,12 +33,6 @@ struct webhook_board {
 	const char *generator_url;
 };
 
-/* "YYYY-MM-DDTHH:MM:SSZ" plus a NUL */
-#define WEBHOOK_TIME_LEN 21
-
-/** Writes TIME_MS (unix milliseconds) as RFC 3339 UTC seconds into BUF (>= WEBHOOK_TIME_LEN bytes). */
-void webhook_time_utc(int64_t time_ms, char *buf, size_t size);
-
 /** True for the transitions a webhook sends on: firing, escalated, deescalated, repeat, resolved. */
 bool webhook_event_wanted(const struct alert_event *ev);
 
@@ -53,7 +47,7 @@ void webhook_format_alertmanager_api(struct json *j, const struct webhook_board 
 void webhook_format_alertmanager(struct json *j, const struct webhook_board *board, const char *receiver,
 				 const struct alert_event *const *evs, size_t n);
 
-/** json: the core event shape of EV with "board" added as its last member. */
+/** json: the core event shape of EV (alert_event_to_json: it names the board). */
 void webhook_format_json(struct json *j, const struct webhook_board *board, const struct alert_event *ev);
 
 #endif

@@ -1017,7 +1017,7 @@ test_template_rendering(void **state)
 	plain->summary = xstrdup(big);
 
 	e = engine_create(set);
-	engine_set_board(e, "orin-7");
+	engine_set_board(e, "orin-7", "orin-7-id");
 	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
 	at(s, 0, "MAXN");
 	put(s, "temp.cpu_c", 96.5);
@@ -1037,7 +1037,8 @@ test_template_rendering(void **state)
 			    "cpu-hot on orin-7: temp.cpu_c at 96.5 C >= 95 (critical, robots, , MAXN, firing)");
 	assert_string_equal(rec.ev[0].description, "lab 2 {{bogus}} {single}");
 	assert_string_equal(rec.ev[0].throttle, "");
-	assert_string_equal(rec.ev[0].fp, "ff9f3bcd6430da91");
+	/* scoped to the board: the same rule and metric elsewhere give another fingerprint */
+	assert_string_equal(rec.ev[0].fp, "2b91b15c8f535318");
 	assert_string_equal(rec.ev[1].metric, "throttle.active");
 	assert_string_equal(rec.ev[1].throttle,
 			    "thermal: cpu at 96.0 C >= passive trip 95.0 C; overcurrent: oc1 event count 0 -> 2 (+2)");
@@ -1405,6 +1406,36 @@ test_foreach_active(void **state)
 	rec_reset(&rec);
 }
 
+/* The same rule and metric on two boards: two fingerprints (receivers group by them). */
+static void
+test_fingerprint_per_board(void **state)
+{
+	struct sample *s = *state;
+	char fp[3][ALERT_FINGERPRINT_LEN + 1];
+	const char *boards[3] = {"orin-a", "orin-b", ""};
+	for (int b = 0; b < 3; b++) {
+		struct rule_set *set = set_new(1);
+		level(rule_init(set, 0, "hot", "temp.cpu_c", RULE_ABOVE), SEVERITY_WARNING, 90);
+		struct engine *e = engine_create(set);
+		engine_set_board(e, boards[b], "id");
+		struct recorder rec = {0};
+		engine_on(e, SEVERITY_NONE, record, &rec);
+		at(s, 0, "MAXN");
+		put(s, "temp.cpu_c", 95);
+		engine_evaluate(e, s);
+		assert_int_equal(rec.n, 1);
+		snprintf(fp[b], sizeof(fp[b]), "%s", rec.ev[0].fp);
+		assert_int_equal(strlen(fp[b]), ALERT_FINGERPRINT_LEN);
+		rec_reset(&rec);
+		free(rec.ev);
+		engine_destroy(e);
+		set_free(set);
+	}
+	assert_string_not_equal(fp[0], fp[1]);
+	assert_string_not_equal(fp[0], fp[2]);
+	assert_string_not_equal(fp[1], fp[2]);
+}
+
 int
 main(void)
 {
@@ -1414,6 +1445,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_oscillation_hour, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_for_clear_timing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escalation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fingerprint_per_board, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_below_and_absolute_clear, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absent_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absent_glob, setup, teardown),

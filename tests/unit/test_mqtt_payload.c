@@ -179,6 +179,8 @@ make_event(const struct rule *r, enum alert_transition t, const char *fingerprin
 		.at_ms = 1741946410000,
 		.starts_at_ms = 1741946410000,
 		.power_mode = "MAXN",
+		.board = "orin-01",
+		.device_id = "ab12",
 	};
 	snprintf(ev.fingerprint, sizeof(ev.fingerprint), "%s", fingerprint);
 	snprintf(ev.summary, sizeof(ev.summary), "GPU at 96.5 C");
@@ -201,10 +203,11 @@ test_alert_json(void **state)
 			    "{\"boot_id\":\"" BOOT "\",\"seq\":99,\"rule\":\"gpu-hot\",\"metric\":\"temp.gpu_c\","
 			    "\"transition\":\"firing\",\"status\":\"firing\",\"severity\":\"critical\","
 			    "\"previous_severity\":\"none\",\"value\":96.5,\"threshold\":95,\"absent\":false,"
-			    "\"fingerprint\":\"0123456789abcdef\",\"at\":\"2025-03-14T10:00:10\","
-			    "\"starts_at\":\"2025-03-14T10:00:10\",\"ends_at\":null,\"summary\":\"GPU at 96.5 C\","
+			    "\"fingerprint\":\"0123456789abcdef\",\"at\":\"2025-03-14T10:00:10Z\","
+			    "\"at_ms\":1741946410000,\"starts_at\":\"2025-03-14T10:00:10Z\",\"starts_at_ms\":1741946410000,"
+			    "\"ends_at\":null,\"ends_at_ms\":null,\"summary\":\"GPU at 96.5 C\","
 			    "\"description\":\"\",\"labels\":{\"team\":\"robots\"},\"throttle\":\"\","
-			    "\"power_mode\":\"MAXN\"}");
+			    "\"power_mode\":\"MAXN\",\"board\":{\"name\":\"orin-01\",\"device_id\":\"ab12\"}}");
 	assert_true(mqtt_alert_published(TRANSITION_FIRING));
 	assert_true(mqtt_alert_published(TRANSITION_ESCALATED));
 	assert_true(mqtt_alert_published(TRANSITION_DEESCALATED));
