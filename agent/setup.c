@@ -101,7 +101,8 @@ add_outputs(struct agent *agent, const struct board *b, const struct config *cfg
 {
 	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
 	if (json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO))) {
-		agent_add_sink(agent, jsonl_sink_create(STDOUT_FILENO));
+		/* as fast as possible, the reader sets the pace: no sample is dropped for it */
+		agent_add_sink(agent, jsonl_sink_create(STDOUT_FILENO, o->replay && o->speed == 0));
 	}
 	struct board_identity none = {0};
 	const struct board_identity *id = b ? board_identity(b) : &none;

@@ -115,7 +115,7 @@ static const struct sink_ops jsonl_sink_ops = {
 };
 
 struct sink *
-jsonl_sink_create(int fd)
+jsonl_sink_create(int fd, bool blocking)
 {
 	struct jsonl_sink *js = xcalloc(1, sizeof(*js));
 	js->base.ops = &jsonl_sink_ops;
@@ -123,7 +123,7 @@ jsonl_sink_create(int fd)
 	json_init(&js->json);
 	struct stat st;
 	/* a pipe or socket is ours alone to make non-blocking; a terminal is shared with the shell */
-	if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+	if (!blocking && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		int flags = fcntl(fd, F_GETFL);
 		if (flags >= 0) {
 			fcntl(fd, F_SETFL, flags | O_NONBLOCK);

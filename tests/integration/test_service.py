@@ -8,6 +8,7 @@ with a syslog priority.
 
 Usage: test_service.py TEGRAWATCH SOURCE_ROOT
 """
+import json
 import os
 import re
 import signal
@@ -157,6 +158,20 @@ class JournalTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0)
                 counts[name] = len(open(out_path).read().splitlines())
             self.assertEqual(counts, {"auto-journal": 0, "json": 5, "auto-file": 5, "no-json": 0})
+
+    def test_fast_replay_waits_for_its_reader(self):
+        """As fast as possible there is no clock to keep: a slow reader gets every line."""
+        with tempfile.TemporaryDirectory(prefix="tw-slow-") as d:
+            cfg = os.path.join(d, "tegrawatch.yaml")
+            with open(cfg, "w") as f:
+                f.write('agent:\n  state_file: ""\nweb:\n  listen: ""\n')
+            p = subprocess.Popen([BIN, "run", "--demo", "--speed", "0", "-c", cfg], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, env=clean_env())
+            time.sleep(1.5)  # the pipe fills long before this
+            lines = p.stdout.read().splitlines()
+            self.assertEqual(p.wait(30), 0)
+            self.assertEqual(len(lines), 900)
+            self.assertEqual(json.loads(lines[-1])["metrics"]["agent.json_lines_dropped_total"], 0)
 
 
 class UnreadableTest(unittest.TestCase):
