@@ -216,6 +216,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		agent_add_stage(agent, service); /* first: it announces a reload before the others reload */
 	}
 	agent_add_stage(agent, throttle_stage_create());
+	agent_add_stage(agent, counters_stage_create());
 	agent_add_stage(agent, alerting_stage_create(cfg, !o->dry_run));
 	*out = agent;
 	return 0;

@@ -44,6 +44,13 @@ int hwmon_source_create(struct source **out);
  */
 struct stage *throttle_stage_create(void);
 
+/**
+ * The counters stage (after the throttle stage): energy.RAIL.joules_total,
+ * throttle.seconds_total and throttle.REASON.seconds_total, integrated over
+ * every sample. Cannot fail.
+ */
+struct stage *counters_stage_create(void);
+
 /** Converts a tegrastats stamp (local time) to ms since the epoch. */
 struct tegrastats_stamp;
 int64_t tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp);

@@ -118,6 +118,37 @@ class ParseTest(unittest.TestCase):
 
 
 class RunTest(unittest.TestCase):
+    def test_counters_integrate_every_sample(self):
+        """energy.RAIL.joules_total is the sum of power x interval; throttle seconds count throttled time."""
+        log = os.path.join(SRC, "configs/demo/tegrastats.log")
+        p = run(["run", "--replay", log, "--speed", "0", "--json"], timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-400:])
+        docs = [json.loads(x) for x in p.stdout.splitlines()]
+        parsed = [json.loads(x) for x in run(["parse", log]).stdout.splitlines()]
+        self.assertEqual(len(docs), len(parsed))
+        rails = sorted(k[len("power."):-len(".mw")] for k in parsed[0]["metrics"]
+                       if k.startswith("power.") and k.endswith(".mw"))
+        self.assertTrue(rails)
+        for rail in rails:
+            want, prev_t = 0.0, None
+            for d, q in zip(docs, parsed):
+                t = d["time_ms"]
+                if prev_t is not None and ("power.%s.mw" % rail) in q["metrics"]:
+                    want += q["metrics"]["power.%s.mw" % rail] / 1000.0 * (t - prev_t) / 1000.0
+                prev_t = t
+            got = docs[-1]["metrics"]["energy.%s.joules_total" % rail]
+            self.assertTrue(abs(got - want) <= 1e-6 * max(1.0, want), (rail, got, want))
+        for key in ["throttle.seconds_total"] + ["energy.%s.joules_total" % r for r in rails]:
+            series = [d["metrics"][key] for d in docs]
+            self.assertEqual(series, sorted(series), key)  # counters never go back
+        throttled = sum((b["time_ms"] - a["time_ms"]) / 1000.0 for a, b in zip(docs, docs[1:])
+                        if b["throttle"]["active"])
+        self.assertGreater(throttled, 0)
+        self.assertAlmostEqual(docs[-1]["metrics"]["throttle.seconds_total"], throttled, places=6)
+        self.assertAlmostEqual(docs[-1]["metrics"]["throttle.thermal.seconds_total"],
+                               sum((b["time_ms"] - a["time_ms"]) / 1000.0 for a, b in zip(docs, docs[1:])
+                                   if "thermal" in b["throttle"]["reasons"]), places=6)
+
     def test_demo_tells_the_story(self):
         p = run(["run", "--demo", "--speed", "0"], timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)

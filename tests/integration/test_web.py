@@ -464,7 +464,10 @@ class WebTest(unittest.TestCase):
         self.assertTrue(math.isclose(samples['tegrawatch_power_watts{rail="vdd_in"}'],
                                      self.log[seq]["power.vdd_in.mw"] / 1000, rel_tol=1e-12))
         for key in ('tegrawatch_cpu_frequency_hertz{cpu="0"}', "tegrawatch_throttle_active",
-                    'tegrawatch_throttle_active{reason="thermal"}', 'tegrawatch_throttle_active{reason="freq_cap"}',
+                    'tegrawatch_throttle_reason_active{reason="thermal"}',
+                    'tegrawatch_throttle_reason_active{reason="freq_cap"}',
+                    'tegrawatch_energy_joules_total{rail="vdd_in"}', "tegrawatch_throttle_seconds_total",
+                    'tegrawatch_throttle_reason_seconds_total{reason="thermal"}',
                     'tegrawatch_oc_events_total{event="3"}', 'tegrawatch_cpu_load_ratio{cpu="5"}',
                     "tegrawatch_memory_used_bytes", "tegrawatch_agent_read_errors_total",
                     "tegrawatch_agent_parse_errors_total", "tegrawatch_agent_late_ticks_total",

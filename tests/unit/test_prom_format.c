@@ -75,7 +75,14 @@ test_map_names(void **state)
 	check_map("fan.nct7802_1.rpm", "tegrawatch_fan_rpm", "gauge", 1, "fan", "nct7802_1", NULL, NULL);
 	check_map("nvpmodel.id", "tegrawatch_power_mode_id", "gauge", 1, NULL, NULL, NULL, NULL);
 	check_map("throttle.active", "tegrawatch_throttle_active", "gauge", 1, NULL, NULL, NULL, NULL);
-	check_map("throttle.rail_alarm", "tegrawatch_throttle_active", "gauge", 1, "reason", "rail_alarm", NULL, NULL);
+	/* the aggregate and the reasons are two families: sum() of either counts nothing twice */
+	check_map("throttle.rail_alarm", "tegrawatch_throttle_reason_active", "gauge", 1, "reason", "rail_alarm", NULL,
+		  NULL);
+	check_map("throttle.seconds_total", "tegrawatch_throttle_seconds_total", "counter", 1, NULL, NULL, NULL, NULL);
+	check_map("throttle.thermal.seconds_total", "tegrawatch_throttle_reason_seconds_total", "counter", 1, "reason",
+		  "thermal", NULL, NULL);
+	check_map("energy.vdd_in.joules_total", "tegrawatch_energy_joules_total", "counter", 1, "rail", "vdd_in", NULL,
+		  NULL);
 	check_map("hwmon.nct7802_1.in0_mv", "tegrawatch_hwmon_voltage_volts", "gauge", 0.001, "chip", "nct7802_1",
 		  "sensor", "in0");
 	check_map("agent.samples_total", "tegrawatch_agent_samples_total", "counter", 1, NULL, NULL, NULL, NULL);
@@ -106,12 +113,13 @@ static const char expected_small[] =
 	"# HELP tegrawatch_temperature_celsius Temperature of a thermal zone or sensor in degrees Celsius.\n"
 	"# TYPE tegrawatch_temperature_celsius gauge\n"
 	"tegrawatch_temperature_celsius{sensor=\"cpu\"} 46.5\n"
-	"# HELP tegrawatch_throttle_active 1 when the board is throttled; with a reason label, 1 when that reason "
-	"applies.\n"
+	"# HELP tegrawatch_throttle_active 1 when the board is throttled, for any reason.\n"
 	"# TYPE tegrawatch_throttle_active gauge\n"
 	"tegrawatch_throttle_active 1\n"
-	"tegrawatch_throttle_active{reason=\"freq_cap\"} 0\n"
-	"tegrawatch_throttle_active{reason=\"thermal\"} 1\n"
+	"# HELP tegrawatch_throttle_reason_active 1 when this throttle reason applies (several may at once).\n"
+	"# TYPE tegrawatch_throttle_reason_active gauge\n"
+	"tegrawatch_throttle_reason_active{reason=\"freq_cap\"} 0\n"
+	"tegrawatch_throttle_reason_active{reason=\"thermal\"} 1\n"
 	"# HELP tegrawatch_board_info Board identity (value 1): model, SoC, module, L4T and JetPack.\n"
 	"# TYPE tegrawatch_board_info gauge\n"
 	"tegrawatch_board_info{model=\"Orin \\\"Nano\\\" C:\\\\dev\\nkit\",soc=\"tegra234\",module=\"\","
@@ -292,6 +300,7 @@ test_every_catalogue_shape_has_a_family(void **state)
 		"power.vdd_in.crit_ma", "oc.1.events", "oc.1.throttle_enabled", "fan.0.pwm", "fan.0.rpm",
 		"mts.fg_pct", "mts.bg_pct", "cpu.edp_limit_mhz", "nvpmodel.id", "throttle.active",
 		"throttle.thermal", "throttle.overcurrent", "throttle.rail_alarm", "throttle.freq_cap",
+		"throttle.seconds_total", "throttle.thermal.seconds_total", "energy.vdd_in.joules_total",
 		"hwmon.chip.in1_mv",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
