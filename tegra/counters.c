@@ -91,7 +91,8 @@ counters_process(struct stage *st, struct sample *s, const struct alert_fanout *
 	metric_set_put(&s->metrics, "throttle.seconds_total", c->throttled_s);
 	for (int k = 0; k < THROTTLE_REASON_COUNT; k++) {
 		char name[64];
-		snprintf(name, sizeof(name), "throttle.%s.seconds_total", throttle_reason_name((enum throttle_reason)k));
+		snprintf(name, sizeof(name), "throttle.%s.seconds_total",
+			 throttle_reason_name((enum throttle_reason)k));
 		metric_set_put(&s->metrics, name, c->reason_s[k]);
 	}
 	return 0;

@@ -466,6 +466,19 @@ ha_begin(struct json *j, const struct mqtt_ha_ctx *ctx, const char *component, c
 	return true;
 }
 
+/* A problem-class binary sensor: ON/OFF. */
+static void
+ha_problem(struct json *j, const struct mqtt_ha_ctx *ctx)
+{
+	(void)ctx;
+	json_key(j, "device_class");
+	json_string(j, "problem");
+	json_key(j, "payload_on");
+	json_string(j, "ON");
+	json_key(j, "payload_off");
+	json_string(j, "OFF");
+}
+
 static void
 ha_end(struct json *j, const struct mqtt_ha_ctx *ctx, const char *topic, mqtt_ha_emit emit, void *data)
 {
@@ -481,11 +494,24 @@ ha_end(struct json *j, const struct mqtt_ha_ctx *ctx, const char *topic, mqtt_ha
 }
 
 size_t
+mqtt_ha_sensor_count(const struct metric_set *set)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->count; i++) {
+		struct ha_sensor sensor;
+		char name[METRIC_NAME_MAX + 32];
+		bool milli;
+		n += classify(set->items[i].name, &sensor, name, sizeof(name), &milli);
+	}
+	return n;
+}
+
+size_t
 mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, mqtt_ha_emit emit, void *data)
 {
 	struct json j;
 	json_init(&j);
-	char topic[MQTT_TOPIC_MAX * 2], tmpl[METRIC_NAME_MAX + 96], object[METRIC_NAME_MAX];
+	char topic[MQTT_TOPIC_MAX * 2], tmpl[2 * METRIC_NAME_MAX + 128], object[METRIC_NAME_MAX];
 	size_t n = 0;
 	for (size_t i = 0; i < set->count; i++) {
 		const char *metric = set->items[i].name;
@@ -501,10 +527,16 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 				*p = '_';
 			}
 		}
+		/* a metric missing from a sample (a -256 zone, tegrastats late) renders "None": HA shows unknown */
 		if (milli) {
-			snprintf(tmpl, sizeof(tmpl), "{{ (value_json.metrics['%s'] / 1000) | round(3) }}", metric);
+			snprintf(
+				tmpl, sizeof(tmpl),
+				"{{ (value_json.metrics['%s'] / 1000) | round(3) if '%s' in value_json.metrics else none }}",
+				metric, metric);
 		} else {
-			snprintf(tmpl, sizeof(tmpl), "{{ value_json.metrics['%s'] }}", metric);
+			snprintf(tmpl, sizeof(tmpl),
+				 "{{ value_json.metrics['%s'] if '%s' in value_json.metrics else none }}", metric,
+				 metric);
 		}
 		if (!ha_begin(&j, ctx, "sensor", object, sensor.name, tmpl, topic, sizeof(topic))) {
 			continue;
@@ -522,7 +554,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 		ha_end(&j, ctx, topic, emit, data);
 		n++;
 	}
-	if (ha_begin(&j, ctx, "sensor", "power_mode", "Power mode", "{{ value_json.power_mode }}", topic,
+	if (ha_begin(&j, ctx, "sensor", "power_mode", "Power mode", "{{ value_json.power_mode or none }}", topic,
 		     sizeof(topic))) {
 		json_key(&j, "icon");
 		json_string(&j, "mdi:flash");
@@ -531,12 +563,36 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 	}
 	if (ha_begin(&j, ctx, "binary_sensor", "throttled", "Throttled",
 		     "{{ 'ON' if value_json.throttle.active else 'OFF' }}", topic, sizeof(topic))) {
-		json_key(&j, "device_class");
-		json_string(&j, "problem");
-		json_key(&j, "payload_on");
-		json_string(&j, "ON");
-		json_key(&j, "payload_off");
-		json_string(&j, "OFF");
+		ha_problem(&j, ctx);
+		/* why, as attributes: {"thermal": "tj at 95.2 C >= passive trip 95.0 C", ...} */
+		json_key(&j, "json_attributes_topic");
+		json_string(&j, ctx->state_topic);
+		json_key(&j, "json_attributes_template");
+		json_string(&j, "{{ value_json.throttle.reasons | tojson }}");
+		ha_end(&j, ctx, topic, emit, data);
+		n++;
+	}
+	/* one binary sensor per reason, for automations that care about one cause */
+	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
+		const char *reason = throttle_reason_name((enum throttle_reason)r);
+		char object_r[48], name_r[64];
+		snprintf(object_r, sizeof(object_r), "throttled_%s", reason);
+		snprintf(name_r, sizeof(name_r), "Throttled: %s", reason);
+		snprintf(tmpl, sizeof(tmpl), "{{ 'ON' if '%s' in value_json.throttle.reasons else 'OFF' }}", reason);
+		if (ha_begin(&j, ctx, "binary_sensor", object_r, name_r, tmpl, topic, sizeof(topic))) {
+			ha_problem(&j, ctx);
+			ha_end(&j, ctx, topic, emit, data);
+			n++;
+		}
+	}
+	if (ha_begin(&j, ctx, "sensor", "alerts_firing", "Alerts firing",
+		     "{{ value_json.metrics['agent.alerts_firing'] if 'agent.alerts_firing' in value_json.metrics "
+		     "else none }}",
+		     topic, sizeof(topic))) {
+		json_key(&j, "state_class");
+		json_string(&j, "measurement");
+		json_key(&j, "icon");
+		json_string(&j, "mdi:bell-alert");
 		ha_end(&j, ctx, topic, emit, data);
 		n++;
 	}

@@ -124,6 +124,9 @@ struct mqtt_ha_ctx {
 	const struct mqtt_info *info;
 };
 
+/** How many metrics of SET get a sensor of their own in discovery (to notice a set that grew). */
+size_t mqtt_ha_sensor_count(const struct metric_set *set);
+
 /** Called once per discovery config: retained TOPIC with PAYLOAD (LEN bytes). */
 typedef void (*mqtt_ha_emit)(const char *topic, const char *payload, size_t len, void *data);
 

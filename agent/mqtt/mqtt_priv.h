@@ -112,6 +112,8 @@ struct mqtt_sink {
 	struct mqtt_active active;
 	bool active_dirty;
 	int64_t discovery_due_ms; /* -1: none due */
+	size_t discovered;        /* metric sensors in the last discovery burst */
+	size_t metrics_seen;      /* the largest metric set seen: a larger one may bring new sensors */
 	int mid_offline;
 	bool offline_acked;
 

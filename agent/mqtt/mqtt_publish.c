@@ -123,6 +123,8 @@ publish_discovery(struct mqtt_sink *s, const struct metric_set *set)
 		.info = &s->info,
 	};
 	size_t n = mqtt_ha_discovery(&ctx, set, emit_discovery, s);
+	s->discovered = mqtt_ha_sensor_count(set);
+	s->metrics_seen = set->count;
 	log_info("mqtt: published %zu Home Assistant discovery configs", n);
 }
 
@@ -188,6 +190,12 @@ mqtt_pub_write(struct sink *sink, const struct sample *smp)
 		if (s->ha && s->discovery_due_ms >= 0 && monotonic_ms() >= s->discovery_due_ms) {
 			s->discovery_due_ms = -1;
 			publish_discovery(s, &smp->metrics);
+		} else if (s->ha && s->discovery_due_ms < 0 && smp->metrics.count > s->metrics_seen) {
+			/* more metrics than ever (tegrastats started late, a fan spun up): new sensors? */
+			s->metrics_seen = smp->metrics.count;
+			if (mqtt_ha_sensor_count(&smp->metrics) > s->discovered) {
+				publish_discovery(s, &smp->metrics);
+			}
 		}
 		mqtt_pub_pump(s);
 	}

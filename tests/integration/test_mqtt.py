@@ -9,6 +9,7 @@ Usage: test_mqtt.py TEGRAWATCH SOURCE_ROOT
 Needs: mosquitto, mosquitto_passwd, openssl, python3-paho-mqtt (exit 77 = skipped without them).
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -387,6 +388,59 @@ class MqttTest(unittest.TestCase):
         self.assertGreaterEqual(len(states), 890)
         self.assertTrue([x for x in s.json("tegrawatch/pipe/alerts") if x["transition"] == "firing"])
 
+    def render_every_template(self, configs):
+        """Every template renders in a strict Jinja2 environment, with its metric present and absent."""
+        import jinja2
+        env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+        env.filters.setdefault("tojson", lambda v: json.dumps(v))
+        state = {"ts": "2025-03-14T10:00:00", "time_ms": 1, "boot_id": BOOT_ID, "seq": 1, "power_mode": "MAXN",
+                 "metrics": {"agent.alerts_firing": 2, "temp.tj_c": 61.5, "power.vdd_in.mw": 7543},
+                 "throttle": {"active": True, "reasons": {"thermal": "tj at 95.2 C"}, "context": ""}}
+        rendered = 0
+        for topic, c in configs.items():
+            for key in ("value_template", "json_attributes_template"):
+                if key not in c:
+                    continue
+                tmpl = env.from_string(c[key])
+                names = [m for m in re.findall(r"metrics\['([^']+)'\]", c[key])]
+                present = json.loads(json.dumps(state))
+                for m in names:
+                    present["metrics"].setdefault(m, 1234.5)
+                out = tmpl.render(value_json=present)
+                self.assertNotEqual(out, "None", (topic, key))
+                absent = json.loads(json.dumps(state))
+                absent["power_mode"] = None
+                for m in names:
+                    absent["metrics"].pop(m, None)
+                out = tmpl.render(value_json=absent)  # raises on anything undefined
+                if names or "power_mode" in c[key]:
+                    self.assertEqual(out, "None", (topic, key))  # HA shows "unknown"
+                rendered += 1
+        self.assertGreater(rendered, 10)
+        power = env.from_string(configs["homeassistant/sensor/ha1_power_vdd_in_mw/config"]["value_template"])
+        self.assertEqual(power.render(value_json=state), "7.543")
+        thr = configs["homeassistant/binary_sensor/ha1_throttled_thermal/config"]["value_template"]
+        self.assertEqual(env.from_string(thr).render(value_json=state), "ON")
+        thr = configs["homeassistant/binary_sensor/ha1_throttled_freq_cap/config"]["value_template"]
+        self.assertEqual(env.from_string(thr).render(value_json=state), "OFF")
+
+    def test_late_metrics_get_entities(self):
+        """tegrastats starting after sysfs: its metrics get entities without a reconnect."""
+        b = self.broker()
+        s = self.sub(b.port, ["homeassistant/#"])
+        root = os.path.join(self.d, "board")
+        shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), root, symlinks=True)
+        fake = os.path.join(self.d, "late-tegrastats")
+        write_file(fake, "#!/bin/sh\nsleep 3\nwhile :; do\n"
+                   "echo 'RAM 2000/7620MB (lfb 4x4MB) CPU [5%@729,4%@729] AO@45.5C'\nsleep 0.2\ndone\n", 0o755)
+        a = self.agent("late", base_cfg(b.port, "late"),
+                       args=("--root", root, "--interval", "200", "--tegrastats", fake))
+        topic = "homeassistant/sensor/late_temp_ao_c/config"
+        self.assertTrue(wait_until(lambda: s.all("homeassistant/sensor/late_temp_tj_c/config"), 10), a.stderr())
+        self.assertEqual(s.all(topic), [])  # not yet: tegrastats waits 3 s
+        self.assertTrue(wait_until(lambda: s.all(topic), 10), a.stderr())
+        self.assertEqual(a.stop(), 0)
+
     def test_ha_discovery_and_republish(self):
         b = self.broker()
         s = self.sub(b.port, ["homeassistant/#", "tegrawatch/ha1/status"])
@@ -413,11 +467,17 @@ class MqttTest(unittest.TestCase):
         t = configs[temp_topic]
         self.assertEqual((t["device_class"], t["state_class"], t["unit_of_measurement"]),
                          ("temperature", "measurement", "\u00b0C"))
-        self.assertEqual(t["value_template"], "{{ value_json.metrics['temp.tj_c'] }}")
+        self.assertEqual(t["value_template"],
+                         "{{ value_json.metrics['temp.tj_c'] if 'temp.tj_c' in value_json.metrics else none }}")
         p = configs["homeassistant/sensor/ha1_power_vdd_in_mw/config"]
         self.assertEqual((p["device_class"], p["unit_of_measurement"]), ("power", "W"))
         thr = configs["homeassistant/binary_sensor/ha1_throttled/config"]
         self.assertEqual((thr["device_class"], thr["payload_on"], thr["payload_off"]), ("problem", "ON", "OFF"))
+        self.assertEqual(thr["json_attributes_topic"], "tegrawatch/ha1/state")
+        for reason in ("thermal", "overcurrent", "rail_alarm", "freq_cap"):
+            self.assertIn("homeassistant/binary_sensor/ha1_throttled_%s/config" % reason, configs)
+        self.assertIn("homeassistant/sensor/ha1_alerts_firing/config", configs)
+        self.render_every_template(configs)
 
         # Home Assistant's birth message: the configs come again, 0-5 s later
         s.clear()

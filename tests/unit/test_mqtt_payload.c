@@ -402,9 +402,9 @@ test_ha_discovery(void **state)
 	struct emitted *e = calloc(1, sizeof(*e));
 	assert_non_null(e);
 	size_t n = mqtt_ha_discovery(&ctx, set, capture, e);
-	/* temp, power (not avg, not mv), gpu load, fan, ram; power mode; throttling */
-	assert_int_equal(n, 7);
-	assert_int_equal(e->count, 7);
+	/* temp, power (not avg, not mv), gpu load, fan, ram; power mode; throttling, each reason; alerts firing */
+	assert_int_equal(n, 12);
+	assert_int_equal(e->count, 12);
 	static const char *const topics[] = {
 		"homeassistant/sensor/orin-01_temp_cpu_c/config",
 		"homeassistant/sensor/orin-01_power_vdd_in_mw/config",
@@ -413,8 +413,13 @@ test_ha_discovery(void **state)
 		"homeassistant/sensor/orin-01_ram_used_mb/config",
 		"homeassistant/sensor/orin-01_power_mode/config",
 		"homeassistant/binary_sensor/orin-01_throttled/config",
+		"homeassistant/binary_sensor/orin-01_throttled_thermal/config",
+		"homeassistant/binary_sensor/orin-01_throttled_overcurrent/config",
+		"homeassistant/binary_sensor/orin-01_throttled_rail_alarm/config",
+		"homeassistant/binary_sensor/orin-01_throttled_freq_cap/config",
+		"homeassistant/sensor/orin-01_alerts_firing/config",
 	};
-	for (size_t i = 0; i < 7; i++) {
+	for (size_t i = 0; i < 12; i++) {
 		assert_string_equal(e->topic[i], topics[i]);
 		for (size_t k = 0; k < sizeof(schema_keys) / sizeof(schema_keys[0]); k++) {
 			if (!strstr(e->payload[i], schema_keys[k])) {
@@ -431,7 +436,8 @@ test_ha_discovery(void **state)
 	assert_string_equal(find_payload(e, topics[0]),
 			    "{\"name\":\"CPU temperature\",\"unique_id\":\"orin-01_temp_cpu_c\","
 			    "\"state_topic\":\"tegrawatch/orin-01/state\","
-			    "\"value_template\":\"{{ value_json.metrics['temp.cpu_c'] }}\","
+			    "\"value_template\":\"{{ value_json.metrics['temp.cpu_c'] if 'temp.cpu_c' in "
+			    "value_json.metrics else none }}\","
 			    "\"device_class\":\"temperature\",\"state_class\":\"measurement\","
 			    "\"unit_of_measurement\":\"\xc2\xb0" "C\",\"suggested_display_precision\":1,"
 			    "\"expire_after\":60,\"availability_topic\":\"tegrawatch/orin-01/status\","
@@ -444,7 +450,8 @@ test_ha_discovery(void **state)
 	const char *power = find_payload(e, topics[1]);
 	assert_non_null(strstr(power, "\"name\":\"VDD_IN power\""));
 	assert_non_null(strstr(power, "\"value_template\":\"{{ (value_json.metrics['power.vdd_in.mw'] / 1000) | "
-				      "round(3) }}\",\"device_class\":\"power\",\"state_class\":\"measurement\","
+				      "round(3) if 'power.vdd_in.mw' in value_json.metrics else none }}\","
+				      "\"device_class\":\"power\",\"state_class\":\"measurement\","
 				      "\"unit_of_measurement\":\"W\",\"suggested_display_precision\":2"));
 	const char *load = find_payload(e, topics[2]);
 	assert_non_null(strstr(load, "\"name\":\"GPU load\""));
@@ -454,7 +461,7 @@ test_ha_discovery(void **state)
 	assert_non_null(strstr(find_payload(e, topics[4]), "\"device_class\":\"data_size\",\"state_class\":"
 							   "\"measurement\",\"unit_of_measurement\":\"MiB\""));
 	const char *mode = find_payload(e, topics[5]);
-	assert_non_null(strstr(mode, "\"value_template\":\"{{ value_json.power_mode }}\""));
+	assert_non_null(strstr(mode, "\"value_template\":\"{{ value_json.power_mode or none }}\""));
 	assert_null(strstr(mode, "state_class")); /* text, not a measurement */
 	/* throttling: a binary_sensor with device_class problem, ON/OFF */
 	const char *thr = find_payload(e, topics[6]);
@@ -470,7 +477,7 @@ test_ha_discovery(void **state)
 	ctx.info = &bare;
 	metric_set_clear(set);
 	e->count = 0;
-	assert_int_equal(mqtt_ha_discovery(&ctx, set, capture, e), 2);
+	assert_int_equal(mqtt_ha_discovery(&ctx, set, capture, e), 7); /* power mode, throttled, 4 reasons, alerts */
 	assert_non_null(strstr(e->payload[0], "\"expire_after\":150,"));
 	assert_non_null(strstr(e->payload[0], "\"manufacturer\":\"NVIDIA\",\"model\":\"Jetson\"},"));
 	for (size_t i = 0; i < e->count; i++) {
