@@ -5,6 +5,7 @@
  */
 #include "throttle.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,27 @@ set_reason(struct throttle_state *t, enum throttle_reason r)
 	t->active = true;
 }
 
+/* The same cause as data: KIND of SOURCE (LEN bytes) at VALUE against LIMIT. */
+static void
+add_cause(struct throttle_state *t, enum throttle_reason r, const char *kind, const char *source, int len, double value,
+	  double limit)
+{
+	if (t->cause_count == THROTTLE_CAUSES_MAX) {
+		return;
+	}
+	struct throttle_cause *c = &t->causes[t->cause_count++];
+	c->reason = r;
+	c->kind = kind;
+	size_t n = len < 0 ? strlen(source) : (size_t)len;
+	if (n >= sizeof(c->source)) {
+		n = sizeof(c->source) - 1; /* a long name is cut; the sentence keeps it whole */
+	}
+	memcpy(c->source, source, n);
+	c->source[n] = '\0';
+	c->value = value;
+	c->limit = limit;
+}
+
 static bool
 has_prefix(const char *s, const char *prefix)
 {
@@ -114,6 +136,7 @@ check_trips(const struct metric_set *ms, struct throttle_state *t)
 		}
 		if (temp >= m->value) {
 			set_reason(t, THROTTLE_THERMAL);
+			add_cause(t, THROTTLE_THERMAL, "trip", sensor, (int)sensor_len, temp, m->value);
 			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "%.*s at %.1f C >= %s trip %.1f C",
 				(int)sensor_len, sensor, temp, kind, m->value);
 		}
@@ -145,7 +168,9 @@ check_cooling(const struct metric_set *ms, struct throttle_state *t)
 		double max_state = 0;
 		snprintf(max_name, sizeof(max_name), "cooling.%s.max_state", typebuf);
 		set_reason(t, THROTTLE_THERMAL);
-		if (metric_set_get(ms, max_name, &max_state)) {
+		bool have_max = metric_set_get(ms, max_name, &max_state);
+		add_cause(t, THROTTLE_THERMAL, "cooling_device", typebuf, -1, m->value, have_max ? max_state : NAN);
+		if (have_max) {
 			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f of %.0f",
 				typebuf, m->value, max_state);
 		} else {
@@ -168,6 +193,9 @@ check_oc(struct throttle_detector *det, const struct metric_set *ms, struct thro
 		}
 		if (det->oc_seen[n] && v > det->oc_prev[n]) {
 			set_reason(t, THROTTLE_OVERCURRENT);
+			char counter[16];
+			snprintf(counter, sizeof(counter), "oc%d", n);
+			add_cause(t, THROTTLE_OVERCURRENT, "oc_event", counter, -1, v, det->oc_prev[n]);
 			appendf(t->why[THROTTLE_OVERCURRENT], THROTTLE_WHY_MAX, "oc%d event count %.0f -> %.0f (+%.0f)",
 				n, det->oc_prev[n], v, v - det->oc_prev[n]);
 		}
@@ -205,6 +233,8 @@ check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
 		bool have_ma = metric_set_get(ms, name, &ma);
 		snprintf(name, sizeof(name), "power.%.*s.crit_ma", rail_len, rail);
 		bool have_crit = metric_set_get(ms, name, &crit);
+		add_cause(t, THROTTLE_RAIL_ALARM, "rail_alarm", rail, rail_len, have_ma ? ma : NAN,
+			  have_crit ? crit : NAN);
 		if (have_ma && have_crit) {
 			appendf(t->why[THROTTLE_RAIL_ALARM], THROTTLE_WHY_MAX,
 				"%.*s current %.0f mA raised the %s alarm (limit %.0f mA)", rail_len, rail, ma, what,
@@ -270,6 +300,7 @@ check_gpu_clock(struct throttle_detector *det, const struct metric_set *ms, stru
 	const char *sensor = NULL;
 	if (hottest(ms, &temp, &sensor) && temp > HOT_C) {
 		set_reason(t, THROTTLE_THERMAL);
+		add_cause(t, THROTTLE_THERMAL, "clock_drop", "gpu", -1, freq, ref);
 		appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX,
 			"gpu at %.0f MHz, %.0f%% below %.0f MHz under %.0f%% load while %.*s is %.1f C", freq,
 			100.0 * (1.0 - freq / ref), ref, load, (int)strlen(sensor) - 7, sensor + 5, temp);
@@ -289,6 +320,7 @@ check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gp
 	if (gpu_capped && metric_set_get(ms, "gpu.load_pct", &load) && metric_set_get(ms, "gpu.freq_mhz", &freq)) {
 		bool known = metric_set_get(ms, "gpu.max_freq_mhz", &ceiling);
 		set_reason(t, THROTTLE_FREQ_CAP);
+		add_cause(t, THROTTLE_FREQ_CAP, "clock_cap", "gpu", -1, freq, known ? ceiling : NAN);
 		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX, "gpu at %.0f MHz under %.0f%% load%s", freq, load,
 			known ? " below its ceiling" : " below the clock it reached earlier");
 	}
@@ -313,6 +345,9 @@ check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gp
 			continue;
 		}
 		set_reason(t, THROTTLE_FREQ_CAP);
+		char clock[16];
+		snprintf(clock, sizeof(clock), "cpu%d", n);
+		add_cause(t, THROTTLE_FREQ_CAP, "clock_cap", clock, -1, freq, ceiling);
 		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
 			"cpu%d at %.0f MHz under %.0f%% load, ceiling %.0f MHz", n, freq, load, ceiling);
 	}

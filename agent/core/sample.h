@@ -20,6 +20,19 @@ enum throttle_reason {
 
 #define THROTTLE_WHY_MAX 192
 #define THROTTLE_CONTEXT_MAX 320
+#define THROTTLE_CAUSES_MAX 16
+
+/*
+ * One cause of a throttle reason, as data next to the sentence: which
+ * zone, counter, rail or clock, what it read and the limit it crossed.
+ */
+struct throttle_cause {
+	enum throttle_reason reason;
+	const char *kind; /* "trip", "cooling_device", "oc_event", "rail_alarm", "clock_drop", "clock_cap" */
+	char source[48];  /* the zone ("tj"), counter ("oc1"), rail ("vdd_in"), device or clock ("gpu", "cpu3") */
+	double value;     /* C, cooling state, event count, mA or MHz */
+	double limit; /* the trip (C), max state, the previous count, the alarm limit (mA), the ceiling (MHz); NAN = none */
+};
 
 struct throttle_state {
 	bool active;
@@ -28,6 +41,8 @@ struct throttle_state {
 	char why[THROTTLE_REASON_COUNT][THROTTLE_WHY_MAX];
 	/* power-mode ceilings, jetson_clocks: reported, never throttling */
 	char context[THROTTLE_CONTEXT_MAX];
+	struct throttle_cause causes[THROTTLE_CAUSES_MAX];
+	int cause_count;
 };
 
 #define POWER_MODE_NAME_MAX 48

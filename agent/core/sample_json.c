@@ -54,6 +54,24 @@ throttle_to_json(struct json *j, const struct throttle_state *t)
 	json_object_end(j);
 	json_key(j, "context");
 	json_string(j, t->context);
+	json_key(j, "causes");
+	json_array_begin(j);
+	for (int i = 0; i < t->cause_count; i++) {
+		const struct throttle_cause *c = &t->causes[i];
+		json_object_begin(j);
+		json_key(j, "reason");
+		json_string(j, throttle_reason_name(c->reason));
+		json_key(j, "kind");
+		json_string(j, c->kind);
+		json_key(j, "source");
+		json_string(j, c->source);
+		json_key(j, "value");
+		json_number(j, c->value);
+		json_key(j, "limit");
+		json_number(j, c->limit);
+		json_object_end(j);
+	}
+	json_array_end(j);
 	json_object_end(j);
 }
 

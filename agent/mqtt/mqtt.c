@@ -95,6 +95,7 @@ mqtt_destroy(struct sink *sink)
 	free(s->ha_prefix);
 	free(s->info_json);
 	free(s->throttle_json);
+	free(s->throttle_signature);
 	free(s->inflight);
 	mqtt_active_free(&s->active);
 	json_free(&s->j);

@@ -239,6 +239,22 @@ mqtt_throttle_json(struct json *j, const struct throttle_state *t)
 	throttle_to_json(j, t);
 }
 
+void
+mqtt_throttle_signature(struct json *j, const struct throttle_state *t)
+{
+	/* what the throttle topic is about: the reasons and what causes them, not their live values */
+	json_reset(j);
+	json_array_begin(j);
+	json_bool(j, t->active);
+	json_string(j, t->context);
+	for (int i = 0; i < t->cause_count; i++) {
+		json_string(j, throttle_reason_name(t->causes[i].reason));
+		json_string(j, t->causes[i].kind);
+		json_string(j, t->causes[i].source);
+	}
+	json_array_end(j);
+}
+
 static void
 string_or_null(struct json *j, const char *s)
 {

@@ -105,6 +105,13 @@ void mqtt_active_free(struct mqtt_active *a);
 void mqtt_throttle_json(struct json *j, const struct throttle_state *t);
 
 /**
+ * Writes what identifies the throttle state (active, context, each cause's
+ * reason, kind and source; not the values) into J, reset first: the
+ * throttle topic is published when this changes, not when a temperature moves.
+ */
+void mqtt_throttle_signature(struct json *j, const struct throttle_state *t);
+
+/**
  * PREFIX/ID/info: {"device_id","model","soc","module","l4t","jetpack",
  * "power_modes":[{"id","name"}],"default_power_mode","agent","agent_version",
  * "boot_id","interval_ms"}.

@@ -108,6 +108,7 @@ struct mqtt_sink {
 	char last_error[ERROR_TEXT_MAX]; /* the last failure logged, to log repeats quietly */
 
 	char *throttle_json;
+	char *throttle_signature; /* mqtt_throttle_signature() of the published state */
 	bool throttle_dirty;
 	struct mqtt_active active;
 	bool active_dirty;

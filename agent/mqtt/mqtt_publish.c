@@ -175,9 +175,12 @@ mqtt_pub_write(struct sink *sink, const struct sample *smp)
 	mqtt_state_json(&s->j, smp, s->boot_id, seq);
 	int r = spool_push(s->spool, s->t_state, s->j.out.buf, s->j.out.len, s->qos, false);
 
-	json_reset(&s->j);
-	mqtt_throttle_json(&s->j, &smp->throttle);
-	if (!s->throttle_json || strcmp(s->throttle_json, s->j.out.buf) != 0) {
+	mqtt_throttle_signature(&s->j, &smp->throttle);
+	if (!s->throttle_signature || strcmp(s->throttle_signature, s->j.out.buf) != 0) {
+		free(s->throttle_signature);
+		s->throttle_signature = xstrdup(s->j.out.buf);
+		json_reset(&s->j);
+		mqtt_throttle_json(&s->j, &smp->throttle);
 		free(s->throttle_json);
 		s->throttle_json = xstrdup(s->j.out.buf);
 		s->throttle_dirty = true;

@@ -322,7 +322,8 @@ class MqttTest(unittest.TestCase):
         self.assertEqual(states[-1]["metrics"]["agent.mqtt_connected"], 1)
         self.assertEqual(states[-1]["metrics"]["agent.mqtt_connects_total"], 1)
         self.assertEqual(states[-1]["metrics"]["agent.mqtt_dropped_total"], 0)
-        self.assertEqual(states[0]["throttle"], {"active": False, "reasons": {}, "context": "power mode MAXN_SUPER"})
+        self.assertEqual(states[0]["throttle"], {"active": False, "reasons": {}, "context": "power mode MAXN_SUPER",
+                                                 "causes": []})
         # alerts: one event per transition (pending/cancelled never), QoS 1, not retained
         alerts = s.json("tegrawatch/t1/alerts")
         self.assertEqual([(x["transition"], x["severity"]) for x in alerts],
@@ -337,7 +338,7 @@ class MqttTest(unittest.TestCase):
         self.assertIn(["early"], [[x["rule"] for x in lst] for lst in active])
         # throttle: retained, on change only (the first 40 demo samples never throttle)
         self.assertEqual(s.json("tegrawatch/t1/throttle"),
-                         [{"active": False, "reasons": {}, "context": "power mode MAXN_SUPER"}])
+                         [{"active": False, "reasons": {}, "context": "power mode MAXN_SUPER", "causes": []}])
         # per-metric topics: only the allow-listed metrics, plain numbers
         metric_topics = sorted({m[1] for m in s.all() if "/metric/" in m[1]})
         self.assertEqual(metric_topics, ["tegrawatch/t1/metric/gpu.load_pct", "tegrawatch/t1/metric/temp.tj_c"])
@@ -423,6 +424,27 @@ class MqttTest(unittest.TestCase):
         self.assertEqual(env.from_string(thr).render(value_json=state), "ON")
         thr = configs["homeassistant/binary_sensor/ha1_throttled_freq_cap/config"]["value_template"]
         self.assertEqual(env.from_string(thr).render(value_json=state), "OFF")
+
+    def test_throttle_topic_on_change_only(self):
+        """The retained throttle topic follows the reasons and their sources, not every temperature."""
+        b = self.broker()
+        s = self.sub(b.port, ["tegrawatch/thr/throttle", "tegrawatch/thr/state"])
+        a = self.agent("thr", base_cfg(b.port, "thr"), args=("--demo", "--speed", "0"))
+        self.assertEqual(a.proc.wait(120), 0, a.stderr())
+        self.assertTrue(wait_until(lambda: len(s.json("tegrawatch/thr/state")) >= 900, 30))
+        states = s.json("tegrawatch/thr/state")
+        throttled = [x for x in states if x["throttle"]["active"]]
+        self.assertGreater(len(throttled), 60)  # the demo's episode lasts minutes
+        pubs = s.json("tegrawatch/thr/throttle")
+        self.assertLessEqual(len(pubs), 12, [p["causes"] for p in pubs])
+        self.assertGreaterEqual(len(pubs), 3)  # calm, throttled, calm again at least
+        causes = [c for p in pubs for c in p["causes"]]
+        self.assertTrue(causes)
+        for c in causes:
+            self.assertEqual(set(c), {"reason", "kind", "source", "value", "limit"})
+            self.assertIn(c["reason"], ("thermal", "overcurrent", "rail_alarm", "freq_cap"))
+        self.assertIn(("thermal", "trip", "tj"), {(c["reason"], c["kind"], c["source"]) for c in causes})
+        self.assertFalse(pubs[-1]["active"])
 
     def test_late_metrics_get_entities(self):
         """tegrastats starting after sysfs: its metrics get entities without a reconnect."""

@@ -275,7 +275,7 @@ class WebTest(unittest.TestCase):
         self.assertIsInstance(snap["agent"]["uptime_s"], int)
         self.assertEqual(snap["power_mode"], "MAXN_SUPER")
         self.assertRegex(snap["ts"], r"^2025-03-14T10:\d\d:\d\d$")
-        self.assertEqual(set(snap["throttle"]), {"active", "reasons", "context"})
+        self.assertEqual(set(snap["throttle"]), {"active", "reasons", "context", "causes"})
         self.assertIsInstance(snap["alerts"], list)
         m = snap["metrics"]
         seq = snap["seq"]

@@ -395,7 +395,7 @@ test_sample_json(void **state)
 	snprintf(want, sizeof(want),
 		 "{\"seq\":7,\"ts\":\"%s\",\"time_ms\":0,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":50.5},"
 		 "\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96.0 C >= passive trip 95.0 C\"},"
-		 "\"context\":\"\"}}",
+		 "\"context\":\"\",\"causes\":[]}}",
 		 ts);
 	assert_string_equal(j.out.buf, want);
 	json_free(&j);

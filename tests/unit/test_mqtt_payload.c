@@ -136,7 +136,7 @@ test_state_json(void **state)
 	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
 				   "\",\"seq\":17,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":52.9,"
 				   "\"gpu.load_pct\":12},\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":"
-				   "\"cpu at 96 C\"},\"context\":\"\"}}");
+				   "\"cpu at 96 C\"},\"context\":\"\",\"causes\":[]}}");
 	/* no power mode: null */
 	s->power_mode[0] = '\0';
 	json_reset(&j);
@@ -144,7 +144,7 @@ test_state_json(void **state)
 	assert_non_null(strstr(j.out.buf, "\"seq\":18,\"power_mode\":null,"));
 	json_reset(&j);
 	mqtt_throttle_json(&j, &s->throttle);
-	assert_string_equal(j.out.buf, "{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96 C\"},\"context\":\"\"}");
+	assert_string_equal(j.out.buf, "{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96 C\"},\"context\":\"\",\"causes\":[]}");
 	json_free(&j);
 	free(s);
 }

@@ -96,6 +96,12 @@ test_trip_crossed(void **state)
 	throttle_detector_update(det, at);
 	assert_only_reason(at, THROTTLE_THERMAL);
 	assert_string_equal(at->throttle.why[THROTTLE_THERMAL], "cpu at 95.0 C >= passive trip 95.0 C");
+	/* the same cause as data */
+	assert_int_equal(at->throttle.cause_count, 1);
+	assert_int_equal(at->throttle.causes[0].reason, THROTTLE_THERMAL);
+	assert_string_equal(at->throttle.causes[0].kind, "trip");
+	assert_string_equal(at->throttle.causes[0].source, "cpu");
+	assert_true(at->throttle.causes[0].value == 95 && at->throttle.causes[0].limit == 95);
 
 	/* a hot trip counts too; a trip without a temperature does not */
 	struct sample *hot = SAMPLE({"temp.gpu_c", 99.5}, {"trip.gpu.hot_c", 99}, {"trip.soc0.passive_c", 10});
@@ -123,6 +129,10 @@ test_cooling_device(void **state)
 	throttle_detector_update(det, t);
 	assert_only_reason(t, THROTTLE_THERMAL);
 	assert_string_equal(t->throttle.why[THROTTLE_THERMAL], "cooling device skin_balanced at state 12 of 56");
+	assert_int_equal(t->throttle.cause_count, 1);
+	assert_string_equal(t->throttle.causes[0].kind, "cooling_device");
+	assert_string_equal(t->throttle.causes[0].source, "skin_balanced");
+	assert_true(t->throttle.causes[0].value == 12 && t->throttle.causes[0].limit == 56);
 	free(s);
 	free(t);
 	throttle_detector_destroy(det);
