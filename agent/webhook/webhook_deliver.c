@@ -478,7 +478,16 @@ deliverer_start(void)
 		d->rng = (uint64_t)monotonic_ms() * 0x9E3779B97F4A7C15ULL | 1;
 	}
 	d->http = http_client_new();
+	/*
+	 * The loop reads SIGTERM, SIGINT and SIGHUP from a signalfd, which works
+	 * only while no thread takes them: this one (and the threads libcurl
+	 * starts from it) blocks every signal, as the web server's do.
+	 */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int r = d->http ? pthread_create(&d->thread, NULL, deliver_main, d) : EAGAIN;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
 		log_error("webhook: cannot start the delivery thread: %s", strerror(r));
 		http_client_free(d->http);
