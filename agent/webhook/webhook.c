@@ -208,6 +208,39 @@ action_free(struct action *a)
 	free(a);
 }
 
+/*
+ * For tests only: WEBHOOK_BACKOFF_ENV=BASE[,CAP] (milliseconds) replaces
+ * the retry back-off, so a test through the real binary sees retries in
+ * seconds, not minutes. CAP defaults to 120 x BASE (the production ratio).
+ * Read once, here; anything malformed is ignored (logged).
+ */
+static void
+backoff_from_environment(struct deliverer *d)
+{
+	const char *text = getenv(WEBHOOK_BACKOFF_ENV);
+	if (!text || !text[0]) {
+		return;
+	}
+	char *end;
+	errno = 0;
+	long long base = strtoll(text, &end, 10), cap = -1;
+	if (*end == ',') {
+		cap = strtoll(end + 1, &end, 10);
+	}
+	if (errno || *end || base < 1 || base > WEBHOOK_BACKOFF_ENV_MAX_MS || (cap != -1 && cap < base) ||
+	    cap > WEBHOOK_BACKOFF_ENV_MAX_MS) {
+		log_warn("%s=%s ignored: expected BASE or BASE,CAP in milliseconds (1 to %d, CAP >= BASE)",
+			 WEBHOOK_BACKOFF_ENV, text, WEBHOOK_BACKOFF_ENV_MAX_MS);
+		return;
+	}
+	if (cap == -1) {
+		cap = base * 120 < WEBHOOK_BACKOFF_ENV_MAX_MS ? base * 120 : WEBHOOK_BACKOFF_ENV_MAX_MS;
+	}
+	log_warn("webhook: retry back-off %lld ms doubling to %lld ms (%s, a setting for tests)", base, cap,
+		 WEBHOOK_BACKOFF_ENV);
+	deliverer_set_backoff(d, base, cap);
+}
+
 /* ---- the API ---- */
 
 struct webhooks *
@@ -217,6 +250,7 @@ webhooks_create(const struct webhook_board *board)
 	if (!d) {
 		return NULL;
 	}
+	backoff_from_environment(d);
 	struct webhooks *w = xcalloc(1, sizeof(*w));
 	w->d = d;
 	w->board_name = xstrdup(board->name ? board->name : "");

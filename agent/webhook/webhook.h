@@ -32,13 +32,22 @@
 #include "webhook_config.h"
 #include "webhook_format.h"
 
+/*
+ * For tests only (docs/webhooks.md): "BASE[,CAP]" in milliseconds replaces
+ * the retry back-off (5 s doubling to 10 min), read once by
+ * webhooks_create(). Production never sets it.
+ */
+#define WEBHOOK_BACKOFF_ENV "TEGRAWATCH_WEBHOOK_BACKOFF_MS"
+#define WEBHOOK_BACKOFF_ENV_MAX_MS (10 * 60 * 1000)
+
 /* webhooks_destroy() gives pending notifications this long. */
 #define WEBHOOK_STOP_GRACE_MS 3000
 
 struct webhooks;
 
 /**
- * Starts the delivery thread. BOARD's strings are copied. Returns NULL
+ * Starts the delivery thread. BOARD's strings are copied; the back-off
+ * comes from WEBHOOK_BACKOFF_ENV when that is set. Returns NULL
  * when this build has no webhooks (webhook_supported() is false) or the
  * thread cannot start (logged).
  */
