@@ -135,6 +135,19 @@ static const struct family_rule rules[] = {
 	 "Energy through a power rail since the agent started, in joules (power of every sample times its interval)."},
 	{"hwmon.*.*_mv", "tegrawatch_hwmon_voltage_volts", PROM_GAUGE, MILLI, {"chip", "sensor"},
 	 "Voltage of a generic hwmon sensor in volts."},
+	{"webhook.*.sent_total", "tegrawatch_webhook_sent_total", PROM_COUNTER, 1, {"action"},
+	 "Notifications a webhook action's receiver accepted (2xx)."},
+	{"webhook.*.failed_total", "tegrawatch_webhook_failed_total", PROM_COUNTER, 1, {"action"},
+	 "Notifications a webhook action gave up on: refused (3xx, 4xx, 410) or retried for 24 hours."},
+	{"webhook.*.retried_total", "tegrawatch_webhook_retried_total", PROM_COUNTER, 1, {"action"},
+	 "Delivery attempts of a webhook action after the first of each notification."},
+	{"webhook.*.dropped_total", "tegrawatch_webhook_dropped_total", PROM_COUNTER, 1, {"action"},
+	 "Notifications a webhook action dropped unsent: the oldest of a full queue, or the queue of an action "
+	 "disabled by 410 or removed."},
+	{"webhook.*.queue_depth", "tegrawatch_webhook_queue_depth", PROM_GAUGE, 1, {"action"},
+	 "Notifications of a webhook action waiting to be delivered."},
+	{"webhook.*.last_success_s", "tegrawatch_webhook_last_success_timestamp_seconds", PROM_GAUGE, 1, {"action"},
+	 "Time a webhook action's receiver last accepted a notification, in seconds since the epoch (0: never)."},
 };
 /* clang-format on */
 

@@ -88,6 +88,19 @@ test_map_names(void **state)
 	check_map("agent.samples_total", "tegrawatch_agent_samples_total", "counter", 1, NULL, NULL, NULL, NULL);
 	check_map("agent.alerts_firing", "tegrawatch_agent_alerts_firing", "gauge", 1, NULL, NULL, NULL, NULL);
 	check_map("agent.mqtt_connected", "tegrawatch_agent_mqtt_connected", "gauge", 1, NULL, NULL, NULL, NULL);
+	/* webhook counters: one family per counter, the action (its metric-safe name) as a label */
+	check_map("webhook.ops.sent_total", "tegrawatch_webhook_sent_total", "counter", 1, "action", "ops", NULL, NULL);
+	check_map("webhook.ops.failed_total", "tegrawatch_webhook_failed_total", "counter", 1, "action", "ops", NULL,
+		  NULL);
+	check_map("webhook.chat_bridge.retried_total", "tegrawatch_webhook_retried_total", "counter", 1, "action",
+		  "chat_bridge", NULL, NULL);
+	check_map("webhook.ops.dropped_total", "tegrawatch_webhook_dropped_total", "counter", 1, "action", "ops", NULL,
+		  NULL);
+	check_map("webhook.ops.queue_depth", "tegrawatch_webhook_queue_depth", "gauge", 1, "action", "ops", NULL, NULL);
+	check_map("webhook.ops.last_success_s", "tegrawatch_webhook_last_success_timestamp_seconds", "gauge", 1,
+		  "action", "ops", NULL, NULL);
+	/* not a webhook counter: the fallback */
+	check_map("webhook.ops.other", "tegrawatch_webhook_ops_other", "gauge", 1, NULL, NULL, NULL, NULL);
 	/* no known shape: the name itself, unscaled */
 	check_map("foo.bar_baz", "tegrawatch_foo_bar_baz", "gauge", 1, NULL, NULL, NULL, NULL);
 	/* a segment with a dot inside a capture does not match: fallback */
@@ -225,6 +238,61 @@ test_duplicates_and_reserved(void **state)
 }
 
 static void
+test_webhook_families(void **state)
+{
+	(void)state;
+	/* two actions, as webhooks_add_metrics() puts them: one family per counter, both actions in it */
+	struct sample *s = new_sample();
+	static const char *const actions[] = {"ops", "chat"};
+	for (size_t a = 0; a < 2; a++) {
+		char name[METRIC_NAME_MAX];
+		static const char *const counters[] = {"sent_total",    "failed_total", "retried_total",
+						       "dropped_total", "queue_depth",  "last_success_s"};
+		for (size_t c = 0; c < 6; c++) {
+			snprintf(name, sizeof(name), "webhook.%s.%s", actions[a], counters[c]);
+			metric_set_put(&s->metrics, name, a == 0 ? (double)c : 1763727000 * (c == 5));
+		}
+	}
+	struct prom_board board = {.version = "x"};
+	struct buf t;
+	buf_init(&t);
+	prom_format_sample(&t, s, &board);
+	static const char expected[] =
+		"# HELP tegrawatch_webhook_dropped_total Notifications a webhook action dropped unsent: the oldest of a "
+		"full queue, or the queue of an action disabled by 410 or removed.\n"
+		"# TYPE tegrawatch_webhook_dropped_total counter\n"
+		"tegrawatch_webhook_dropped_total{action=\"chat\"} 0\n"
+		"tegrawatch_webhook_dropped_total{action=\"ops\"} 3\n"
+		"# HELP tegrawatch_webhook_failed_total Notifications a webhook action gave up on: refused (3xx, 4xx, 410) "
+		"or retried for 24 hours.\n"
+		"# TYPE tegrawatch_webhook_failed_total counter\n"
+		"tegrawatch_webhook_failed_total{action=\"chat\"} 0\n"
+		"tegrawatch_webhook_failed_total{action=\"ops\"} 1\n"
+		"# HELP tegrawatch_webhook_last_success_timestamp_seconds Time a webhook action's receiver last accepted a "
+		"notification, in seconds since the epoch (0: never).\n"
+		"# TYPE tegrawatch_webhook_last_success_timestamp_seconds gauge\n"
+		"tegrawatch_webhook_last_success_timestamp_seconds{action=\"chat\"} 1763727000\n"
+		"tegrawatch_webhook_last_success_timestamp_seconds{action=\"ops\"} 5\n"
+		"# HELP tegrawatch_webhook_queue_depth Notifications of a webhook action waiting to be delivered.\n"
+		"# TYPE tegrawatch_webhook_queue_depth gauge\n"
+		"tegrawatch_webhook_queue_depth{action=\"chat\"} 0\n"
+		"tegrawatch_webhook_queue_depth{action=\"ops\"} 4\n"
+		"# HELP tegrawatch_webhook_retried_total Delivery attempts of a webhook action after the first of each "
+		"notification.\n"
+		"# TYPE tegrawatch_webhook_retried_total counter\n"
+		"tegrawatch_webhook_retried_total{action=\"chat\"} 0\n"
+		"tegrawatch_webhook_retried_total{action=\"ops\"} 2\n"
+		"# HELP tegrawatch_webhook_sent_total Notifications a webhook action's receiver accepted (2xx).\n"
+		"# TYPE tegrawatch_webhook_sent_total counter\n"
+		"tegrawatch_webhook_sent_total{action=\"chat\"} 0\n"
+		"tegrawatch_webhook_sent_total{action=\"ops\"} 0\n"
+		"# HELP tegrawatch_board_info ";
+	assert_memory_equal(t.buf, expected, strlen(expected));
+	buf_free(&t);
+	free(s);
+}
+
+static void
 test_values_and_escaping(void **state)
 {
 	(void)state;
@@ -301,7 +369,8 @@ test_every_catalogue_shape_has_a_family(void **state)
 		"mts.fg_pct", "mts.bg_pct", "cpu.edp_limit_mhz", "nvpmodel.id", "throttle.active",
 		"throttle.thermal", "throttle.overcurrent", "throttle.rail_alarm", "throttle.freq_cap",
 		"throttle.seconds_total", "throttle.thermal.seconds_total", "energy.vdd_in.joules_total",
-		"hwmon.chip.in1_mv",
+		"hwmon.chip.in1_mv", "webhook.ops.sent_total", "webhook.ops.failed_total", "webhook.ops.retried_total",
+		"webhook.ops.dropped_total", "webhook.ops.queue_depth", "webhook.ops.last_success_s",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct prom_series ser;
@@ -325,6 +394,7 @@ main(void)
 		cmocka_unit_test(test_format_small_sample),
 		cmocka_unit_test(test_empty_sample),
 		cmocka_unit_test(test_duplicates_and_reserved),
+		cmocka_unit_test(test_webhook_families),
 		cmocka_unit_test(test_values_and_escaping),
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_every_catalogue_shape_has_a_family),
