@@ -6,18 +6,23 @@
  * 1. CPU: one alertmanager body (one alert, three rule labels) and its
  *    Standard Webhooks signature, and one json body; ns per body (for
  *    instructions: valgrind --tool=callgrind bench_webhook --cpu-only).
- * 2. Memory: RSS growth per queued notification while the receiver is down
+ * 2. Delivery: 2,000 signed json notifications delivered over HTTP to a
+ *    loopback receiver thread of this program (keep-alive, 200 at once);
+ *    the process's CPU minus the receiver thread's, per notification:
+ *    the body, the signature, libcurl and the delivery thread.
+ * 3. Memory: RSS growth per queued notification while the receiver is down
  *    (10,000 json notifications queued in memory).
- * 3. Durability: what the delivery thread does for each notification
+ * 4. Durability: what the delivery thread does for each notification
  *    handed over alone with a queue_file in DIR (default /tmp): push,
  *    write and fsync (wall time).
- * The receiver is a loopback port nobody listens on; back-offs are long so
- * nothing is retried meanwhile.
+ * For 3 and 4 the receiver is a loopback port nobody listens on; back-offs
+ * are long so nothing is retried meanwhile.
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +145,122 @@ wait_depth(struct webhooks *w, uint64_t depth)
 	}
 }
 
+/* ---- 2. delivery to a loopback receiver ---- */
+
+struct receiver {
+	int fd, port;
+	long requests;
+	double cpu_s; /* this thread's own CPU, at its end */
+	pthread_t thread;
+};
+
+/* Reads one request (headers, then Content-Length bytes) from FD; 0 at the end of the connection. */
+static int
+read_request(int fd, char *buf, size_t size)
+{
+	size_t have = 0;
+	for (;;) {
+		char *end = have ? memmem(buf, have, "\r\n\r\n", 4) : NULL;
+		if (end) {
+			char *cl = strcasestr(buf, "content-length:");
+			size_t body = cl ? (size_t)strtoul(cl + 15, NULL, 10) : 0;
+			size_t want = (size_t)(end - buf) + 4 + body;
+			while (have < want) {
+				ssize_t n = read(fd, buf + have, want - have < size - have ? want - have : size - have);
+				if (n <= 0) {
+					return 0;
+				}
+				have += (size_t)n;
+			}
+			return 1;
+		}
+		ssize_t n = read(fd, buf + have, size - 1 - have);
+		if (n <= 0) {
+			return 0;
+		}
+		have += (size_t)n;
+		buf[have] = '\0';
+	}
+}
+
+static void *
+receiver_main(void *arg)
+{
+	struct receiver *r = arg;
+	static char buf[65536];
+	static const char answer[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	int c;
+	while ((c = accept(r->fd, NULL, NULL)) >= 0) {
+		while (read_request(c, buf, sizeof(buf))) {
+			__atomic_add_fetch(&r->requests, 1, __ATOMIC_RELAXED);
+			if (write(c, answer, sizeof(answer) - 1) < 0) {
+				break;
+			}
+		}
+		close(c);
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	r->cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return NULL;
+}
+
+static struct webhook_config config(const char *url, const char *queue_file);
+
+static void
+bench_delivery(const char *dir)
+{
+	struct receiver r = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	if (bind(r.fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(r.fd, 16) < 0 ||
+	    getsockname(r.fd, (struct sockaddr *)&a, &len) < 0) {
+		perror("receiver");
+		exit(1);
+	}
+	r.port = ntohs(a.sin_port);
+	pthread_create(&r.thread, NULL, receiver_main, &r);
+	char url[64], secret[256];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", r.port);
+	snprintf(secret, sizeof(secret), "%s/bench_webhook.secret", dir);
+	FILE *f = fopen(secret, "w");
+	if (!f) {
+		perror(secret);
+		exit(1);
+	}
+	fputs("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n", f);
+	fclose(f);
+
+	enum { N = 2000 };
+	struct webhooks *w = webhooks_create(&board);
+	struct webhook_config cfg = config(url, "");
+	cfg.secret_file = secret;
+	webhooks_set(w, "a", &cfg);
+	struct alert_event ev;
+	struct webhook_stats st = {0};
+	double t0 = cpu_s();
+	int64_t w0 = monotonic_ms();
+	for (int i = 0; i < N; i++) {
+		event(&ev, i);
+		webhooks_notify(w, "a", &ev);
+	}
+	for (int i = 0; i < 6000 && st.sent < N; i++) {
+		usleep(10000);
+		webhooks_get_stats(w, "a", &st);
+	}
+	int64_t wall = monotonic_ms() - w0;
+	double t1 = cpu_s();
+	webhooks_destroy(w);
+	shutdown(r.fd, SHUT_RDWR);
+	close(r.fd);
+	pthread_join(r.thread, NULL);
+	double cpu = t1 - t0 - r.cpu_s; /* the receiver idles once everything is in */
+	unlink(secret);
+	printf("delivery: %.0f us CPU per signed json notification delivered (%" PRIu64 " of %d sent, %ld requests, "
+	       "%.2f ms wall each, receiver thread excluded)\n",
+	       cpu / N * 1e6, st.sent, N, r.requests, (double)wall / N);
+}
+
 static void
 bench_queue(const char *dir)
 {
@@ -206,6 +327,7 @@ main(int argc, char **argv)
 	bool cpu_only = argc > 1 && strcmp(argv[1], "--cpu-only") == 0;
 	bench_cpu(cpu_only ? 1000 : 100000);
 	if (!cpu_only) {
+		bench_delivery(argc > 1 ? argv[1] : "/tmp");
 		bench_queue(argc > 1 ? argv[1] : "/tmp");
 	}
 	return 0;
