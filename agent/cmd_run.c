@@ -27,7 +27,9 @@ static const char run_usage[] =
 	"  --no-tegrastats      do not start the tegrastats binary next to sysfs\n"
 	"  --tegrastats PROGRAM run PROGRAM --interval MS as the live tegrastats source\n"
 	"  --json, --no-json    one JSON document per sample on stdout, or none (default: agent.json_lines,\n"
-	"                       auto = on unless stdout is the journal)\n";
+	"                       auto = on unless stdout is the journal)\n"
+	"  --record FILE        write every sample to FILE (JSON Lines, docs/report.md) for `tegrawatch report`\n"
+	"  --record-max-mb N    start a new FILE past N MiB, keeping the previous one as FILE.1 (default 0 = never)\n";
 
 int
 cmd_run(int argc, char **argv)
@@ -44,9 +46,13 @@ cmd_run(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'J'},
 		{"no-json", no_argument, NULL, 'N'},
+		{"record", required_argument, NULL, 'W'},
+		{"record-max-mb", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	const char *record = NULL;
+	double record_max_mb = 0;
 	struct setup_options so = {.speed = 1.0, .outputs = true};
 	const char *config_path = NULL;
 	char demo_log[4096], demo_root[4096], demo_config[4096];
@@ -112,6 +118,16 @@ cmd_run(int argc, char **argv)
 		case 'N':
 			so.json_lines = JSON_LINES_OFF;
 			break;
+		case 'W':
+			record = optarg;
+			break;
+		case 'M':
+			record_max_mb = strtod(optarg, &end);
+			if (*end || !(record_max_mb >= 0) || record_max_mb > 1e6) {
+				fprintf(stderr, "tegrawatch run: --record-max-mb wants a number of MiB >= 0\n");
+				return EX_USAGE;
+			}
+			break;
 		case 'h':
 			fputs(run_usage, stdout);
 			return 0;
@@ -131,6 +147,14 @@ cmd_run(int argc, char **argv)
 	int r = load_config_or_default(config_path, &cfg);
 	if (r != 0) {
 		return r;
+	}
+	if (record) {
+		r = record_sink_for_run(record, (uint64_t)(record_max_mb * 1048576), so.root, so.replay != NULL,
+					&so.extra);
+		if (r != 0) {
+			config_destroy(cfg);
+			return r;
+		}
 	}
 	struct agent *agent;
 	r = setup_agent(cfg, &so, &agent);

@@ -3,12 +3,14 @@
 #define TEGRAWATCH_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 int cmd_parse(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /**
  * Loads PATH (or the default file when it exists, else the defaults with
@@ -18,5 +20,14 @@ int cmd_replay(int argc, char **argv);
  */
 struct config;
 int load_config_or_default(const char *path, struct config **out);
+
+/**
+ * The sink of `run --record PATH` (cmd_report.c): every sample to PATH,
+ * rotated past MAX_BYTES (0 = never), the board's identity (the live one,
+ * or below ROOT) in its header. Returns 0 and *OUT, or EX_IOERR after
+ * saying why.
+ */
+struct sink;
+int record_sink_for_run(const char *path, uint64_t max_bytes, const char *root, bool replay, struct sink **out);
 
 #endif

@@ -33,10 +33,15 @@ static const char usage_text[] =
 	"      --count N            stop after N samples\n"
 	"      --no-tegrastats      do not start the tegrastats binary next to sysfs\n"
 	"      --tegrastats PROGRAM run PROGRAM --interval MS as the live tegrastats source\n"
+	"      --record FILE        write every sample to FILE for `report` (--record-max-mb N: rotate)\n"
 	"  check [-c FILE]          validate a configuration: exit 0, or print every error and exit 78\n"
 	"  replay LOG [-c FILE] [--dry-run] [--root DIR] [--json]\n"
 	"                           run a recorded log through the rules as fast as possible and print\n"
 	"                           the alert timeline; --dry-run runs no action\n"
+	"  report RECORDING [--root DIR] [-c FILE] [--phases FILE] [--json FILE] [--csv FILE] [--html FILE]\n"
+	"  report --compare A B [--json FILE] [--html FILE]\n"
+	"                           what happened during a recorded run: statistics, throttle episodes,\n"
+	"                           energy, peaks against trips, alerts, recommendations (docs/report.md)\n"
 	"  help                     show this text\n"
 	"  version                  print the version\n"
 	"\n"
@@ -99,9 +104,9 @@ static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{"parse", cmd_parse},     {"snapshot", cmd_snapshot}, {"run", cmd_run},     {"check", cmd_check},
-	{"replay", cmd_replay},   {"help", cmd_help},         {"--help", cmd_help}, {"-h", cmd_help},
-	{"version", cmd_version}, {"--version", cmd_version},
+	{"parse", cmd_parse},     {"snapshot", cmd_snapshot}, {"run", cmd_run},       {"check", cmd_check},
+	{"replay", cmd_replay},   {"help", cmd_help},         {"--help", cmd_help},   {"-h", cmd_help},
+	{"version", cmd_version}, {"--version", cmd_version}, {"report", cmd_report},
 };
 
 /*

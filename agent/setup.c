@@ -68,6 +68,10 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 			log_info("generic hwmon sensors not read: %s", strerror(-r));
 		}
 	}
+	if (o->replay && o->source) {
+		agent_add_source(agent, o->source);
+		return 0;
+	}
 	if (o->replay) {
 		r = replay_source_create(o->replay, o->speed, &src);
 		if (r < 0) {
@@ -188,6 +192,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		board_destroy(b);
 		config_destroy(cfg);
 		sink_destroy(o->extra);
+		source_destroy(o->source);
 		return EX_UNAVAILABLE;
 	}
 	if (!o->replay && b && geteuid() != 0) {

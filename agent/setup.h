@@ -24,6 +24,8 @@ struct setup_options {
 	bool outputs;           /* JSON Lines, MQTT and web as configured (run); off for replay */
 	int json_lines;         /* enum json_lines_mode from --json/--no-json; AUTO = agent.json_lines */
 	struct sink *extra;     /* one more sink (replay's timeline), owned from now on; may be NULL */
+	struct source *source;  /* with replay: reads it instead of the tegrastats replay (report's recording
+				   reader); owned from now on; may be NULL */
 };
 
 /**

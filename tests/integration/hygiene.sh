@@ -31,13 +31,14 @@ fi
 
 # The include direction (docs/architecture.md): agent/core/ is the ground
 # floor and includes nothing else of the tree; the modules (tegra/,
-# thresholds/, web/, agent/mqtt/, agent/webhook/) include only agent/core/ and themselves;
+# thresholds/, web/, agent/mqtt/, agent/webhook/, agent/report/) include only agent/core/ and themselves;
 # only the composition root (agent/*.c) includes modules.
 module_of() {
 	case "$1" in
 	agent/core/*) echo agent/core ;;
 	agent/mqtt/*) echo agent/mqtt ;;
 	agent/webhook/*) echo agent/webhook ;;
+	agent/report/*) echo agent/report ;;
 	agent/*) echo agent ;;
 	tegra/*) echo tegra ;;
 	thresholds/*) echo thresholds ;;

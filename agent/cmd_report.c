@@ -1,0 +1,329 @@
+/*
+ * `tegrawatch report RECORDING`: what happened on the board during a run.
+ * The recording (a tegrastats log or a `run --record` file) plays through
+ * the pipeline as fast as it can (the throttle stage and, with -c, the
+ * rules in dry-run mode), into a report sink (agent/report/). Also the
+ * helper `run --record` uses.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/core/exit_codes.h"
+#include "agent/core/xalloc.h"
+#include "agent/report/record.h"
+#include "agent/report/report_out.h"
+#include "agent/report/report_series.h"
+#include "build_config.h"
+#include "commands.h"
+#include "setup.h"
+#include "tegra/board.h"
+
+static const char report_usage[] =
+	"Usage: tegrawatch report RECORDING [--root DIR] [-c FILE] [--phases FILE] [--json FILE] [--csv FILE]\n"
+	"                         [--html FILE]\n"
+	"       tegrawatch report --compare A B [--root DIR] [-c FILE] [--json FILE] [--html FILE]\n"
+	"What happened on the board during a recorded run: statistics of every metric, throttle episodes,\n"
+	"energy per rail, peaks against trip points, the alert timeline (with -c) and recommendations.\n"
+	"RECORDING is a tegrastats log or a file written by `tegrawatch run --record FILE`.\n"
+	"  --root DIR      read the board below DIR too (trip points, ceilings, identity)\n"
+	"  -c, --config F  run the rules of F over the recording (dry run: no action) for the alert timeline\n"
+	"  --phases FILE   CSV of start,end,name: every statistic and the energy per phase\n"
+	"  --json FILE     the report as JSON ('-' = stdout); --csv FILE: one row per sample\n"
+	"  --html FILE     one self-contained page with charts\n"
+	"  --compare A B   B against A: differences of every metric, throttle time, energy, a verdict\n"
+	"Without an output option it prints a summary. docs/report.md describes every field.\n";
+
+struct report_args {
+	const char *root, *config, *phases, *json, *csv, *html;
+	bool compare;
+};
+
+static int
+open_config(const char *path, struct config **cfg)
+{
+	if (path) {
+		return load_config_or_default(path, cfg);
+	}
+	*cfg = config_default(); /* no rules: the alert timeline needs -c */
+	return 0;
+}
+
+/* Plays PATH through the pipeline into R (initialised by the caller). Returns 0 or an exit status. */
+static int
+run_one(const char *path, const struct report_args *a, struct report *r, struct csv_writer *csv, int *csv_err)
+{
+	int kind = record_file_detect(path);
+	if (kind < 0) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(-kind));
+		return kind == -ENOENT || kind == -EACCES || kind == -EISDIR ? EX_NOINPUT : EX_IOERR;
+	}
+	struct config *cfg;
+	int status = open_config(a->config, &cfg);
+	if (status != 0) {
+		return status;
+	}
+	struct setup_options so = {.replay = path, .speed = 0, .root = a->root, .dry_run = true};
+	if (kind == 1) {
+		int e = record_source_create(path, &so.source);
+		if (e < 0) {
+			config_destroy(cfg);
+			fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(-e));
+			return EX_IOERR;
+		}
+		struct board_identity id;
+		if (record_source_board(so.source, &id)) {
+			report_set_board(r, &id);
+		}
+	}
+	struct board *b;
+	if (a->root && board_open(a->root, &b) == 0) {
+		report_set_board(r, board_identity(b));
+		board_destroy(b);
+	}
+	so.extra = report_sink_create(r, csv, csv_err);
+	struct agent *agent;
+	status = setup_agent(cfg, &so, &agent);
+	if (status != 0) {
+		return status;
+	}
+	int e = agent_run(agent);
+	agent_destroy(agent);
+	if (e < 0) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(-e));
+		return EX_SOFTWARE;
+	}
+	report_finish(r);
+	if (r->all.samples == 0) {
+		fprintf(stderr, "tegrawatch report: %s: no samples\n", path);
+		return EX_NOINPUT; /* nothing in it could be read */
+	}
+	return 0;
+}
+
+/* Writes TEXT to PATH ('-' = stdout) through PATH.tmp, so PATH is whole or untouched. */
+static int
+write_out(const char *path, const char *text, size_t len, bool html)
+{
+	FILE *f = stdout;
+	char tmp[4096];
+	if (strcmp(path, "-") != 0) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		f = fopen(tmp, "we");
+		if (!f) {
+			fprintf(stderr, "tegrawatch report: %s: %s\n", tmp, strerror(errno));
+			return EX_IOERR;
+		}
+	}
+	int r = html ? report_write_html(text, len, f) : (fwrite(text, 1, len, f) == len ? 0 : -EIO);
+	if (!html && r == 0) {
+		fputc('\n', f);
+	}
+	if (f == stdout) {
+		return fflush(f) == 0 && r == 0 ? 0 : EX_IOERR;
+	}
+	if (fclose(f) != 0 || r < 0 || rename(tmp, path) < 0) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(r < 0 ? -r : errno));
+		remove(tmp);
+		return EX_IOERR;
+	}
+	return 0;
+}
+
+static int
+read_phases(const char *path, struct report_phase_def **defs, size_t *count)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(errno));
+		return EX_NOINPUT;
+	}
+	char text[65536];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	char err[256];
+	if (report_phases_parse(text, defs, count, err, sizeof(err)) < 0) {
+		fprintf(stderr, "tegrawatch report: %s:%s\n", path, err);
+		return EX_USAGE; /* the phases are part of what the command line asks */
+	}
+	return 0;
+}
+
+/* The page's data: {"kind": "report", "report": {...}, "series": {...}} */
+static void
+page_data(struct json *j, const struct report *r)
+{
+	json_object_begin(j);
+	json_key(j, "kind");
+	json_string(j, "report");
+	json_key(j, "report");
+	report_to_json(r, j);
+	json_key(j, "series");
+	series_to_json(r->series, j);
+	json_object_end(j);
+}
+
+static int
+report_single(const char *path, const struct report_args *a)
+{
+	struct report_phase_def *defs = NULL;
+	size_t ndefs = 0;
+	int status = a->phases ? read_phases(a->phases, &defs, &ndefs) : 0;
+	if (status != 0) {
+		return status;
+	}
+	struct report r;
+	report_init(&r, defs, ndefs, a->html != NULL);
+	free(defs);
+	struct csv_writer *csv = NULL;
+	int csv_err = 0;
+	if (a->csv && (csv_err = csv_create(a->csv, &csv)) < 0) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", a->csv, strerror(-csv_err));
+		report_free(&r);
+		return EX_IOERR;
+	}
+	status = run_one(path, a, &r, csv, &csv_err);
+	if (status == 0 && csv && (csv_err < 0 || (csv_err = csv_finish(csv)) < 0)) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", a->csv, strerror(-csv_err));
+		status = EX_IOERR;
+	}
+	struct json j;
+	json_init(&j);
+	if (status == 0 && a->json) {
+		report_to_json(&r, &j);
+		status = write_out(a->json, j.out.buf, j.out.len, false);
+	}
+	if (status == 0 && a->html) {
+		json_reset(&j);
+		page_data(&j, &r);
+		status = write_out(a->html, j.out.buf, j.out.len, true);
+	}
+	if (status == 0 && !a->json && !a->csv && !a->html) {
+		report_print_text(&r, path, stdout);
+	}
+	json_free(&j);
+	csv_destroy(csv);
+	report_free(&r);
+	return status;
+}
+
+static int
+report_compare(const char *pa, const char *pb, const struct report_args *a)
+{
+	struct report ra, rb;
+	report_init(&ra, NULL, 0, a->html != NULL);
+	report_init(&rb, NULL, 0, a->html != NULL);
+	int status = run_one(pa, a, &ra, NULL, NULL);
+	if (status == 0) {
+		status = run_one(pb, a, &rb, NULL, NULL);
+	}
+	struct json j;
+	json_init(&j);
+	if (status == 0 && a->json) {
+		report_compare_json(&ra, &rb, pa, pb, &j);
+		status = write_out(a->json, j.out.buf, j.out.len, false);
+	}
+	if (status == 0 && a->html) {
+		json_reset(&j);
+		json_object_begin(&j);
+		json_key(&j, "kind");
+		json_string(&j, "compare");
+		json_key(&j, "compare");
+		report_compare_json(&ra, &rb, pa, pb, &j);
+		json_key(&j, "a");
+		page_data(&j, &ra);
+		json_key(&j, "b");
+		page_data(&j, &rb);
+		json_object_end(&j);
+		status = write_out(a->html, j.out.buf, j.out.len, true);
+	}
+	if (status == 0 && !a->json && !a->html) {
+		char verdict[1024];
+		report_compare_verdict(&ra, &rb, verdict, sizeof(verdict));
+		printf("A: %s\nB: %s\n%s\n", pa, pb, verdict);
+	}
+	json_free(&j);
+	report_free(&ra);
+	report_free(&rb);
+	return status;
+}
+
+int
+cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"root", required_argument, NULL, 'r'},
+		{"config", required_argument, NULL, 'c'},
+		{"phases", required_argument, NULL, 'p'},
+		{"json", required_argument, NULL, 'j'},
+		{"csv", required_argument, NULL, 'C'},
+		{"html", required_argument, NULL, 'H'},
+		{"compare", no_argument, NULL, 'x'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct report_args a = {0};
+	int c;
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			a.root = optarg;
+			break;
+		case 'c':
+			a.config = optarg;
+			break;
+		case 'p':
+			a.phases = optarg;
+			break;
+		case 'j':
+			a.json = optarg;
+			break;
+		case 'C':
+			a.csv = optarg;
+			break;
+		case 'H':
+			a.html = optarg;
+			break;
+		case 'x':
+			a.compare = true;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	int want = a.compare ? 2 : 1;
+	if (argc - optind != want) {
+		fprintf(stderr, "tegrawatch report: give %s\n",
+			a.compare ? "two recordings: --compare A B" : "one recording");
+		return EX_USAGE;
+	}
+	if (a.compare && (a.csv || a.phases)) {
+		fprintf(stderr, "tegrawatch report: --csv and --phases are for one recording, not --compare\n");
+		return EX_USAGE;
+	}
+	return a.compare ? report_compare(argv[optind], argv[optind + 1], &a) : report_single(argv[optind], &a);
+}
+
+int
+record_sink_for_run(const char *path, uint64_t max_bytes, const char *root, bool replay, struct sink **out)
+{
+	struct board_identity none = {0};
+	struct board *b = NULL;
+	/* the identity as run sees it: the live board, or the board below --root */
+	if ((!replay || root) && board_open(root ? root : "", &b) < 0) {
+		b = NULL;
+	}
+	int r = record_sink_create(path, max_bytes, b ? board_identity(b) : &none, TEGRAWATCH_VERSION, out);
+	board_destroy(b);
+	if (r < 0) {
+		fprintf(stderr, "tegrawatch run: --record %s: %s\n", path, strerror(-r));
+		return EX_IOERR;
+	}
+	return 0;
+}
