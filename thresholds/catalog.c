@@ -89,6 +89,8 @@ static const char *const patterns[] = {
 	"agent.mqtt_dropped_total",
 	"agent.mqtt_spool_corrupt_total",
 	"agent.json_lines_dropped_total",
+	"agent.record_errors_total",
+	"agent.record_rotations_total",
 	"mts.fg_pct",
 	"mts.bg_pct",
 	"cpu.edp_limit_mhz",

@@ -95,7 +95,7 @@ if [ "$completiondir" != no ]; then
 				COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
 				COMPREPLY=(); _tegrawatch tegrawatch; echo "${COMPREPLY[*]}"
 			}
-			complete_words tegrawatch rep
+			complete_words tegrawatch repl
 			complete_words tegrawatch run --de' _ "$comp")
 		[ "$got" = $'replay\n--demo' ] || bad "completion gave '$got'"
 	fi
