@@ -45,6 +45,9 @@ typedef int mhd_result;
 #define LISTEN_BACKLOG 64
 #define SSE_BLOCK 16384
 #define HEALTH_SLACK_MS 1000
+/* beyond our limits: room for connections shut down by the guard that MHD has not reaped yet */
+#define CONN_SLACK 64
+#define STREAM_RETRY_S "10"
 
 #define CT_JSON "application/json"
 #define CT_TEXT "text/plain; charset=utf-8"
@@ -173,6 +176,54 @@ reply_error(struct MHD_Connection *conn, unsigned int status, const char *messag
 		MHD_add_response_header(r, extra_name, extra_value);
 	}
 	return queue(conn, status, r);
+}
+
+/* ---- connections: the guard sees each one from accept to close ---- */
+
+static struct conn_entry *
+entry_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void
+set_phase(struct web_server *srv, struct MHD_Connection *conn, enum conn_phase phase)
+{
+	struct conn_entry *e = entry_of(conn);
+	if (e) {
+		conn_guard_set_phase(&srv->st.guard, e, phase, monotonic_ms());
+	}
+}
+
+/* MHD's thread: a connection was accepted or is about to be closed (its socket is still open). */
+static void
+on_connection(void *cls, struct MHD_Connection *conn, void **socket_context, enum MHD_ConnectionNotificationCode toe)
+{
+	struct web_server *srv = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *peer =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		unsigned char key[16];
+		web_addr_key(peer ? peer->client_addr : NULL, false, key);
+		struct conn_entry *e = xcalloc(1, sizeof(*e));
+		conn_guard_add(&srv->st.guard, e, fd ? fd->connect_fd : -1, key, monotonic_ms());
+		*socket_context = e;
+	} else if (*socket_context) {
+		conn_guard_remove(&srv->st.guard, *socket_context);
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* MHD's thread: an answer is done; a kept-alive connection waits for its next request head. */
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)req_cls;
+	(void)toe;
+	set_phase(cls, conn, CONN_WAITING);
 }
 
 /* ---- request checks ---- */
@@ -428,6 +479,12 @@ handle_events(struct web_server *srv, struct MHD_Connection *conn, bool head)
 	if (head) {
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else {
+		struct conn_entry *e = entry_of(conn);
+		if (e && conn_guard_start_stream(&srv->st.guard, e, monotonic_ms()) < 0) {
+			/* streams have their own budget: they cannot take the slots requests need */
+			return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "too many event streams: retry later",
+					   MHD_HTTP_HEADER_RETRY_AFTER, STREAM_RETRY_S);
+		}
 		struct sse_client *c = xcalloc(1, sizeof(*c));
 		c->st = &srv->st;
 		c->conn = conn;
@@ -461,6 +518,10 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 	struct web_server *srv = cls;
 	(void)version;
 	(void)upload_data;
+	if (*req_cls != &headers_seen) {
+		/* the request head is complete: no longer one the guard may evict */
+		set_phase(srv, conn, CONN_BUSY);
+	}
 	if (*req_cls == &uri_too_long) {
 		return reply_error(conn, MHD_HTTP_URI_TOO_LONG, "URI too long", NULL, NULL);
 	}
@@ -546,6 +607,12 @@ web_sink_notify(struct sink *sink, const struct alert_event *ev)
 	server_publish_alert(&server_of(sink)->st, ev);
 }
 
+static void
+web_sink_add_metrics(struct sink *sink, struct metric_set *m)
+{
+	conn_guard_add_metrics(&server_of(sink)->st.guard, m, monotonic_ms());
+}
+
 static void web_server_destroy(struct web_server *srv);
 
 static void
@@ -558,37 +625,11 @@ static const struct sink_ops web_sink_ops = {
 	.name = "web",
 	.write = web_sink_write,
 	.notify = web_sink_notify,
+	.add_metrics = web_sink_add_metrics,
 	.destroy = web_sink_destroy,
 };
 
 /* ---- start and stop ---- */
-
-static int
-open_listen_socket(const struct sockaddr_storage *addr, socklen_t len, int *port)
-{
-	int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		return -errno;
-	}
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (addr->ss_family == AF_INET6) {
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	}
-	if (bind(fd, (const struct sockaddr *)addr, len) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	struct sockaddr_storage bound;
-	socklen_t blen = sizeof(bound);
-	*port = 0;
-	if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0) {
-		*port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-							  : ((struct sockaddr_in *)&bound)->sin_port);
-	}
-	return fd;
-}
 
 static int
 load_secret(const char *what, const char *path, char **out, size_t *len)
@@ -616,16 +657,22 @@ start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 		flags |= MHD_USE_IPv6;
 	}
 	unsigned int timeout_s = (unsigned int)((cfg->connection_timeout_ms + 999) / 1000);
+	/*
+	 * MHD's own limits stay out of the way (its per-address limit refuses the
+	 * newcomer, its global one stops accepting): the guard applies ours and
+	 * evicts instead (conn_guard.h). This ceiling only bounds the memory.
+	 */
+	unsigned int conn_limit = (unsigned int)(cfg->max_connections + cfg->max_event_streams + CONN_SLACK);
 	/* MHD's threads and ours must not take the signals the loop reads from its signalfd */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	srv->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, handle, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv, MHD_OPTION_LISTEN_SOCKET,
-		srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->max_connections_per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)POOL_BYTES,
-		MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_URI_LOG_CALLBACK, uri_log, srv, MHD_OPTION_END);
+		srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, conn_limit, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+		srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)POOL_BYTES, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_log, srv, MHD_OPTION_END);
 	int r = 0;
 	if (!srv->daemon) {
 		r = -EIO;
@@ -678,7 +725,7 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 	MHD_add_response_header(srv->page, "Content-Security-Policy", PAGE_CSP);
 	MHD_add_response_header(srv->page, "X-Frame-Options", "DENY");
 
-	r = open_listen_socket(&addr, addr_len, &srv->port);
+	r = web_listen_socket(&addr, addr_len, LISTEN_BACKLOG, &srv->port);
 	if (r < 0) {
 		log_error("web: cannot listen on %s: %s", cfg->listen, strerror(-r));
 		web_server_destroy(srv);

@@ -172,6 +172,12 @@ static const struct agent_help agent_helps[] = {
 	{"action_failures_total", "Alert actions that failed."},
 	{"action_timeouts_total", "Alert actions stopped at their timeout."},
 	{"action_dropped_total", "Alert actions not started because too many were running."},
+	{"http_connections", "HTTP connections open now, event streams included."},
+	{"http_event_streams", "HTTP event streams open now."},
+	{"http_connections_refused_total", "HTTP connections closed at once because every connection was busy."},
+	{"http_connections_evicted_total", "Idle HTTP connections closed to make room for a new one."},
+	{"http_header_timeouts_total", "HTTP connections closed because their request head was not complete in time."},
+	{"http_streams_refused_total", "HTTP event streams refused because the stream budget was spent."},
 };
 /* clang-format on */
 

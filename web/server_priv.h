@@ -20,6 +20,7 @@
 #include "agent/core/buf.h"
 #include "agent/core/json.h"
 #include "agent/core/sample.h"
+#include "conn_guard.h"
 #include "history.h"
 #include "prom_format.h"
 #include "web.h"
@@ -87,6 +88,9 @@ struct server_state {
 	struct history *hist;
 
 	atomic_llong last_sample_mono_ms;
+
+	/* every connection, from accept to close: limits, header deadline (the notifier sweeps) */
+	struct conn_guard guard;
 
 	/* the loop thread's scratch */
 	struct json j;

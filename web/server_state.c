@@ -116,8 +116,15 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 	st->version = xstrdup(info->version ? info->version : "");
 	render_board(st, info);
 	st->active = xcalloc(ACTIVE_MAX, sizeof(*st->active));
-	st->wake_cap = (size_t)cfg->max_connections;
+	st->wake_cap = (size_t)cfg->max_event_streams;
 	st->wake_list = xcalloc(st->wake_cap, sizeof(*st->wake_list));
+	struct conn_limits lim = {
+		.max_conns = (size_t)cfg->max_connections,
+		.per_ip = (size_t)cfg->max_connections_per_ip,
+		.max_streams = (size_t)cfg->max_event_streams,
+		.header_timeout_ms = cfg->header_timeout_ms,
+	};
+	conn_guard_init(&st->guard, &lim);
 	st->hist = history_create((size_t)(cfg->history_ms / st->interval_ms));
 	st->sample = blob_new(empty_sample_json, sizeof(empty_sample_json) - 1);
 	struct sample *empty = xcalloc(1, sizeof(*empty));
@@ -161,6 +168,7 @@ server_state_fini(struct server_state *st)
 	buf_free(&st->text);
 	free(st->board_json);
 	free(st->version);
+	conn_guard_fini(&st->guard);
 	pthread_cond_destroy(&st->wake);
 	pthread_mutex_destroy(&st->hist_lock);
 	pthread_mutex_destroy(&st->lock);
@@ -461,7 +469,7 @@ server_stream_detach(struct server_state *st, struct stream *s)
 	pthread_mutex_unlock(&st->lock);
 }
 
-/* Wakes parked streams: new events, keep-alive time, shutdown. */
+/* Wakes parked streams (new events, keep-alive time, shutdown) and sweeps the connections. */
 static void *
 notifier_main(void *arg)
 {
@@ -490,6 +498,8 @@ notifier_main(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			st->resume(st->wake_list[i]);
 		}
+		/* slow request heads are closed here too, whether or not new clients come */
+		conn_guard_sweep(&st->guard, now);
 		pthread_mutex_lock(&st->lock);
 		if (stop) {
 			break;

@@ -20,6 +20,8 @@ struct web_config {
 	int max_connections;           /* 32 */
 	int max_connections_per_ip;    /* 8 */
 	int64_t connection_timeout_ms; /* 10 s */
+	int64_t header_timeout_ms;     /* 5 s: a complete request head within this, or closed */
+	int max_event_streams;         /* 8, apart from max_connections */
 };
 
 /**

@@ -222,3 +222,47 @@ web_parse_uint(const char *text, int64_t min, int64_t max, int64_t *out)
 	*out = v;
 	return 0;
 }
+
+void
+web_addr_key(const struct sockaddr *sa, bool prefix64, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (sa && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		key[10] = 0xff;
+		key[11] = 0xff;
+		memcpy(key + 12, &in->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		/* a mapped IPv4 address stays whole: its /64 would be every IPv4 peer */
+		bool mapped = IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr);
+		memcpy(key, &in6->sin6_addr, prefix64 && !mapped ? 8 : 16);
+	}
+}
+
+int
+web_listen_socket(const struct sockaddr_storage *addr, socklen_t len, int backlog, int *port)
+{
+	int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return -errno;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (addr->ss_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (bind(fd, (const struct sockaddr *)addr, len) < 0 || listen(fd, backlog) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	*port = 0;
+	if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0) {
+		*port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+							  : ((struct sockaddr_in *)&bound)->sin_port);
+	}
+	return fd;
+}

@@ -21,6 +21,12 @@
 int web_parse_listen(const char *text, struct sockaddr_storage *addr, socklen_t *len, bool *loopback);
 
 /**
+ * A non-blocking listening socket bound to ADDR (IPv6 only for an IPv6
+ * address); *PORT gets the port bound. Returns the descriptor or -errno.
+ */
+int web_listen_socket(const struct sockaddr_storage *addr, socklen_t len, int backlog, int *port);
+
+/**
  * True when a Host header value names this machine's loopback interface:
  * localhost, 127.x.x.x or [::1], with any port. A missing header (NULL)
  * is accepted (HTTP/1.0). Guards the loopback-only server against DNS
@@ -48,5 +54,12 @@ int web_read_secret(const char *path, char **out, bool *world_readable);
  * spaces, no leading zeros but "0"). Returns 0 and *OUT, or -EINVAL.
  */
 int web_parse_uint(const char *text, int64_t min, int64_t max, int64_t *out);
+
+/**
+ * The 16-byte key of a peer address SA: an IPv4 address as ::ffff:a.b.c.d,
+ * an IPv6 one whole, or only its /64 network with PREFIX64 (one host
+ * usually holds a whole /64). Other families give all zeros.
+ */
+void web_addr_key(const struct sockaddr *sa, bool prefix64, unsigned char key[16]);
 
 #endif

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The HTTP server under abuse, over real HTTP on 127.0.0.0/8 (docs/http.md,
+"Limits and errors"; docs/reliability.md, "D. HTTP"): slowloris sockets and
+idle event streams must not lock other local clients out, slow request heads
+are closed at the header timeout.
+
+Usage: test_web_limits.py TEGRAWATCH SOURCE_ROOT
+
+The agent samples the demo board live (no end of replay), on a free port of
+127.0.0.1. Other source addresses (127.0.0.2-5) are loopback too. Every test
+is bounded in time and closes its sockets.
+"""
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_web as tw  # noqa: E402  (free_port, request, status_of, header_of)
+
+BIN = None
+SRC = None
+GOAL_S = 11  # D2: a legitimate GET is served within this, whatever the slow sockets do
+
+
+class LiveAgent:
+    """`run` on the demo root at 1 Hz with the web settings given."""
+
+    def __init__(self, web_extra=""):
+        self.dir = tempfile.mkdtemp(prefix="tw-web-limits-")
+        self.port = tw.free_port()
+        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
+        with open(self.cfg, "w") as f:
+            f.write(f'agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:{self.port}"\n{web_extra}')
+        self.err_path = os.path.join(self.dir, "stderr")
+        self.err = open(self.err_path, "w")
+        self.proc = subprocess.Popen([BIN, "run", "--root", os.path.join(SRC, "configs/demo/root"),
+                                      "--no-tegrastats", "--no-json", "-c", self.cfg],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+        deadline = time.time() + 15
+        while True:
+            try:
+                tw.request(self.port, "GET", "/healthz", timeout=2)
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise AssertionError("the web server did not answer: " + self.stderr())
+                time.sleep(0.1)
+
+    def stderr(self):
+        self.err.flush()
+        with open(self.err_path) as f:
+            return f.read()
+
+    def metrics(self):
+        """The agent.* values of the latest sample, from /api/v1/snapshot."""
+        import json
+        status, _, _, body = tw.request(self.port, "GET", "/api/v1/snapshot")
+        assert status == 200, body
+        return json.loads(body)["metrics"]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+def get_healthz(port, source="127.0.0.1", timeout=3):
+    """One GET /healthz on a fresh connection from SOURCE: the status, or None when refused or closed."""
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
+    except OSError:
+        return None
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return tw.status_of(s.recv(4096))
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def served_within(port, limit_s):
+    """Seconds until a GET /healthz is answered 200 (retrying), or None after LIMIT_S."""
+    start = time.time()
+    while time.time() - start < limit_s:
+        if get_healthz(port, timeout=min(3, limit_s)) == 200:
+            return time.time() - start
+        time.sleep(0.2)
+    return None
+
+
+class Slowloris:
+    """COUNT sockets per source address that send a request head one byte a second and never finish it.
+    A socket the server closes is opened again (an attacker keeps its count up)."""
+
+    HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+    def __init__(self, port, sources):
+        self.port = port
+        self.sources = sources
+        self.socks = [None] * len(sources)
+        self.sent = [0] * len(sources)
+        self.reopened = 0
+        self.stop_flag = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def open(self, i):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.bind((self.sources[i], 0))
+        try:
+            s.connect(("127.0.0.1", self.port))
+        except (BlockingIOError, InterruptedError):
+            pass
+        self.socks[i] = s
+        self.sent[i] = 0
+
+    def run(self):
+        first = True
+        while not self.stop_flag:
+            for i in range(len(self.socks)):
+                if self.stop_flag:
+                    break
+                if self.socks[i] is None:
+                    self.open(i)
+                    if not first:
+                        self.reopened += 1
+                s = self.socks[i]
+                byte = self.HEAD[self.sent[i]:self.sent[i] + 1] or b"X"
+                try:
+                    if s.send(byte) == 1:
+                        self.sent[i] += 1
+                except (BlockingIOError, InterruptedError):
+                    pass
+                except OSError:
+                    s.close()
+                    self.socks[i] = None
+            first = False
+            time.sleep(1.0)
+
+    def close(self):
+        self.stop_flag = True
+        self.thread.join(10)
+        for s in self.socks:
+            if s:
+                s.close()
+
+
+class LimitsTest(unittest.TestCase):
+    """One live agent with the default limits: 32 connections, 8 per address, 8 event streams, header timeout 5 s."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.agent = LiveAgent()
+        cls.port = cls.agent.port
+
+    @classmethod
+    def tearDownClass(cls):
+        err = cls.agent.stderr()
+        rc = cls.agent.stop()
+        if rc not in (0, -15):
+            raise AssertionError(f"agent exit {rc}: {err}")
+
+    def test_slowloris_does_not_lock_out(self):
+        # 200 slow sockets from 127.0.0.1, and 8 from each of 127.0.0.2-5 (32: the global limit)
+        sources = ["127.0.0.1"] * 200 + [f"127.0.0.{i}" for i in range(2, 6) for _ in range(8)]
+        slow = Slowloris(self.port, sources)
+        try:
+            time.sleep(3)  # every socket opened and trickling
+            took = served_within(self.port, GOAL_S)
+            self.assertIsNotNone(took, f"no GET served within {GOAL_S} s among 200+32 slow sockets")
+            # and again: the attack goes on, clients keep being served
+            for _ in range(5):
+                self.assertIsNotNone(served_within(self.port, GOAL_S))
+            # a client from one of the other addresses too
+            self.assertEqual(get_healthz(self.port, source="127.0.0.3"), 200)
+        finally:
+            slow.close()
+        time.sleep(1.5)  # a tick: the counters reach the sample
+        m = self.agent.metrics()
+        self.assertGreater(m["agent.http_connections_evicted_total"], 100, m)
+        self.assertIn("web: connection limits reached", self.agent.stderr())
+
+    def test_idle_event_streams_do_not_lock_out(self):
+        streams = []
+        try:
+            statuses = []
+            for _ in range(10):
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                streams.append(s)
+                try:
+                    s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    head = s.recv(4096)
+                except ConnectionResetError:
+                    head = b""  # refused without an answer
+                statuses.append(tw.status_of(head))
+                if statuses[-1] == 503:
+                    self.assertEqual(tw.header_of(head, "Retry-After"), "10")
+            # the stream budget (8) is taken, the ninth and tenth are told to come back
+            self.assertEqual(statuses, [200] * 8 + [503] * 2)
+            took = served_within(self.port, GOAL_S)
+            self.assertIsNotNone(took, "a GET was not served next to 8 idle event streams")
+            self.assertLess(took, 1)
+        finally:
+            for s in streams:
+                s.close()
+        # the slots come back: a new stream is served once they are gone
+        deadline = time.time() + 5
+        while True:
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+            s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            status = tw.status_of(s.recv(4096))
+            s.close()
+            if status == 200 or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertEqual(status, 200)
+
+    def test_header_timeout(self):
+        # one byte a second: the idle timeout (10 s) never fires, the header timeout (5 s) does
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+        start = time.time()
+        closed_after = None
+        try:
+            head = Slowloris.HEAD + b"X-Slow: " + b"a" * 20
+            for i in range(len(head)):
+                r, _, _ = select.select([s], [], [], 1.0)
+                if r:
+                    try:
+                        data = s.recv(1024)
+                    except ConnectionResetError:
+                        data = b""
+                    if not data:
+                        closed_after = time.time() - start
+                        break
+                try:
+                    s.send(head[i:i + 1])
+                except OSError:
+                    closed_after = time.time() - start
+                    break
+        finally:
+            s.close()
+        self.assertIsNotNone(closed_after, "a request head sent a byte a second was never closed")
+        self.assertGreater(closed_after, 4.5)
+        self.assertLess(closed_after, 7.5)
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    tw.BIN, tw.SRC = BIN, SRC
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)

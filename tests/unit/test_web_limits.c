@@ -1,0 +1,221 @@
+/* The HTTP server's limits without libmicrohttpd: the connection guard. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "web/conn_guard.h"
+
+#define CONNS 12
+
+/* A connection as the guard sees it: our end of a socket pair, the peer's end to look at. */
+struct fake {
+	struct conn_entry e;
+	int ours, peer;
+};
+
+static void
+open_fake(struct fake *f)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f->ours = sv[0];
+	f->peer = sv[1];
+}
+
+static void
+close_fake(struct conn_guard *g, struct fake *f)
+{
+	conn_guard_remove(g, &f->e);
+	close(f->ours);
+	close(f->peer);
+}
+
+/* True when the guard shut the connection down: its peer reads end-of-file. */
+static bool
+shut(const struct fake *f)
+{
+	char c;
+	return recv(f->peer, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+static void
+addr(unsigned char key[16], unsigned char last)
+{
+	memset(key, 0, 16);
+	key[10] = key[11] = 0xff;
+	key[12] = 127;
+	key[15] = last;
+}
+
+static const struct conn_limits limits = {
+	.max_conns = 6,
+	.per_ip = 3,
+	.max_streams = 2,
+	.header_timeout_ms = 5000,
+};
+
+static bool
+add(struct conn_guard *g, struct fake *f, unsigned char last, int64_t now)
+{
+	unsigned char key[16];
+	addr(key, last);
+	open_fake(f);
+	return conn_guard_add(g, &f->e, f->ours, key, now);
+}
+
+static void
+test_per_address_evicts_the_longest_waiting(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	/* three from 127.0.0.1: the per-address limit */
+	assert_true(add(&g, &f[0], 1, 1000));
+	assert_true(add(&g, &f[1], 1, 1100));
+	assert_true(add(&g, &f[2], 1, 1200));
+	conn_guard_set_phase(&g, &f[1].e, CONN_BUSY, 1300);
+	/* a fourth evicts the one that has waited longest for its request head */
+	assert_true(add(&g, &f[3], 1, 1400));
+	assert_true(shut(&f[0]));
+	assert_false(shut(&f[1]) || shut(&f[2]) || shut(&f[3]));
+	/* a busy connection counts; the next newcomer evicts the next waiting one */
+	assert_true(add(&g, &f[4], 1, 1500));
+	assert_true(shut(&f[2]));
+	assert_false(shut(&f[1]) || shut(&f[3]) || shut(&f[4]));
+	/* another address is not touched by the per-address limit */
+	assert_true(add(&g, &f[5], 2, 1600));
+	assert_false(shut(&f[5]));
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.evicted, 2);
+	assert_int_equal(cs.refused, 0);
+	assert_int_equal(cs.open, 6);
+	for (int i = 0; i < 6; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.open, 0);
+	conn_guard_fini(&g);
+}
+
+static void
+test_all_busy_refuses_the_newcomer(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	for (int i = 0; i < 3; i++) {
+		assert_true(add(&g, &f[i], 1, 1000));
+		conn_guard_set_phase(&g, &f[i].e, CONN_BUSY, 1000);
+	}
+	/* answers under way for less than CONN_STUCK_MS: the newcomer goes */
+	assert_false(add(&g, &f[3], 1, 1000 + CONN_STUCK_MS - 1));
+	assert_true(shut(&f[3]));
+	/* an answer its client has not read for CONN_STUCK_MS makes room */
+	assert_true(add(&g, &f[4], 1, 1000 + CONN_STUCK_MS));
+	assert_true(shut(&f[0]));
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.refused, 1);
+	assert_int_equal(cs.evicted, 1);
+	for (int i = 0; i < 5; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_fini(&g);
+}
+
+static void
+test_global_limit_and_header_timeout(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	/* two from each of three addresses: the global limit of 6 */
+	for (int i = 0; i < 6; i++) {
+		assert_true(add(&g, &f[i], (unsigned char)(2 + i / 2), 1000 + i));
+	}
+	/* a seventh, from yet another address, evicts the oldest waiting anywhere */
+	assert_true(add(&g, &f[6], 9, 2000));
+	assert_true(shut(&f[0]));
+	/* the sweep closes what waited for its request head for the header timeout */
+	conn_guard_set_phase(&g, &f[1].e, CONN_BUSY, 1500);
+	conn_guard_sweep(&g, 1001 + 5000);
+	assert_true(shut(&f[1]) == false);
+	assert_true(shut(&f[2]) == false);
+	conn_guard_sweep(&g, 1005 + 5000);
+	for (int i = 2; i < 6; i++) {
+		assert_true(shut(&f[i]));
+	}
+	assert_false(shut(&f[1]) || shut(&f[6]));
+	/* an answer done: the kept-alive connection waits again, and times out from then */
+	conn_guard_set_phase(&g, &f[1].e, CONN_WAITING, 7000);
+	conn_guard_sweep(&g, 7000 + 4999);
+	assert_false(shut(&f[1]));
+	conn_guard_sweep(&g, 7000 + 5000);
+	assert_true(shut(&f[1]));
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.evicted, 1);
+	assert_int_equal(cs.timed_out, 6); /* f[2..5], f[6] at 2000 + 5000 <= 12000, f[1] */
+	for (int i = 0; i < 7; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_fini(&g);
+}
+
+static void
+test_streams_have_their_own_budget(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	for (int i = 0; i < 3; i++) {
+		assert_true(add(&g, &f[i], 1, 1000));
+		conn_guard_set_phase(&g, &f[i].e, CONN_BUSY, 1000);
+	}
+	assert_int_equal(conn_guard_start_stream(&g, &f[0].e, 1000), 0);
+	assert_int_equal(conn_guard_start_stream(&g, &f[1].e, 1000), 0);
+	assert_int_equal(conn_guard_start_stream(&g, &f[2].e, 1000), -EBUSY);
+	/* streams do not count against the per-address limit, nor time out waiting */
+	assert_true(add(&g, &f[3], 1, 1000));
+	assert_true(add(&g, &f[4], 1, 1000));
+	conn_guard_sweep(&g, 100000);
+	assert_false(shut(&f[0]) || shut(&f[1]));
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.streams, 2);
+	assert_int_equal(cs.streams_refused, 1);
+	assert_int_equal(cs.evicted + cs.refused, 0);
+	close_fake(&g, &f[0]);
+	assert_int_equal(conn_guard_start_stream(&g, &f[2].e, 1000), 0);
+	for (int i = 1; i < 5; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.streams, 0);
+	assert_int_equal(cs.open, 0);
+	conn_guard_fini(&g);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_per_address_evicts_the_longest_waiting),
+		cmocka_unit_test(test_all_busy_refuses_the_newcomer),
+		cmocka_unit_test(test_global_limit_and_header_timeout),
+		cmocka_unit_test(test_streams_have_their_own_budget),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,105 @@
+/*
+ * The HTTP server's connection policy, kept apart from libmicrohttpd so
+ * it can be tested alone (docs/http.md, "Limits and errors"). Every
+ * connection is tracked from accept to close with its phase: waiting for
+ * a complete request head (new, or idle between requests), busy with a
+ * request, or an event stream.
+ *
+ * Why not libmicrohttpd's own limits: its per-address limit refuses the
+ * newcomer, so on loopback (every local client is 127.0.0.1) 8 sockets
+ * that trickle a byte now and then lock every other local user out, and
+ * its global limit stops accepting altogether. Here a newcomer over a
+ * limit evicts the connection that has waited longest for its request
+ * head instead (or one whose client has not read its answer for
+ * CONN_STUCK_MS); only when all are busy answering is the newcomer
+ * refused. A client sends its request head right after connecting, so
+ * even a flood of connections from its own address rarely evicts it
+ * before it is read; a slow or idle socket is the first to go. Waiting longer
+ * than the header timeout closes a connection whatever its idle timer
+ * says (slowloris), and event streams have a budget of their own, so
+ * they never take the slots requests need.
+ *
+ * Closing means shutdown(): libmicrohttpd then reads end-of-file and
+ * closes the connection itself. The caller keeps the entries alive until
+ * conn_guard_remove(), which it must call before the socket is closed.
+ */
+#ifndef TEGRAWATCH_WEB_CONN_GUARD_H
+#define TEGRAWATCH_WEB_CONN_GUARD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/core/metrics.h"
+
+#define CONN_STUCK_MS 2000 /* an answer that takes longer has a client that does not read */
+
+enum conn_phase {
+	CONN_WAITING, /* no complete request head yet: new, or idle between requests */
+	CONN_BUSY,    /* a request is being answered */
+	CONN_STREAM,  /* an event stream */
+};
+
+struct conn_entry {
+	struct conn_entry *prev, *next;
+	int fd;
+	unsigned char addr[16]; /* the peer (web_addr_key with the whole address) */
+	enum conn_phase phase;
+	bool closing;     /* shut down by the guard: no longer counted */
+	int64_t since_ms; /* when the phase began */
+};
+
+struct conn_limits {
+	size_t max_conns; /* requests (waiting or busy) at once */
+	size_t per_ip;    /* of those, from one address */
+	size_t max_streams;
+	int64_t header_timeout_ms;
+};
+
+struct conn_stats {
+	uint64_t refused;         /* newcomers closed at once */
+	uint64_t evicted;         /* waiting connections closed for a newcomer */
+	uint64_t timed_out;       /* no complete request head within the header timeout */
+	uint64_t streams_refused; /* event streams answered 503 */
+	size_t open;              /* connections now (streams included) */
+	size_t streams;
+};
+
+struct conn_guard {
+	pthread_mutex_t lock;
+	struct conn_entry *head, *tail; /* in order of arrival */
+	struct conn_limits lim;
+	struct conn_stats stats;
+	/* the loop thread's: what the last log line about shed connections said */
+	uint64_t reported_shed;
+	int64_t reported_ms;
+};
+
+void conn_guard_init(struct conn_guard *g, const struct conn_limits *lim);
+void conn_guard_fini(struct conn_guard *g);
+
+/**
+ * Tracks E, a new connection on FD from ADDR. When it goes over a limit,
+ * a connection of the same address (or any, for the global limit) is
+ * evicted as the header says; without one, E itself is shut down and
+ * false returned (E stays tracked until conn_guard_remove()).
+ */
+bool conn_guard_add(struct conn_guard *g, struct conn_entry *e, int fd, const unsigned char addr[16], int64_t now_ms);
+/** Forgets E: before its socket is closed. */
+void conn_guard_remove(struct conn_guard *g, struct conn_entry *e);
+/** E's request head is complete (CONN_BUSY) or its answer is done (CONN_WAITING). */
+void conn_guard_set_phase(struct conn_guard *g, struct conn_entry *e, enum conn_phase phase, int64_t now_ms);
+/** Makes E an event stream: 0, or -EBUSY when the stream budget is spent (counted). */
+int conn_guard_start_stream(struct conn_guard *g, struct conn_entry *e, int64_t now_ms);
+/** Closes what waited too long for a request head. */
+void conn_guard_sweep(struct conn_guard *g, int64_t now_ms);
+void conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out);
+/**
+ * The loop thread: adds the agent.http_* counters to M, and logs a warning
+ * when connections were shed, at most once a minute (the log is not shared
+ * with the HTTP threads).
+ */
+void conn_guard_add_metrics(struct conn_guard *g, struct metric_set *m, int64_t now_ms);
+
+#endif
