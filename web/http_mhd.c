@@ -238,21 +238,19 @@ uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 	return strlen(uri) > URI_MAX ? &uri_too_long : NULL;
 }
 
+struct head_scan {
+	size_t bytes;
+	unsigned hosts;
+};
+
 static mhd_result
-count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	(void)kind;
-	size_t *sum = cls;
-	*sum += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+	struct head_scan *hs = cls;
+	hs->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+	hs->hosts += strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0;
 	return MHD_YES;
-}
-
-static size_t
-header_bytes(struct MHD_Connection *conn)
-{
-	size_t sum = 0;
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &sum);
-	return sum;
 }
 
 static bool
@@ -530,9 +528,15 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", MHD_HTTP_HEADER_ALLOW,
 				   "GET, HEAD");
 	}
-	if (header_bytes(conn) > HEADERS_MAX) {
+	struct head_scan hs = {0, 0};
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &hs);
+	if (hs.bytes > HEADERS_MAX) {
 		return reply_error(conn, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large", NULL,
 				   NULL);
+	}
+	if (hs.hosts > 1) {
+		/* MHD would give us the first: which one a proxy in front checked is anyone's guess (RFC 9112 3.2) */
+		return reply_error(conn, MHD_HTTP_BAD_REQUEST, "more than one Host header", NULL, NULL);
 	}
 	if (srv->loopback &&
 	    !web_host_is_loopback(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {

@@ -530,6 +530,13 @@ class WebTest(unittest.TestCase):
             self.assert_common_headers(host, status, hdrs)
         for host in ("localhost:%d" % self.port, "127.0.0.1", "localhost:8080"):
             self.assertEqual(self.get("/healthz", headers={"Host": host})[0], 200, host)
+        # two Host headers: 400, whichever comes first (a proxy may have checked the other one)
+        for hosts in ((b"127.0.0.1", b"evil.example"), (b"evil.example", b"127.0.0.1"), (b"127.0.0.1", b"127.0.0.1"),
+                      (b"localhost", b"LOCALHOST")):
+            raw = raw_exchange(self.port, b"GET /api/v1/snapshot HTTP/1.1\r\nHost: " + hosts[0] + b"\r\nhost: " +
+                               hosts[1] + b"\r\nConnection: close\r\n\r\n")
+            self.assertEqual(status_of(raw), 400, (hosts, raw[:200]))
+            self.assertIn(b'{"error":"more than one Host header"}', raw)
 
     def open_served(self, count, deadline_s=8):
         """COUNT keep-alive connections, each proven live by one answered request."""
