@@ -259,29 +259,18 @@ authorized(const struct web_server *srv, struct MHD_Connection *conn)
 	if (!srv->token && !srv->basic_user) {
 		return true;
 	}
-	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (srv->token && auth && strncasecmp(auth, "Bearer ", 7) == 0) {
-		const char *t = auth + 7;
-		while (*t == ' ') {
-			t++;
-		}
-		return web_secret_equal(srv->token, srv->token_len, t, strlen(t));
-	}
-	if (!srv->basic_user) {
+	/* with its length: a NUL inside must not cut the comparison short */
+	const char *auth = NULL;
+	size_t len = 0;
+	if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
+					  sizeof(MHD_HTTP_HEADER_AUTHORIZATION) - 1, &auth, &len) != MHD_YES) {
 		return false;
 	}
-	char *pass = NULL;
-	char *user = MHD_basic_auth_get_username_password(conn, &pass);
-	bool ok = false;
-	if (user && pass) {
-		/* both compared in full, whichever is wrong */
-		bool u = web_secret_equal(srv->basic_user, srv->basic_user_len, user, strlen(user));
-		bool p = web_secret_equal(srv->basic_pass, srv->basic_pass_len, pass, strlen(pass));
-		ok = u && p;
+	if (srv->token && web_bearer_match(auth, len, srv->token, srv->token_len)) {
+		return true;
 	}
-	MHD_free(user);
-	MHD_free(pass);
-	return ok;
+	return srv->basic_user && web_basic_auth_match(auth, len, srv->basic_user, srv->basic_user_len, srv->basic_pass,
+						       srv->basic_pass_len);
 }
 
 static mhd_result

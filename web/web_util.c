@@ -147,6 +147,115 @@ web_secret_equal(const char *secret, size_t secret_len, const char *given, size_
 	return diff == 0;
 }
 
+static int
+b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z') {
+		return c - 'A';
+	}
+	if (c >= 'a' && c <= 'z') {
+		return c - 'a' + 26;
+	}
+	if (c >= '0' && c <= '9') {
+		return c - '0' + 52;
+	}
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+int
+web_base64_decode(const char *in, size_t in_len, unsigned char *out, size_t out_cap, size_t *out_len)
+{
+	if (in_len % 4 != 0) {
+		return -EINVAL;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < in_len; i += 4) {
+		bool last = i + 4 == in_len;
+		int v[4];
+		int pad = 0;
+		for (size_t k = 0; k < 4; k++) {
+			unsigned char c = (unsigned char)in[i + k];
+			/* padding: only the last one or two characters of the last quantum */
+			if (c == '=' && last && k >= 2 && (k == 3 || in[i + 3] == '=')) {
+				v[k] = 0;
+				pad++;
+				continue;
+			}
+			v[k] = b64_value(c);
+			if (v[k] < 0 || pad) {
+				return -EINVAL;
+			}
+		}
+		unsigned int q = (unsigned int)(v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3]);
+		size_t bytes = 3 - (size_t)pad;
+		if (n + bytes > out_cap) {
+			return -EINVAL;
+		}
+		for (size_t k = 0; k < bytes; k++) {
+			out[n++] = (unsigned char)(q >> (16 - 8 * k));
+		}
+	}
+	*out_len = n;
+	return 0;
+}
+
+/* The credentials after SCHEME and its spaces in HEADER, or NULL. */
+static const char *
+auth_param(const char *header, size_t header_len, const char *scheme, size_t *len)
+{
+	size_t n = strlen(scheme);
+	if (!header || header_len <= n || strncasecmp(header, scheme, n) != 0 || header[n] != ' ') {
+		return NULL;
+	}
+	while (n < header_len && header[n] == ' ') {
+		n++;
+	}
+	*len = header_len - n;
+	return header + n;
+}
+
+bool
+web_basic_auth_match(const char *header, size_t header_len, const char *user, size_t user_len, const char *pass,
+		     size_t pass_len)
+{
+	size_t len;
+	const char *b64 = auth_param(header, header_len, "Basic", &len);
+	if (!b64) {
+		return false;
+	}
+	size_t cap = len / 4 * 3;
+	unsigned char *text = xrealloc(NULL, cap ? cap : 1, 1);
+	size_t n;
+	bool ok = web_base64_decode(b64, len, text, cap, &n) == 0;
+	size_t colon = n;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (text[i] < 0x20 || text[i] == 0x7f) {
+			ok = false;
+		} else if (text[i] == ':' && colon == n) {
+			colon = i;
+		}
+	}
+	if (ok && colon < n) {
+		/* both compared in full, whichever is wrong */
+		bool u = web_secret_equal(user, user_len, (const char *)text, colon);
+		bool p = web_secret_equal(pass, pass_len, (const char *)text + colon + 1, n - colon - 1);
+		ok = u && p;
+	} else {
+		ok = false;
+	}
+	explicit_bzero(text, cap ? cap : 1);
+	free(text);
+	return ok;
+}
+
+bool
+web_bearer_match(const char *header, size_t header_len, const char *token, size_t token_len)
+{
+	size_t len;
+	const char *t = auth_param(header, header_len, "Bearer", &len);
+	return t && web_secret_equal(token, token_len, t, len);
+}
+
 int
 web_read_secret(const char *path, char **out, bool *world_readable)
 {

@@ -42,6 +42,30 @@ bool web_host_is_loopback(const char *host);
 bool web_secret_equal(const char *secret, size_t secret_len, const char *given, size_t given_len);
 
 /**
+ * Decodes strict base64 (RFC 4648: the standard alphabet, padded to a
+ * multiple of 4, '=' only at the end, no spaces) of IN_LEN bytes into OUT
+ * (room for OUT_CAP bytes). Returns 0 and *OUT_LEN, or -EINVAL.
+ */
+int web_base64_decode(const char *in, size_t in_len, unsigned char *out, size_t out_cap, size_t *out_len);
+
+/**
+ * Checks the Authorization header value HEADER (HEADER_LEN bytes, which
+ * may hold NULs) against basic credentials: "Basic" (any case), spaces,
+ * then the base64 of "user:pass". The decoded text is split at its first
+ * ':', and both parts are compared in full, lengths included, in constant
+ * time. A control byte anywhere (a NUL above all: "pass\0junk" must not
+ * pass for "pass") fails, as RFC 7617 forbids them.
+ */
+bool web_basic_auth_match(const char *header, size_t header_len, const char *user, size_t user_len, const char *pass,
+			  size_t pass_len);
+
+/**
+ * Checks HEADER (HEADER_LEN bytes) against a bearer TOKEN: "Bearer" (any
+ * case), spaces, then exactly the token, compared in constant time.
+ */
+bool web_bearer_match(const char *header, size_t header_len, const char *token, size_t token_len);
+
+/**
  * Reads a secret (token, password) from PATH: at most WEB_SECRET_MAX bytes,
  * trailing newlines and spaces removed, not empty. Returns 0 and *OUT
  * (malloc'd), -EINVAL for an empty or too long file, or -errno.

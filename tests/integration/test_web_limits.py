@@ -10,6 +10,7 @@ The agent samples the demo board live (no end of replay), on a free port of
 127.0.0.1. Other source addresses (127.0.0.2-5) are loopback too. Every test
 is bounded in time and closes its sockets.
 """
+import base64
 import os
 import select
 import shutil
@@ -259,6 +260,76 @@ class LimitsTest(unittest.TestCase):
         self.assertGreater(closed_after, 4.5)
         self.assertLess(closed_after, 7.5)
 
+
+TOKEN = "t0ken-for-tests"
+USER, PASSWORD = "admin", "pa55word"
+
+
+def basic(user, password):
+    raw = user + b":" + password if isinstance(user, bytes) else f"{user}:{password}".encode()
+    return b"Basic " + base64.b64encode(raw)
+
+
+class AuthTest(unittest.TestCase):
+    """One live agent with a bearer token and basic auth, on 127.0.0.1."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="tw-web-auth-")
+        token = os.path.join(cls.dir, "token")
+        password = os.path.join(cls.dir, "password")
+        for path, text in ((token, TOKEN + "\n"), (password, PASSWORD + "\n")):
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o600)
+        cls.agent = LiveAgent(f"  token_file: {token}\n  basic_auth_user: {USER}\n"
+                              f"  basic_auth_password_file: {password}\n")
+        cls.port = cls.agent.port
+        cls.next_source = 10
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.agent.stop()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def source(self):
+        """A loopback address of its own for each test (failed logins are limited per address)."""
+        AuthTest.next_source += 1
+        return f"127.0.0.{AuthTest.next_source}"
+
+    def status(self, authorization, source="127.0.0.1", path=b"/healthz"):
+        """The status of one GET with the raw AUTHORIZATION value (bytes, may hold NULs), and the answer."""
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(source, 0))
+        try:
+            head = b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+            if authorization is not None:
+                head += b"Authorization: " + authorization + b"\r\n"
+            s.sendall(head + b"\r\n")
+            raw = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                raw += chunk
+        finally:
+            s.close()
+        return tw.status_of(raw), raw
+
+    def test_credentials_with_nul_and_junk(self):
+        src = self.source()
+        self.assertEqual(self.status(basic(USER, PASSWORD), src)[0], 200)
+        self.assertEqual(self.status(b"Bearer " + TOKEN.encode(), src)[0], 200)
+        for auth in (basic(USER.encode(), PASSWORD.encode() + b"\0junk"),  # the finding
+                     basic(USER.encode(), PASSWORD.encode() + b"\0"),
+                     basic(USER.encode() + b"\0x", PASSWORD.encode()),
+                     basic(USER.encode(), PASSWORD.encode() + b"\n"),
+                     basic(USER.encode(), PASSWORD.encode() + b"x"),
+                     basic(USER.encode(), PASSWORD.encode()[:-1]),
+                     basic(USER, PASSWORD)[:-1],  # broken base64
+                     basic(USER, PASSWORD) + b"=",
+                     b"Basic " + base64.b64encode(USER.encode() + PASSWORD.encode()),  # no colon
+                     b"Bearer " + TOKEN.encode() + b"x"):
+            self.assertEqual(self.status(auth, src)[0], 401, auth)
 
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])

@@ -271,6 +271,96 @@ test_parse_uint(void **state)
 }
 
 static void
+test_base64(void **state)
+{
+	(void)state;
+	unsigned char out[16];
+	size_t n;
+	assert_int_equal(web_base64_decode("", 0, out, sizeof(out), &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(web_base64_decode("YWJj", 4, out, sizeof(out), &n), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, "abc", 3);
+	assert_int_equal(web_base64_decode("YWI=", 4, out, sizeof(out), &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(web_base64_decode("YQ==", 4, out, sizeof(out), &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(web_base64_decode("+/+/", 4, out, sizeof(out), &n), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, "\xfb\xff\xbf", 3);
+	const char *bad[] = {"YWJ", "YQ=", "Y===", "YQ=a", "=QQQ", "YQ==YWJj", "YW J", "YW\nJ", "YWJj=", "YQ-_"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(web_base64_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n), -EINVAL);
+	}
+	assert_int_equal(web_base64_decode("YWJjYWJj", 8, out, 5, &n), -EINVAL); /* no room */
+}
+
+/* "Basic " + base64 of TEXT (LEN bytes, may hold NULs). */
+static char *
+basic_header(const char *text, size_t len)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *h = malloc(6 + (len + 2) / 3 * 4 + 1);
+	assert_non_null(h);
+	memcpy(h, "Basic ", 6);
+	size_t o = 6;
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned int q = (unsigned char)text[i] << 16;
+		q |= i + 1 < len ? (unsigned char)text[i + 1] << 8 : 0;
+		q |= i + 2 < len ? (unsigned char)text[i + 2] : 0;
+		h[o++] = abc[q >> 18 & 63];
+		h[o++] = abc[q >> 12 & 63];
+		h[o++] = i + 1 < len ? abc[q >> 6 & 63] : '=';
+		h[o++] = i + 2 < len ? abc[q & 63] : '=';
+	}
+	h[o] = '\0';
+	return h;
+}
+
+static bool
+basic_ok(const char *text, size_t len)
+{
+	char *h = basic_header(text, len);
+	bool ok = web_basic_auth_match(h, strlen(h), "admin", 5, "pa55word", 8);
+	free(h);
+	return ok;
+}
+
+static void
+test_auth_headers(void **state)
+{
+	(void)state;
+	assert_true(basic_ok("admin:pa55word", 14));
+	assert_false(basic_ok("admin:pa55word\0junk", 19)); /* the password, a NUL, junk */
+	assert_false(basic_ok("admin:pa55word\0", 15));
+	assert_false(basic_ok("admin\0:pa55word", 15));
+	assert_false(basic_ok("admin:pa55wor", 13));
+	assert_false(basic_ok("admin:pa55word:", 15));
+	assert_false(basic_ok("admin:pa55word\n", 15));
+	assert_false(basic_ok("adminpa55word", 13));
+	assert_false(basic_ok(":", 1));
+	assert_false(basic_ok("", 0));
+	/* a colon in the password is the password's */
+	char *h = basic_header("u:a:b", 5);
+	assert_true(web_basic_auth_match(h, strlen(h), "u", 1, "a:b", 3));
+	free(h);
+	const char *ok = "bAsIc   YWRtaW46cGE1NXdvcmQ=";
+	assert_true(web_basic_auth_match(ok, strlen(ok), "admin", 5, "pa55word", 8));
+	const char *others[] = {"Basic", "Basic ", "BasicYWRtaW46cGE1NXdvcmQ=", "Basic YWRtaW46cGE1NXdvcmQ",
+				"Basic YWRtaW46cGE1NXdvcmQ= ", "Bearer YWRtaW46cGE1NXdvcmQ="};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		assert_false(web_basic_auth_match(others[i], strlen(others[i]), "admin", 5, "pa55word", 8));
+	}
+	assert_true(web_bearer_match("Bearer tok", 10, "tok", 3));
+	assert_true(web_bearer_match("bearer   tok", 12, "tok", 3));
+	assert_false(web_bearer_match("Bearer tok\0junk", 15, "tok", 3)); /* its whole length counts */
+	assert_false(web_bearer_match("Bearer to", 9, "tok", 3));
+	assert_false(web_bearer_match("Bearer ", 7, "tok", 3));
+	assert_false(web_bearer_match("Bearertok", 9, "tok", 3));
+	assert_false(web_bearer_match(NULL, 0, "tok", 3));
+}
+
+static void
 write_file(const char *path, const char *text, size_t len, mode_t mode)
 {
 	FILE *f = fopen(path, "w");
@@ -331,6 +421,8 @@ main(void)
 		cmocka_unit_test(test_secret_equal),
 		cmocka_unit_test(test_parse_uint),
 		cmocka_unit_test(test_read_secret),
+		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_auth_headers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
