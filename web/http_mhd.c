@@ -28,6 +28,7 @@
 #include "agent/core/log.h"
 #include "agent/core/metrics.h"
 #include "agent/core/xalloc.h"
+#include "auth_limit.h"
 #include "dashboard.h"
 #include "server_priv.h"
 #include "web_util.h"
@@ -85,6 +86,7 @@ struct web_server {
 	char *basic_pass;
 	size_t basic_pass_len;
 	struct MHD_Response *page;
+	struct auth_limit auth; /* failed logins per address */
 };
 
 /* Markers kept in a request's context pointer. */
@@ -253,26 +255,6 @@ scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	return MHD_YES;
 }
 
-static bool
-authorized(const struct web_server *srv, struct MHD_Connection *conn)
-{
-	if (!srv->token && !srv->basic_user) {
-		return true;
-	}
-	/* with its length: a NUL inside must not cut the comparison short */
-	const char *auth = NULL;
-	size_t len = 0;
-	if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
-					  sizeof(MHD_HTTP_HEADER_AUTHORIZATION) - 1, &auth, &len) != MHD_YES) {
-		return false;
-	}
-	if (srv->token && web_bearer_match(auth, len, srv->token, srv->token_len)) {
-		return true;
-	}
-	return srv->basic_user && web_basic_auth_match(auth, len, srv->basic_user, srv->basic_user_len, srv->basic_pass,
-						       srv->basic_pass_len);
-}
-
 static mhd_result
 reply_unauthorized(const struct web_server *srv, struct MHD_Connection *conn)
 {
@@ -291,6 +273,47 @@ reply_unauthorized(const struct web_server *srv, struct MHD_Connection *conn)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"tegrawatch\"");
 	}
 	return queue(conn, MHD_HTTP_UNAUTHORIZED, r);
+}
+
+/*
+ * Authentication, when configured: true to go on, else *RET is the answer
+ * queued: 401, or 429 for an address with too many failed logins (only
+ * requests that carry credentials count, and are refused).
+ */
+static bool
+authenticate(struct web_server *srv, struct MHD_Connection *conn, mhd_result *ret)
+{
+	if (!srv->token && !srv->basic_user) {
+		return true;
+	}
+	/* with its length: a NUL inside must not cut the comparison short */
+	const char *auth = NULL;
+	size_t len = 0;
+	if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
+					  sizeof(MHD_HTTP_HEADER_AUTHORIZATION) - 1, &auth, &len) != MHD_YES) {
+		*ret = reply_unauthorized(srv, conn);
+		return false;
+	}
+	const union MHD_ConnectionInfo *peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	unsigned char key[16];
+	web_addr_key(peer ? peer->client_addr : NULL, true, key);
+	int64_t now = monotonic_ms();
+	int64_t wait_ms = auth_limit_check(&srv->auth, key, now);
+	if (wait_ms > 0) {
+		char secs[24];
+		snprintf(secs, sizeof(secs), "%lld", (long long)((wait_ms + 999) / 1000));
+		*ret = reply_error(conn, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed logins: retry later",
+				   MHD_HTTP_HEADER_RETRY_AFTER, secs);
+		return false;
+	}
+	if ((srv->token && web_bearer_match(auth, len, srv->token, srv->token_len)) ||
+	    (srv->basic_user && web_basic_auth_match(auth, len, srv->basic_user, srv->basic_user_len, srv->basic_pass,
+						     srv->basic_pass_len))) {
+		return true;
+	}
+	auth_limit_failed(&srv->auth, key, now);
+	*ret = reply_unauthorized(srv, conn);
+	return false;
 }
 
 /* ---- handlers ---- */
@@ -544,8 +567,9 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		*upload_data_size = 0; /* a body on GET means nothing here */
 		return MHD_YES;
 	}
-	if (!authorized(srv, conn)) {
-		return reply_unauthorized(srv, conn);
+	mhd_result ret;
+	if (!authenticate(srv, conn, &ret)) {
+		return ret;
 	}
 	if (strcmp(url, "/") == 0) {
 		return handle_page(srv, conn);
@@ -603,7 +627,10 @@ web_sink_notify(struct sink *sink, const struct alert_event *ev)
 static void
 web_sink_add_metrics(struct sink *sink, struct metric_set *m)
 {
-	conn_guard_add_metrics(&server_of(sink)->st.guard, m, monotonic_ms());
+	struct web_server *srv = server_of(sink);
+	int64_t now = monotonic_ms();
+	conn_guard_add_metrics(&srv->st.guard, m, now);
+	auth_limit_add_metrics(&srv->auth, m, now);
 }
 
 static void web_server_destroy(struct web_server *srv);
@@ -693,6 +720,7 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 	srv->listen_fd = -1;
 	srv->loopback = loopback;
 	srv->sink.ops = &web_sink_ops;
+	auth_limit_init(&srv->auth);
 	server_state_init(&srv->st, cfg, info);
 
 	int r = 0;

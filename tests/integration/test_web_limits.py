@@ -330,6 +330,43 @@ class AuthTest(unittest.TestCase):
                      b"Basic " + base64.b64encode(USER.encode() + PASSWORD.encode()),  # no colon
                      b"Bearer " + TOKEN.encode() + b"x"):
             self.assertEqual(self.status(auth, src)[0], 401, auth)
+    def test_login_rate_limit(self):
+        # 300 wrong tokens as fast as one connection goes: 10 are checked, then 429 with Retry-After
+        src = self.source()
+        conn = tw.http.client.HTTPConnection("127.0.0.1", self.port, timeout=5, source_address=(src, 0))
+        statuses, retry_after = [], set()
+        start = time.time()
+        for i in range(300):
+            conn.request("GET", "/healthz", headers={"Authorization": f"Bearer guess-{i}"})
+            r = conn.getresponse()
+            r.read()
+            statuses.append(r.status)
+            if r.status == 429:
+                retry_after.add(int(r.getheader("Retry-After")))
+        took = time.time() - start
+        conn.close()
+        print(f"\n300 wrong tokens in {took:.2f} s: {statuses.count(401)} checked, {statuses.count(429)} refused",
+              file=sys.stderr)
+        self.assertEqual(statuses, [401] * 10 + [429] * 290)
+        self.assertTrue(retry_after and all(1 <= v <= 60 for v in retry_after), retry_after)
+        # the right token from that address waits too (else 200/429 would tell a right guess from a wrong one)
+        status, raw = self.status(b"Bearer " + TOKEN.encode(), src)
+        self.assertEqual(status, 429, raw[:300])
+        self.assertIn(b'{"error":"too many failed logins: retry later"}', raw)
+        self.assertEqual(self.status(basic(USER, PASSWORD), src)[0], 429)
+        # without credentials: the usual 401 (a browser asks for them)
+        self.assertEqual(self.status(None, src)[0], 401)
+        # other addresses are not affected
+        other = self.source()
+        self.assertEqual(self.status(b"Bearer " + TOKEN.encode(), other)[0], 200)
+        time.sleep(1.5)  # a tick: the counters reach the sample
+        status, raw = self.status(b"Bearer " + TOKEN.encode(), other, b"/api/v1/snapshot")
+        import json
+        m = json.loads(raw.partition(b"\r\n\r\n")[2])["metrics"]
+        self.assertGreaterEqual(m["agent.http_auth_failures_total"], 10)
+        self.assertGreaterEqual(m["agent.http_auth_throttled_total"], 292)
+        self.assertIn("failed logins", self.agent.stderr())
+
 
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])

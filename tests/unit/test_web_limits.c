@@ -1,4 +1,4 @@
-/* The HTTP server's limits without libmicrohttpd: the connection guard. */
+/* The HTTP server's limits without libmicrohttpd: the connection guard, failed logins per address. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "web/auth_limit.h"
 #include "web/conn_guard.h"
 
 #define CONNS 12
@@ -208,6 +209,39 @@ test_streams_have_their_own_budget(void **state)
 	conn_guard_fini(&g);
 }
 
+static void
+test_failed_logins(void **state)
+{
+	(void)state;
+	static struct auth_limit l; /* 30 KiB: not on the stack */
+	auth_limit_init(&l);
+	unsigned char a[16], b[16];
+	addr(a, 1);
+	addr(b, 2);
+	/* ten failures a second apart: the eleventh attempt waits for the first to leave the minute */
+	for (int i = 0; i < AUTH_FAILS_MAX; i++) {
+		assert_int_equal(auth_limit_check(&l, a, 1000 + i * 1000), 0);
+		auth_limit_failed(&l, a, 1000 + i * 1000);
+	}
+	assert_int_equal(auth_limit_check(&l, a, 10500), 1000 + AUTH_WINDOW_MS - 10500);
+	assert_int_equal(auth_limit_check(&l, b, 10500), 0); /* another address */
+	assert_int_equal(auth_limit_check(&l, a, 1000 + AUTH_WINDOW_MS - 1), 1);
+	assert_int_equal(auth_limit_check(&l, a, 1000 + AUTH_WINDOW_MS), 0);
+	/* one more failure: blocked again until the second one leaves */
+	auth_limit_failed(&l, a, 1000 + AUTH_WINDOW_MS);
+	assert_int_equal(auth_limit_check(&l, a, 1000 + AUTH_WINDOW_MS), 1000);
+	assert_int_equal(atomic_load(&l.failures), AUTH_FAILS_MAX + 1);
+	assert_int_equal(atomic_load(&l.throttled), 3);
+	/* a full table: the address that failed least recently makes room */
+	for (int i = 0; i < AUTH_ADDRS; i++) {
+		unsigned char k[16];
+		addr(k, 0);
+		k[13] = (unsigned char)(i + 1);
+		auth_limit_failed(&l, k, 100000 + i);
+	}
+	assert_int_equal(auth_limit_check(&l, a, 100000), 0); /* a was forgotten */
+}
+
 int
 main(void)
 {
@@ -216,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_all_busy_refuses_the_newcomer),
 		cmocka_unit_test(test_global_limit_and_header_timeout),
 		cmocka_unit_test(test_streams_have_their_own_budget),
+		cmocka_unit_test(test_failed_logins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
