@@ -28,8 +28,9 @@
 #include "agent/core/log.h"
 #include "agent/core/metrics.h"
 #include "agent/core/xalloc.h"
-#include "auth_limit.h"
+#include "auth.h"
 #include "dashboard.h"
+#include "route.h"
 #include "server_priv.h"
 #include "web_util.h"
 
@@ -40,7 +41,6 @@ typedef enum MHD_Result mhd_result;
 typedef int mhd_result;
 #endif
 
-#define URI_MAX 2048           /* longer request targets get 414 */
 #define HEADERS_MAX 8192       /* more header bytes get 431 */
 #define POOL_BYTES (32 * 1024) /* per-connection memory (headers, buffers) */
 #define LISTEN_BACKLOG 64
@@ -79,18 +79,12 @@ struct web_server {
 	int listen_fd;
 	int port;
 	bool loopback; /* check Host against loopback names */
-	char *token;   /* bearer token, NULL = none */
-	size_t token_len;
-	char *basic_user; /* NULL = no basic auth */
-	size_t basic_user_len;
-	char *basic_pass;
-	size_t basic_pass_len;
+	struct web_auth auth;
 	struct MHD_Response *page;
-	struct auth_limit auth; /* failed logins per address */
 };
 
 /* Markers kept in a request's context pointer. */
-static char uri_too_long; /* its target is over URI_MAX */
+static char uri_too_long; /* its target is over WEB_URI_MAX */
 static char headers_seen; /* the first call is done */
 
 static struct web_server *
@@ -182,11 +176,24 @@ reply_error(struct MHD_Connection *conn, unsigned int status, const char *messag
 
 /* ---- connections: the guard sees each one from accept to close ---- */
 
-static struct conn_entry *
-entry_of(struct MHD_Connection *conn)
+/* What we keep per connection (its socket context). */
+struct http_conn {
+	struct conn_entry entry;
+	char *target; /* the raw target of the current request */
+};
+
+static struct http_conn *
+conn_of(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	return ci ? ci->socket_context : NULL;
+}
+
+static struct conn_entry *
+entry_of(struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+	return hc ? &hc->entry : NULL;
 }
 
 static void
@@ -209,12 +216,14 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context, enu
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		unsigned char key[16];
 		web_addr_key(peer ? peer->client_addr : NULL, false, key);
-		struct conn_entry *e = xcalloc(1, sizeof(*e));
-		conn_guard_add(&srv->st.guard, e, fd ? fd->connect_fd : -1, key, monotonic_ms());
-		*socket_context = e;
+		struct http_conn *hc = xcalloc(1, sizeof(*hc));
+		conn_guard_add(&srv->st.guard, &hc->entry, fd ? fd->connect_fd : -1, key, monotonic_ms());
+		*socket_context = hc;
 	} else if (*socket_context) {
-		conn_guard_remove(&srv->st.guard, *socket_context);
-		free(*socket_context);
+		struct http_conn *hc = *socket_context;
+		conn_guard_remove(&srv->st.guard, &hc->entry);
+		free(hc->target);
+		free(hc);
 		*socket_context = NULL;
 	}
 }
@@ -234,10 +243,15 @@ static void *
 uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	(void)cls;
-	(void)conn;
 	server_lower_thread_priority();
 	/* the only place that sees the whole target, query included */
-	return strlen(uri) > URI_MAX ? &uri_too_long : NULL;
+	struct http_conn *hc = conn_of(conn);
+	if (hc) {
+		/* kept for the router: MHD's unescaping and query parsing are not used */
+		free(hc->target);
+		hc->target = xstrndup(uri, WEB_URI_MAX + 1);
+	}
+	return strlen(uri) > WEB_URI_MAX ? &uri_too_long : NULL;
 }
 
 struct head_scan {
@@ -265,53 +279,45 @@ reply_unauthorized(const struct web_server *srv, struct MHD_Connection *conn)
 		return MHD_NO;
 	}
 	common_headers(r, CT_JSON, CACHE_NO_STORE);
-	if (srv->basic_user) {
+	if (srv->auth.basic_user) {
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Basic realm=\"tegrawatch\", charset=\"UTF-8\"");
 	}
-	if (srv->token) {
+	if (srv->auth.token) {
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"tegrawatch\"");
 	}
 	return queue(conn, MHD_HTTP_UNAUTHORIZED, r);
 }
 
-/*
- * Authentication, when configured: true to go on, else *RET is the answer
- * queued: 401, or 429 for an address with too many failed logins (only
- * requests that carry credentials count, and are refused).
- */
+/* Authentication, when configured: true to go on, else *RET is the answer queued (401 or 429). */
 static bool
 authenticate(struct web_server *srv, struct MHD_Connection *conn, mhd_result *ret)
 {
-	if (!srv->token && !srv->basic_user) {
-		return true;
-	}
-	/* with its length: a NUL inside must not cut the comparison short */
+	/* with its length as MHD saw it (0.9.75 still cuts a value at a raw NUL: docs/reliability.md) */
 	const char *auth = NULL;
 	size_t len = 0;
 	if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
 					  sizeof(MHD_HTTP_HEADER_AUTHORIZATION) - 1, &auth, &len) != MHD_YES) {
-		*ret = reply_unauthorized(srv, conn);
-		return false;
+		auth = NULL;
 	}
 	const union MHD_ConnectionInfo *peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	unsigned char key[16];
 	web_addr_key(peer ? peer->client_addr : NULL, true, key);
-	int64_t now = monotonic_ms();
-	int64_t wait_ms = auth_limit_check(&srv->auth, key, now);
-	if (wait_ms > 0) {
+	int64_t wait_ms;
+	switch (web_auth_check(&srv->auth, auth, len, key, monotonic_ms(), &wait_ms)) {
+	case AUTH_OK:
+		return true;
+	case AUTH_THROTTLED: {
 		char secs[24];
 		snprintf(secs, sizeof(secs), "%lld", (long long)((wait_ms + 999) / 1000));
 		*ret = reply_error(conn, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed logins: retry later",
 				   MHD_HTTP_HEADER_RETRY_AFTER, secs);
 		return false;
 	}
-	if ((srv->token && web_bearer_match(auth, len, srv->token, srv->token_len)) ||
-	    (srv->basic_user && web_basic_auth_match(auth, len, srv->basic_user, srv->basic_user_len, srv->basic_pass,
-						     srv->basic_pass_len))) {
-		return true;
+	case AUTH_MISSING:
+	case AUTH_WRONG:
+		break;
 	}
-	auth_limit_failed(&srv->auth, key, now);
 	*ret = reply_unauthorized(srv, conn);
 	return false;
 }
@@ -343,30 +349,14 @@ handle_snapshot(struct web_server *srv, struct MHD_Connection *conn)
 }
 
 static mhd_result
-handle_history(struct web_server *srv, struct MHD_Connection *conn)
+handle_history(struct web_server *srv, struct MHD_Connection *conn, const struct web_request *req)
 {
-	const char *metric = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "metric");
-	if (!metric || !metric[0]) {
-		return reply_error(conn, MHD_HTTP_BAD_REQUEST, "missing metric: use ?metric=NAME", NULL, NULL);
-	}
-	if (strlen(metric) >= METRIC_NAME_MAX || !metric_name_valid(metric)) {
-		return reply_error(conn, MHD_HTTP_BAD_REQUEST,
-				   "metric: expected a metric name like temp.cpu_c (lower case, dotted)", NULL, NULL);
-	}
-	int64_t history_s = srv->st.history_s;
-	int64_t seconds = history_s;
-	const char *sec_text = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
-	if (sec_text && web_parse_uint(sec_text, 1, history_s, &seconds) < 0) {
-		char msg[96];
-		snprintf(msg, sizeof(msg), "seconds: expected a whole number from 1 to %lld", (long long)history_s);
-		return reply_error(conn, MHD_HTTP_BAD_REQUEST, msg, NULL, NULL);
-	}
 	struct json j;
 	json_init(&j);
-	if (server_history(&srv->st, metric, seconds, &j) == -ENOENT) {
+	if (server_history(&srv->st, req->metric, req->seconds, &j) == -ENOENT) {
 		json_free(&j);
 		char msg[METRIC_NAME_MAX + 48];
-		snprintf(msg, sizeof(msg), "no history for metric '%s'", metric);
+		snprintf(msg, sizeof(msg), "no history for metric '%s'", req->metric);
 		return reply_error(conn, MHD_HTTP_NOT_FOUND, msg, NULL, NULL);
 	}
 	return reply_buf(conn, CT_JSON, &j.out);
@@ -571,28 +561,28 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 	if (!authenticate(srv, conn, &ret)) {
 		return ret;
 	}
-	if (strcmp(url, "/") == 0) {
+	const struct http_conn *hc = conn_of(conn);
+	struct web_request req;
+	web_route(hc && hc->target ? hc->target : url, srv->st.history_s, &req);
+	switch (req.route) {
+	case ROUTE_PAGE:
 		return handle_page(srv, conn);
-	}
-	if (strcmp(url, "/api/v1/snapshot") == 0) {
+	case ROUTE_SNAPSHOT:
 		return handle_snapshot(srv, conn);
-	}
-	if (strcmp(url, "/api/v1/history") == 0) {
-		return handle_history(srv, conn);
-	}
-	if (strcmp(url, "/api/v1/alerts") == 0) {
+	case ROUTE_HISTORY:
+		return handle_history(srv, conn, &req);
+	case ROUTE_ALERTS:
 		return handle_alerts(srv, conn);
-	}
-	if (strcmp(url, "/api/v1/events") == 0) {
+	case ROUTE_EVENTS:
 		return handle_events(srv, conn, head);
-	}
-	if (strcmp(url, "/metrics") == 0) {
+	case ROUTE_METRICS:
 		return handle_metrics(srv, conn);
-	}
-	if (strcmp(url, "/healthz") == 0) {
+	case ROUTE_HEALTHZ:
 		return handle_healthz(srv, conn);
+	case ROUTE_NONE:
+		break;
 	}
-	return reply_error(conn, MHD_HTTP_NOT_FOUND, "not found", NULL, NULL);
+	return reply_error(conn, req.status, req.error, NULL, NULL);
 }
 
 static void
@@ -630,7 +620,7 @@ web_sink_add_metrics(struct sink *sink, struct metric_set *m)
 	struct web_server *srv = server_of(sink);
 	int64_t now = monotonic_ms();
 	conn_guard_add_metrics(&srv->st.guard, m, now);
-	auth_limit_add_metrics(&srv->auth, m, now);
+	auth_limit_add_metrics(&srv->auth.limit, m, now);
 }
 
 static void web_server_destroy(struct web_server *srv);
@@ -650,23 +640,6 @@ static const struct sink_ops web_sink_ops = {
 };
 
 /* ---- start and stop ---- */
-
-static int
-load_secret(const char *what, const char *path, char **out, size_t *len)
-{
-	bool world;
-	int r = web_read_secret(path, out, &world);
-	if (r < 0) {
-		log_error("web: %s %s: %s", what, path,
-			  r == -EINVAL ? "must be a regular file holding 1 to 4096 bytes" : strerror(-r));
-		return -EINVAL;
-	}
-	if (world) {
-		log_warn("web: %s %s can be read by every user: chmod o-r it", what, path);
-	}
-	*len = strlen(*out);
-	return 0;
-}
 
 static int
 start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
@@ -720,19 +693,8 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 	srv->listen_fd = -1;
 	srv->loopback = loopback;
 	srv->sink.ops = &web_sink_ops;
-	auth_limit_init(&srv->auth);
 	server_state_init(&srv->st, cfg, info);
-
-	int r = 0;
-	if (cfg->token_file[0]) {
-		r = load_secret("token_file", cfg->token_file, &srv->token, &srv->token_len);
-	}
-	if (r == 0 && basic) {
-		srv->basic_user = xstrdup(cfg->basic_auth_user);
-		srv->basic_user_len = strlen(srv->basic_user);
-		r = load_secret("basic_auth_password_file", cfg->basic_auth_password_file, &srv->basic_pass,
-				&srv->basic_pass_len);
-	}
+	int r = web_auth_load(&srv->auth, cfg);
 	if (r < 0) {
 		web_server_destroy(srv);
 		return r;
@@ -786,8 +748,6 @@ web_server_destroy(struct web_server *srv)
 		MHD_destroy_response(srv->page);
 	}
 	server_state_fini(&srv->st);
-	free(srv->token);
-	free(srv->basic_user);
-	free(srv->basic_pass);
+	web_auth_free(&srv->auth);
 	free(srv);
 }

@@ -188,6 +188,9 @@ web_base64_decode(const char *in, size_t in_len, unsigned char *out, size_t out_
 		}
 		unsigned int q = (unsigned int)(v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3]);
 		size_t bytes = 3 - (size_t)pad;
+		if ((pad == 1 && (q & 0xff)) || (pad == 2 && (q & 0xffff))) {
+			return -EINVAL; /* bits past the data: one text has one encoding */
+		}
 		if (n + bytes > out_cap) {
 			return -EINVAL;
 		}

@@ -501,6 +501,12 @@ class WebTest(unittest.TestCase):
         self.assertEqual((status, body), (404, b'{"error":"not found"}\n'))
         for path in ("/api/v1", "/api/v1/snapshot/", "/metrics/", "/index.html", "/API/V1/SNAPSHOT"):
             self.assertEqual(self.get(path)[0], 404, path)
+        # the router decodes the target itself (web/route.c): escapes work, a NUL or a bad escape is a 400
+        self.assertEqual(self.get("/api/v1/%73napshot")[0], 200)
+        for path in ("/api/v1/snapshot%00junk", "/healthz%zz", "/api/v1/history?metric=temp.tj_c%00.x"):
+            status, hdrs, _, body = self.get(path)
+            self.assertEqual(status, 400, path)
+            self.assertIn("error", json.loads(body))
 
     def test_uri_too_long(self):
         status, hdrs, _, body = self.get("/api/v1/history?metric=" + "a" * 3000)

@@ -33,7 +33,7 @@ GOAL_S = 11  # D2: a legitimate GET is served within this, whatever the slow soc
 class LiveAgent:
     """`run` on the demo root at 1 Hz with the web settings given."""
 
-    def __init__(self, web_extra=""):
+    def __init__(self, web_extra="", interval_ms=1000):
         self.dir = tempfile.mkdtemp(prefix="tw-web-limits-")
         self.port = tw.free_port()
         self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
@@ -42,7 +42,7 @@ class LiveAgent:
         self.err_path = os.path.join(self.dir, "stderr")
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen([BIN, "run", "--root", os.path.join(SRC, "configs/demo/root"),
-                                      "--no-tegrastats", "--no-json", "-c", self.cfg],
+                                      "--no-tegrastats", "--no-json", "--interval", str(interval_ms), "-c", self.cfg],
                                      stdout=subprocess.DEVNULL, stderr=self.err)
         deadline = time.time() + 15
         while True:

@@ -18,6 +18,7 @@
 #include "agent/core/metrics.h"
 #include "agent/core/sample.h"
 #include "web/history.h"
+#include "web/route.h"
 #include "web/web_util.h"
 
 static struct sample *
@@ -288,7 +289,7 @@ test_base64(void **state)
 	assert_int_equal(web_base64_decode("+/+/", 4, out, sizeof(out), &n), 0);
 	assert_int_equal(n, 3);
 	assert_memory_equal(out, "\xfb\xff\xbf", 3);
-	const char *bad[] = {"YWJ", "YQ=", "Y===", "YQ=a", "=QQQ", "YQ==YWJj", "YW J", "YW\nJ", "YWJj=", "YQ-_"};
+	const char *bad[] = {"YWJ", "YQ=", "Y===", "YQ=a", "=QQQ", "YQ==YWJj", "YW J", "YW\nJ", "YWJj=", "YQ-_", "YR==", "YWK="};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(web_base64_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n), -EINVAL);
 	}
@@ -361,6 +362,72 @@ test_auth_headers(void **state)
 }
 
 static void
+check_route(const char *target, enum web_route route, unsigned status)
+{
+	struct web_request req;
+	web_route(target, 3600, &req);
+	if (req.route != route || req.status != status) {
+		fail_msg("%s: route %d status %u (%s), expected %d %u", target, req.route, req.status, req.error, route,
+			 status);
+	}
+}
+
+static void
+test_route(void **state)
+{
+	(void)state;
+	check_route("/", ROUTE_PAGE, 200);
+	check_route("/?x=1", ROUTE_PAGE, 200);
+	check_route("/api/v1/snapshot", ROUTE_SNAPSHOT, 200);
+	check_route("/api/v1/alerts", ROUTE_ALERTS, 200);
+	check_route("/api/v1/events", ROUTE_EVENTS, 200);
+	check_route("/metrics", ROUTE_METRICS, 200);
+	check_route("/healthz", ROUTE_HEALTHZ, 200);
+	check_route("/%61pi/v1/snapshot", ROUTE_SNAPSHOT, 200); /* escapes decoded, as libmicrohttpd did */
+	check_route("/api/v1/snapshot/", ROUTE_NONE, 404);
+	check_route("/API/V1/SNAPSHOT", ROUTE_NONE, 404);
+	check_route("", ROUTE_NONE, 404);
+	check_route("/api/v1/snapshot%00junk", ROUTE_NONE, 400); /* a NUL does not cut the path short */
+	check_route("/api/v1/snapshot%0", ROUTE_NONE, 400);
+	check_route("/api/v1/snapshot%zz", ROUTE_NONE, 400);
+	struct web_request req;
+	web_route("/api/v1/history?metric=temp.tj_c&seconds=60", 3600, &req);
+	assert_int_equal(req.route, ROUTE_HISTORY);
+	assert_string_equal(req.metric, "temp.tj_c");
+	assert_int_equal(req.seconds, 60);
+	web_route("/api/v1/history?seconds&x=y&metric=temp%2Etj_c&metric=gpu.load_pct", 3600, &req);
+	assert_int_equal(req.route, ROUTE_HISTORY);
+	assert_string_equal(req.metric, "temp.tj_c"); /* the first counts */
+	assert_int_equal(req.seconds, 3600);          /* a bare name is no value */
+	const char *bad[] = {
+		"/api/v1/history",
+		"/api/v1/history?",
+		"/api/v1/history?metric",
+		"/api/v1/history?metric=",
+		"/api/v1/history?metric=Temp.TJ",
+		"/api/v1/history?metric=temp..c",
+		"/api/v1/history?metric=temp.tj_c%00x",
+		"/api/v1/history?metric=temp.tj_c&seconds=",
+		"/api/v1/history?metric=temp.tj_c&seconds=0",
+		"/api/v1/history?metric=temp.tj_c&seconds=3601",
+		"/api/v1/history?metric=temp.tj_c&seconds=+5",
+		"/api/v1/history?metric=temp.tj_c&seconds=1.5",
+		"/api/v1/history?metric=temp.tj_c&seconds=%zz",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		check_route(bad[i], ROUTE_NONE, 400);
+	}
+	char long_target[WEB_URI_MAX + 2];
+	memset(long_target, 'a', sizeof(long_target));
+	long_target[0] = '/';
+	long_target[WEB_URI_MAX] = '\0';
+	check_route(long_target, ROUTE_NONE, 404);
+	long_target[WEB_URI_MAX] = 'a';
+	long_target[WEB_URI_MAX + 1] = '\0';
+	check_route(long_target, ROUTE_NONE, 414);
+}
+
+static void
 write_file(const char *path, const char *text, size_t len, mode_t mode)
 {
 	FILE *f = fopen(path, "w");
@@ -423,6 +490,7 @@ main(void)
 		cmocka_unit_test(test_read_secret),
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_auth_headers),
+		cmocka_unit_test(test_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
