@@ -97,6 +97,7 @@ static const char *const patterns[] = {
 	"agent.http_connections_evicted_total",
 	"agent.http_header_timeouts_total",
 	"agent.http_streams_refused_total",
+	"agent.http_streams_stalled_total",
 	"agent.http_auth_failures_total",
 	"agent.http_auth_throttled_total",
 	"mts.fg_pct",

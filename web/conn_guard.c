@@ -101,6 +101,10 @@ sweep_locked(struct conn_guard *g, int64_t now_ms)
 		    now_ms - e->since_ms >= g->lim.header_timeout_ms) {
 			close_locked(e);
 			g->stats.timed_out++;
+		} else if (!e->closing && e->phase == CONN_STREAM && !atomic_load(&e->parked) &&
+			   now_ms - atomic_load(&e->progress_ms) >= g->lim.stall_ms) {
+			close_locked(e);
+			g->stats.streams_stalled++;
 		}
 	}
 }
@@ -113,6 +117,8 @@ conn_guard_add(struct conn_guard *g, struct conn_entry *e, int fd, const unsigne
 	memcpy(e->addr, addr, sizeof(e->addr));
 	e->phase = CONN_WAITING;
 	e->since_ms = now_ms;
+	atomic_init(&e->progress_ms, now_ms);
+	atomic_init(&e->parked, false);
 	pthread_mutex_lock(&g->lock);
 	e->prev = g->tail;
 	if (g->tail) {
@@ -177,6 +183,7 @@ conn_guard_start_stream(struct conn_guard *g, struct conn_entry *e, int64_t now_
 	} else if (e->phase != CONN_STREAM) {
 		e->phase = CONN_STREAM;
 		e->since_ms = now_ms;
+		conn_guard_stream_progress(e, now_ms, false);
 		g->stats.streams++;
 	}
 	pthread_mutex_unlock(&g->lock);
@@ -210,6 +217,7 @@ conn_guard_add_metrics(struct conn_guard *g, struct metric_set *m, int64_t now_m
 	metric_set_put(m, "agent.http_connections_evicted_total", (double)cs.evicted);
 	metric_set_put(m, "agent.http_header_timeouts_total", (double)cs.timed_out);
 	metric_set_put(m, "agent.http_streams_refused_total", (double)cs.streams_refused);
+	metric_set_put(m, "agent.http_streams_stalled_total", (double)cs.streams_stalled);
 	uint64_t shed = cs.refused + cs.evicted + cs.streams_refused;
 	if (shed == g->reported_shed || (g->reported_ms && now_ms - g->reported_ms < REPORT_MS)) {
 		return;

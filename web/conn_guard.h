@@ -27,6 +27,7 @@
 #define TEGRAWATCH_WEB_CONN_GUARD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,9 @@ struct conn_entry {
 	enum conn_phase phase;
 	bool closing;     /* shut down by the guard: no longer counted */
 	int64_t since_ms; /* when the phase began */
+	/* event streams: the last time their reader ran (or they were resumed), and whether they wait for events */
+	atomic_llong progress_ms;
+	atomic_bool parked;
 };
 
 struct conn_limits {
@@ -55,6 +59,7 @@ struct conn_limits {
 	size_t per_ip;    /* of those, from one address */
 	size_t max_streams;
 	int64_t header_timeout_ms;
+	int64_t stall_ms; /* a stream whose socket has taken nothing for this long is dropped */
 };
 
 struct conn_stats {
@@ -62,6 +67,7 @@ struct conn_stats {
 	uint64_t evicted;         /* waiting connections closed for a newcomer */
 	uint64_t timed_out;       /* no complete request head within the header timeout */
 	uint64_t streams_refused; /* event streams answered 503 */
+	uint64_t streams_stalled; /* event streams dropped: their client stopped reading */
 	size_t open;              /* connections now (streams included) */
 	size_t streams;
 };
@@ -92,7 +98,11 @@ void conn_guard_remove(struct conn_guard *g, struct conn_entry *e);
 void conn_guard_set_phase(struct conn_guard *g, struct conn_entry *e, enum conn_phase phase, int64_t now_ms);
 /** Makes E an event stream: 0, or -EBUSY when the stream budget is spent (counted). */
 int conn_guard_start_stream(struct conn_guard *g, struct conn_entry *e, int64_t now_ms);
-/** Closes what waited too long for a request head. */
+/**
+ * Closes what waited too long for a request head, and the event streams
+ * that have had something to send (not parked) but whose reader has not
+ * run for the stall time: their client stopped reading.
+ */
 void conn_guard_sweep(struct conn_guard *g, int64_t now_ms);
 void conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out);
 /**
@@ -101,5 +111,13 @@ void conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out);
  * with the HTTP threads).
  */
 void conn_guard_add_metrics(struct conn_guard *g, struct metric_set *m, int64_t now_ms);
+
+/* An event stream's reader ran, or the stream was resumed: any thread, no lock. */
+static inline void
+conn_guard_stream_progress(struct conn_entry *e, int64_t now_ms, bool parked)
+{
+	atomic_store(&e->progress_ms, now_ms);
+	atomic_store(&e->parked, parked);
+}
 
 #endif

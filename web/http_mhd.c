@@ -49,6 +49,7 @@ typedef int mhd_result;
 /* beyond our limits: room for connections shut down by the guard that MHD has not reaped yet */
 #define CONN_SLACK 64
 #define STREAM_RETRY_S "10"
+#define STREAM_SNDBUF (16 * 1024) /* the kernel doubles it */
 
 #define CT_JSON "application/json"
 #define CT_TEXT "text/plain; charset=utf-8"
@@ -64,7 +65,8 @@ struct sse_client {
 	struct stream stream; /* the ring's and the notifier's view */
 	struct server_state *st;
 	struct MHD_Connection *conn;
-	bool started; /* "retry:" sent */
+	struct conn_entry *entry; /* the guard's: alive while the connection is */
+	bool started;             /* "retry:" sent */
 	/* what is being sent: a shared event or a line of its own */
 	struct blob *cur;
 	const char *out;
@@ -440,12 +442,15 @@ sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		} else {
 			/* nothing to say: park until the notifier resumes us */
 			c->stream.suspended = true;
+			conn_guard_stream_progress(c->entry, now, true);
 			MHD_suspend_connection(c->conn);
 			pthread_mutex_unlock(&st->lock);
 			return 0;
 		}
 		pthread_mutex_unlock(&st->lock);
 	}
+	/* the socket took what we gave last time: the client reads */
+	conn_guard_stream_progress(c->entry, monotonic_ms(), false);
 	size_t n = c->out_len - c->out_off;
 	if (n > max) {
 		n = max;
@@ -469,7 +474,10 @@ sse_free(void *cls)
 static void
 sse_resume(struct stream *s)
 {
-	MHD_resume_connection(client_of(s)->conn);
+	struct sse_client *c = client_of(s);
+	/* the stall clock starts again: it has something to send from now */
+	conn_guard_stream_progress(c->entry, monotonic_ms(), false);
+	MHD_resume_connection(c->conn);
 }
 
 static mhd_result
@@ -480,14 +488,28 @@ handle_events(struct web_server *srv, struct MHD_Connection *conn, bool head)
 		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else {
 		struct conn_entry *e = entry_of(conn);
-		if (e && conn_guard_start_stream(&srv->st.guard, e, monotonic_ms()) < 0) {
+		if (!e) {
+			return MHD_NO;
+		}
+		if (conn_guard_start_stream(&srv->st.guard, e, monotonic_ms()) < 0) {
 			/* streams have their own budget: they cannot take the slots requests need */
 			return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "too many event streams: retry later",
 					   MHD_HTTP_HEADER_RETRY_AFTER, STREAM_RETRY_S);
 		}
+		/*
+		 * What a client that stopped reading can hold is the kernel's buffers:
+		 * left to autotuning ours grow to megabytes (25 minutes of events). A
+		 * small fixed one, and the guard drops the stream once it takes
+		 * nothing for web.stream_stall_timeout (counted), in place of MHD's
+		 * idle timeout (not counted).
+		 */
+		int sndbuf = STREAM_SNDBUF;
+		setsockopt(e->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 		struct sse_client *c = xcalloc(1, sizeof(*c));
 		c->st = &srv->st;
 		c->conn = conn;
+		c->entry = e;
 		c->stream.last_write_ms = monotonic_ms();
 		int64_t last_id = -1;
 		const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");

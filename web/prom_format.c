@@ -178,6 +178,7 @@ static const struct agent_help agent_helps[] = {
 	{"http_connections_evicted_total", "Idle HTTP connections closed to make room for a new one."},
 	{"http_header_timeouts_total", "HTTP connections closed because their request head was not complete in time."},
 	{"http_streams_refused_total", "HTTP event streams refused because the stream budget was spent."},
+	{"http_streams_stalled_total", "HTTP event streams dropped because their client stopped reading."},
 	{"http_auth_failures_total", "HTTP requests with wrong credentials."},
 	{"http_auth_throttled_total", "HTTP requests refused with 429 after too many failed logins from their address."},
 };

@@ -123,6 +123,7 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 		.per_ip = (size_t)cfg->max_connections_per_ip,
 		.max_streams = (size_t)cfg->max_event_streams,
 		.header_timeout_ms = cfg->header_timeout_ms,
+		.stall_ms = cfg->stream_stall_timeout_ms,
 	};
 	conn_guard_init(&st->guard, &lim);
 	st->hist = history_create((size_t)(cfg->history_ms / st->interval_ms));

@@ -18,6 +18,7 @@ static const struct cfg_key web_keys[] = {
 	CFG_DURATION("connection_timeout", struct web_config, connection_timeout_ms, "10s", 0, 1000, 3600 * 1000),
 	CFG_DURATION("header_timeout", struct web_config, header_timeout_ms, "5s", 0, 1000, 3600 * 1000),
 	CFG_INT("max_event_streams", struct web_config, max_event_streams, "8", 0, 1, 4096),
+	CFG_DURATION("stream_stall_timeout", struct web_config, stream_stall_timeout_ms, "30s", 0, 1000, 3600 * 1000),
 };
 
 static void

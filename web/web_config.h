@@ -16,12 +16,13 @@ struct web_config {
 	char *token_file;      /* bearer token, "" = none */
 	char *basic_auth_user; /* "" = none */
 	char *basic_auth_password_file;
-	int64_t history_ms;            /* 1 h of history per metric */
-	int max_connections;           /* 32 */
-	int max_connections_per_ip;    /* 8 */
-	int64_t connection_timeout_ms; /* 10 s */
-	int64_t header_timeout_ms;     /* 5 s: a complete request head within this, or closed */
-	int max_event_streams;         /* 8, apart from max_connections */
+	int64_t history_ms;              /* 1 h of history per metric */
+	int max_connections;             /* 32 */
+	int max_connections_per_ip;      /* 8 */
+	int64_t connection_timeout_ms;   /* 10 s */
+	int64_t header_timeout_ms;       /* 5 s: a complete request head within this, or closed */
+	int max_event_streams;           /* 8, apart from max_connections */
+	int64_t stream_stall_timeout_ms; /* 30 s: a stream whose socket takes nothing this long is dropped */
 };
 
 /**

@@ -261,6 +261,56 @@ class LimitsTest(unittest.TestCase):
         self.assertLess(closed_after, 7.5)
 
 
+class StallTest(unittest.TestCase):
+    """An event-stream client that stops reading: 10 samples a second, web.stream_stall_timeout 3 s."""
+
+    def test_stalled_stream_is_dropped(self):
+        agent = LiveAgent("  stream_stall_timeout: 3s\n", interval_ms=100)
+        s = None
+        try:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window: stalls in seconds
+            s.settimeout(5)
+            s.connect(("127.0.0.1", agent.port))
+            s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            self.assertEqual(tw.status_of(s.recv(512)), 200)
+            start = time.time()
+            # stop reading; the server must give the slot back, and count it
+            dropped_after = None
+            while time.time() - start < 30:
+                time.sleep(0.5)
+                m = agent.metrics()
+                if m.get("agent.http_streams_stalled_total", 0) >= 1 and m["agent.http_event_streams"] == 0:
+                    dropped_after = time.time() - start
+                    break
+            print(f"\nstalled event stream dropped after {dropped_after} s", file=sys.stderr)
+            self.assertIsNotNone(dropped_after, "a client that stopped reading kept its stream for 30 s")
+            # what it had buffered, then the end of the stream
+            s.settimeout(5)
+            while True:
+                try:
+                    chunk = s.recv(65536)
+                except ConnectionResetError:
+                    chunk = b""
+                if not chunk:
+                    break
+            # a reader that reads is never dropped
+            lines, _ = [], None
+            r = tw.http.client.HTTPConnection("127.0.0.1", agent.port, timeout=10)
+            r.request("GET", "/api/v1/events")
+            resp = r.getresponse()
+            end = time.time() + 6
+            while time.time() < end:
+                lines.append(resp.readline())
+            r.close()
+            self.assertGreater(sum(1 for x in lines if x.startswith(b"event: sample")), 30)
+            self.assertEqual(agent.metrics()["agent.http_streams_stalled_total"], 1)
+        finally:
+            if s:
+                s.close()
+            agent.stop()
+
+
 TOKEN = "t0ken-for-tests"
 USER, PASSWORD = "admin", "pa55word"
 

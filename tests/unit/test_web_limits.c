@@ -60,6 +60,7 @@ static const struct conn_limits limits = {
 	.per_ip = 3,
 	.max_streams = 2,
 	.header_timeout_ms = 5000,
+	.stall_ms = 30000,
 };
 
 static bool
@@ -188,7 +189,9 @@ test_streams_have_their_own_budget(void **state)
 	assert_int_equal(conn_guard_start_stream(&g, &f[0].e, 1000), 0);
 	assert_int_equal(conn_guard_start_stream(&g, &f[1].e, 1000), 0);
 	assert_int_equal(conn_guard_start_stream(&g, &f[2].e, 1000), -EBUSY);
-	/* streams do not count against the per-address limit, nor time out waiting */
+	/* streams do not count against the per-address limit, nor time out waiting for events */
+	conn_guard_stream_progress(&f[0].e, 1000, true);
+	conn_guard_stream_progress(&f[1].e, 1000, true);
 	assert_true(add(&g, &f[3], 1, 1000));
 	assert_true(add(&g, &f[4], 1, 1000));
 	conn_guard_sweep(&g, 100000);
@@ -206,6 +209,40 @@ test_streams_have_their_own_budget(void **state)
 	conn_guard_get_stats(&g, &cs);
 	assert_int_equal(cs.streams, 0);
 	assert_int_equal(cs.open, 0);
+	conn_guard_fini(&g);
+}
+
+static void
+test_stalled_streams(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	struct conn_limits lim = limits;
+	lim.stall_ms = 30000;
+	conn_guard_init(&g, &lim);
+	struct fake f[CONNS];
+	for (int i = 0; i < 3; i++) {
+		assert_true(add(&g, &f[i], 1, 1000));
+		conn_guard_set_phase(&g, &f[i].e, CONN_BUSY, 1000);
+	}
+	assert_int_equal(conn_guard_start_stream(&g, &f[0].e, 1000), 0);
+	assert_int_equal(conn_guard_start_stream(&g, &f[1].e, 1000), 0);
+	/* f[0] waits for events (parked): never stalled; f[1] has had something to send since 2000 */
+	conn_guard_stream_progress(&f[0].e, 1000, true);
+	conn_guard_stream_progress(&f[1].e, 2000, false);
+	conn_guard_sweep(&g, 2000 + 29999);
+	assert_false(shut(&f[0]) || shut(&f[1]));
+	conn_guard_sweep(&g, 2000 + 30000);
+	assert_true(shut(&f[1]));
+	assert_false(shut(&f[0]));
+	conn_guard_sweep(&g, 1000000);
+	assert_false(shut(&f[0]));
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.streams_stalled, 1);
+	for (int i = 0; i < 3; i++) {
+		close_fake(&g, &f[i]);
+	}
 	conn_guard_fini(&g);
 }
 
@@ -250,6 +287,7 @@ main(void)
 		cmocka_unit_test(test_all_busy_refuses_the_newcomer),
 		cmocka_unit_test(test_global_limit_and_header_timeout),
 		cmocka_unit_test(test_streams_have_their_own_budget),
+		cmocka_unit_test(test_stalled_streams),
 		cmocka_unit_test(test_failed_logins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
