@@ -1,7 +1,10 @@
 /*
- * The spool: a bounded memory ring and the public calls of spool.h. The
- * ring is the truth; spool_file.c mirrors it on spool_sync() into an
- * append-only file of CRC-framed records, read back on open.
+ * The spool: bounded memory rings and the public calls of spool.h.
+ * Without spill, the head ring is the whole queue and spool_file.c mirrors
+ * it into an append-only file of CRC-framed records. With spill, memory
+ * holds only the head (next to deliver) and the tail (newest, until
+ * written); the records between them live in the file alone (the run) and
+ * spool_read.c reads them back in order as the head drains.
  */
 #include "spool.h"
 
@@ -14,7 +17,37 @@
 #include "spool_priv.h"
 #include "xalloc.h"
 
-/* ---- the memory ring ---- */
+/* ---- the rings ---- */
+
+static struct slot *
+ring_push_back(struct ring *r)
+{
+	struct slot *s = ring_at(r, r->count);
+	r->count++;
+	return s;
+}
+
+/* Forgets the front slot; its block now belongs to whoever copied the slot (or was freed). */
+static void
+ring_pop_front(struct ring *r)
+{
+	memset(ring_at(r, 0), 0, sizeof(struct slot));
+	r->start = (r->start + 1) % r->cap;
+	r->count--;
+}
+
+static size_t
+block_bytes(const struct slot *s)
+{
+	return strlen(s->rec.topic) + 1 + s->rec.payload_len;
+}
+
+static void
+free_block(struct spool *sp, struct slot *s)
+{
+	sp->st.memory_bytes -= block_bytes(s);
+	free(s->rec.topic);
+}
 
 /* A record stops being live: take it out of the file byte counts. */
 static void
@@ -30,66 +63,130 @@ unaccount(struct spool *sp, const struct slot *s)
 static void
 pop_head(struct spool *sp)
 {
-	struct slot *s = slot_at(sp, 0);
+	struct slot *s = ring_at(&sp->head, 0);
 	if (s->acked) {
 		sp->n_acked--;
 	}
-	free(s->rec.topic);
-	memset(s, 0, sizeof(*s));
-	sp->head = (sp->head + 1) % sp->cap;
-	sp->count--;
+	free_block(sp, s);
+	ring_pop_front(&sp->head);
 	if (sp->next_off > 0) {
 		sp->next_off--;
 	}
 }
 
-/* The head is never acknowledged (acknowledged heads are popped at once). */
+/* Acknowledged records at the front are done: the head is never acknowledged. */
+static void
+pop_acked(struct spool *sp)
+{
+	while (sp->head.count > 0 && ring_at(&sp->head, 0)->acked) {
+		pop_head(sp);
+	}
+}
+
 static void
 drop_head(struct spool *sp)
 {
-	unaccount(sp, slot_at(sp, 0));
+	unaccount(sp, ring_at(&sp->head, 0));
 	pop_head(sp);
+	sp->st.dropped++;
+	/* records acknowledged out of order behind it were waiting only for it */
+	pop_acked(sp);
+}
+
+static void
+drop_tail_front(struct spool *sp)
+{
+	struct slot *s = ring_at(&sp->tail, 0);
+	unaccount(sp, s);
+	free_block(sp, s);
+	ring_pop_front(&sp->tail);
 	sp->st.dropped++;
 }
 
-/* Drops the oldest records until one of DISK_BYTES fits the ring and the file cap. */
+/* The tail's oldest record, written, joins the end of the run: its memory is freed. */
+static void
+spill_tail_front(struct spool *sp)
+{
+	struct slot *s = ring_at(&sp->tail, 0);
+	if (sp->run_count == 0) {
+		sp->run_off = s->file_off;
+		sp->run_first_id = s->rec.id;
+	}
+	sp->run_count++;
+	sp->run_bytes += s->disk_bytes;
+	free_block(sp, s);
+	ring_pop_front(&sp->tail);
+}
+
+static bool
+tail_front_written(const struct spool *sp)
+{
+	return sp->tail.count > 0 && ring_at(&sp->tail, 0)->disk == DISK_WRITTEN;
+}
+
+/* With the run empty, the tail follows the head directly: move it over while the head has room. */
+static void
+settle(struct spool *sp)
+{
+	while (sp->run_count == 0 && sp->tail.count > 0 && sp->head.count < sp->head.cap) {
+		*ring_push_back(&sp->head) = *ring_at(&sp->tail, 0);
+		ring_pop_front(&sp->tail);
+	}
+	if (sp->run_count == 0 && sp->rd.buf) {
+		spool_reader_free(&sp->rd);
+	}
+}
+
+/* Without spill: drops the oldest records until one of DISK_BYTES fits the ring and the file cap. */
 static void
 make_room(struct spool *sp, uint32_t disk_bytes, bool to_file)
 {
-	while (sp->count > 0 && (sp->count == sp->cap ||
-				 (to_file && sp->live_file_bytes + sp->pending_bytes + disk_bytes > sp->live_cap))) {
+	while (sp->head.count > 0 &&
+	       (sp->head.count == sp->head.cap ||
+		(to_file && sp->live_file_bytes + sp->pending_bytes + disk_bytes > sp->live_cap))) {
 		drop_head(sp);
 	}
 }
 
-/* Takes ownership of BLOCK (topic, NUL, payload). */
+/*
+ * With spill: frees one memory slot. A written tail record moves to the
+ * run; otherwise (the file is behind or failing) the oldest record in
+ * memory is dropped. The file cap is applied by spool_sync(), which may
+ * read the file to drop from the run.
+ */
 static void
-ring_append(struct spool *sp, uint64_t id, char *block, size_t topic_len, size_t payload_len, int qos, bool retain,
-	    enum disk_state disk)
+make_memory_room(struct spool *sp)
 {
-	uint32_t disk_bytes = (uint32_t)(HDR_BYTES + DATA_FIXED_BYTES + topic_len + payload_len);
-	make_room(sp, disk_bytes, disk != DISK_NONE);
-	struct slot *s = slot_at(sp, sp->count);
+	while (mem_count(sp) >= sp->mem_max) {
+		if (tail_front_written(sp)) {
+			spill_tail_front(sp);
+		} else if (sp->head.count > 0) {
+			drop_head(sp);
+		} else {
+			drop_tail_front(sp);
+		}
+	}
+}
+
+static void
+fill_slot(struct slot *s, uint64_t id, char *block, size_t topic_len, size_t payload_len, int qos, bool retain,
+	  enum disk_state disk)
+{
 	s->rec.id = id;
 	s->rec.topic = block;
 	s->rec.payload = block + topic_len + 1;
 	s->rec.payload_len = payload_len;
 	s->rec.qos = qos;
 	s->rec.retain = retain;
-	s->disk_bytes = disk_bytes;
+	s->disk_bytes = (uint32_t)(HDR_BYTES + DATA_FIXED_BYTES + topic_len + payload_len);
 	s->disk = (uint8_t)disk;
 	s->acked = false;
-	sp->count++;
-	if (disk == DISK_PENDING) {
-		sp->pending_bytes += disk_bytes;
-	} else if (disk == DISK_WRITTEN) {
-		sp->live_file_bytes += disk_bytes;
-	}
+	s->file_off = 0;
 }
 
-/* Aborts when out of memory (xalloc.h). Static, so spool_push() inlines it. */
+/* Aborts when out of memory (xalloc.h). */
 static char *
-copy_block(const void *topic, size_t topic_len, const void *payload, size_t payload_len)
+copy_block(struct spool *sp, const void *topic, size_t topic_len, const void *payload, size_t payload_len)
 {
 	char *block = xmalloc(topic_len + 1 + payload_len);
 	memcpy(block, topic, topic_len);
@@ -97,16 +194,96 @@ copy_block(const void *topic, size_t topic_len, const void *payload, size_t payl
 	if (payload_len > 0) {
 		memcpy(block + topic_len + 1, payload, payload_len);
 	}
+	sp->st.memory_bytes += topic_len + 1 + payload_len;
 	return block;
 }
 
-int
-spool_ring_load(struct spool *sp, uint64_t id, const void *topic, size_t topic_len, const void *payload,
-		size_t payload_len, int qos, bool retain)
+void
+spool_head_load(struct spool *sp, const struct view *v, uint64_t off)
 {
-	char *block = copy_block(topic, topic_len, payload, payload_len);
-	ring_append(sp, id, block, topic_len, payload_len, qos, retain, DISK_WRITTEN);
-	return 0;
+	char *block = copy_block(sp, v->topic, v->topic_len, v->payload, v->payload_len);
+	struct slot *s = ring_push_back(&sp->head);
+	fill_slot(s, v->value, block, v->topic_len, v->payload_len, v->qos, v->retain, DISK_WRITTEN);
+	s->file_off = off;
+}
+
+void
+spool_load_record(struct spool *sp, const struct view *v, uint64_t off)
+{
+	if (!sp->spill) {
+		make_room(sp, v->rec_bytes, true);
+	} else if (sp->run_count > 0 || sp->head.count == sp->head.cap) {
+		if (sp->run_count == 0) {
+			sp->run_off = off;
+			sp->run_first_id = v->value;
+		}
+		sp->run_count++;
+		sp->run_bytes += v->rec_bytes;
+		sp->live_file_bytes += v->rec_bytes;
+		return;
+	}
+	spool_head_load(sp, v, off);
+	sp->live_file_bytes += v->rec_bytes;
+}
+
+uint64_t
+spool_marker(const struct spool *sp)
+{
+	uint64_t first = sp->next_id;
+	if (sp->head.count > 0) {
+		first = ring_at(&sp->head, 0)->rec.id;
+	} else if (sp->run_count > 0) {
+		first = sp->run_first_id;
+	} else if (sp->tail.count > 0) {
+		first = ring_at(&sp->tail, 0)->rec.id;
+	}
+	uint64_t marker = first - 1;
+	/* Ids above ID_MAX are never written, so the clamp hides nothing live. */
+	return marker < ID_MAX ? marker : ID_MAX;
+}
+
+bool
+spool_drop_oldest(struct spool *sp)
+{
+	if (sp->head.count > 0) {
+		drop_head(sp);
+		return true;
+	}
+	if (sp->run_count > 0) {
+		struct view v;
+		uint64_t off;
+		if (spool_run_next(sp, &sp->rd, &v, &off)) {
+			sp->live_file_bytes -= v.rec_bytes;
+			sp->st.dropped++;
+		}
+		settle(sp);
+		return true;
+	}
+	if (sp->tail.count > 0) {
+		drop_tail_front(sp);
+		return true;
+	}
+	return false;
+}
+
+/* Spill mode: brings the next records into the head, from the run, or from the tail once the run is empty. */
+static void
+refill(struct spool *sp)
+{
+	while (sp->head.count < sp->head.cap && sp->run_count > 0) {
+		while (mem_count(sp) >= sp->mem_max && tail_front_written(sp)) {
+			spill_tail_front(sp);
+		}
+		if (mem_count(sp) >= sp->mem_max) {
+			break; /* memory holds records not written yet: the next sync frees it */
+		}
+		struct view v;
+		uint64_t off;
+		if (spool_run_next(sp, &sp->rd, &v, &off)) {
+			spool_head_load(sp, &v, off);
+		}
+	}
+	settle(sp);
 }
 
 /* ---- the public interface ---- */
@@ -114,12 +291,18 @@ spool_ring_load(struct spool *sp, uint64_t id, const void *topic, size_t topic_l
 static void
 destroy(struct spool *sp)
 {
-	if (sp->slots) {
-		while (sp->count > 0) {
+	if (sp->head.slots) {
+		while (sp->head.count > 0) {
 			pop_head(sp);
 		}
-		free(sp->slots);
 	}
+	while (sp->tail.count > 0) {
+		free_block(sp, ring_at(&sp->tail, 0));
+		ring_pop_front(&sp->tail);
+	}
+	free(sp->head.slots);
+	free(sp->tail.slots);
+	spool_reader_free(&sp->rd);
 	if (sp->fd >= 0) {
 		close(sp->fd);
 	}
@@ -137,10 +320,21 @@ spool_open(const struct spool_options *opts, struct spool **out)
 	}
 	struct spool *sp = xcalloc(1, sizeof(*sp));
 	sp->fd = -1;
+	sp->rd.fd = -1;
 	sp->next_id = 1;
-	sp->cap = opts->max_records;
-	sp->slots = xcalloc(sp->cap, sizeof(*sp->slots));
-	if (opts->path && opts->path[0]) {
+	bool file = opts->path && opts->path[0];
+	sp->spill = file && opts->spill;
+	sp->mem_max = opts->max_records;
+	sp->head.cap = opts->max_records;
+	if (sp->spill) {
+		/* half for the head (next to send), the rest for the newest until they are written */
+		sp->mem_max = opts->max_records < 2 ? 2 : opts->max_records;
+		sp->head.cap = sp->mem_max / 2;
+		sp->tail.cap = sp->mem_max;
+		sp->tail.slots = xcalloc(sp->tail.cap, sizeof(*sp->tail.slots));
+	}
+	sp->head.slots = xcalloc(sp->head.cap, sizeof(*sp->head.slots));
+	if (file) {
 		int ret = spool_file_open(sp, opts);
 		if (ret < 0) {
 			destroy(sp);
@@ -177,12 +371,26 @@ spool_push(struct spool *sp, const char *topic, const void *payload, size_t len,
 	if (len > SPOOL_MAX_PAYLOAD_BYTES) {
 		return -EMSGSIZE;
 	}
-	char *block = copy_block(topic, topic_len, payload, len);
+	uint32_t disk_bytes = (uint32_t)(HDR_BYTES + DATA_FIXED_BYTES + topic_len + len);
 	enum disk_state disk = DISK_NONE;
-	if (sp->fd >= 0 && HDR_BYTES + DATA_FIXED_BYTES + topic_len + len <= sp->live_cap && sp->next_id <= ID_MAX) {
+	if (sp->fd >= 0 && disk_bytes <= sp->live_cap && sp->next_id <= ID_MAX) {
 		disk = DISK_PENDING;
 	}
-	ring_append(sp, sp->next_id++, block, topic_len, len, qos, retain, disk);
+	struct ring *to = &sp->head;
+	if (sp->spill) {
+		make_memory_room(sp);
+		settle(sp);
+		if (sp->run_count > 0 || sp->tail.count > 0 || sp->head.count == sp->head.cap) {
+			to = &sp->tail;
+		}
+	} else {
+		make_room(sp, disk_bytes, disk != DISK_NONE);
+	}
+	char *block = copy_block(sp, topic, topic_len, payload, len);
+	fill_slot(ring_push_back(to), sp->next_id++, block, topic_len, len, qos, retain, disk);
+	if (disk == DISK_PENDING) {
+		sp->pending_bytes += disk_bytes;
+	}
 	sp->st.pushed++;
 	return 0;
 }
@@ -193,43 +401,52 @@ spool_peek_next(struct spool *sp)
 	if (!sp) {
 		return NULL;
 	}
-	while (sp->next_off < sp->count) {
-		struct slot *s = slot_at(sp, sp->next_off++);
-		if (!s->acked) {
-			return &s->rec;
+	for (;;) {
+		while (sp->next_off < sp->head.count) {
+			struct slot *s = ring_at(&sp->head, sp->next_off++);
+			if (!s->acked) {
+				return &s->rec;
+			}
+		}
+		size_t before = sp->head.count;
+		if (sp->spill) {
+			refill(sp);
+		}
+		if (sp->head.count == before) {
+			return NULL;
 		}
 	}
-	return NULL;
 }
 
 void
 spool_ack(struct spool *sp, uint64_t id)
 {
-	if (!sp || sp->count == 0) {
+	if (!sp || sp->head.count == 0) {
 		return;
 	}
-	/* Ids in the ring are strictly increasing: binary search. */
-	size_t lo = 0, hi = sp->count;
+	/* Ids in the head are strictly increasing, and only the head is handed out: binary search. */
+	size_t lo = 0, hi = sp->head.count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (slot_at(sp, mid)->rec.id < id) {
+		if (ring_at(&sp->head, mid)->rec.id < id) {
 			lo = mid + 1;
 		} else {
 			hi = mid;
 		}
 	}
-	if (lo == sp->count) {
+	if (lo == sp->head.count) {
 		return;
 	}
-	struct slot *s = slot_at(sp, lo);
+	struct slot *s = ring_at(&sp->head, lo);
 	if (s->rec.id != id || s->acked) {
 		return;
 	}
 	s->acked = true;
 	sp->n_acked++;
 	unaccount(sp, s);
-	while (sp->count > 0 && slot_at(sp, 0)->acked) {
-		pop_head(sp);
+	pop_acked(sp);
+	if (sp->spill) {
+		settle(sp);
 	}
 }
 
@@ -260,6 +477,7 @@ spool_get_stats(const struct spool *sp, struct spool_stats *out)
 		return;
 	}
 	*out = sp->st;
-	out->depth = sp->count - sp->n_acked;
+	out->depth = sp->head.count - sp->n_acked + sp->run_count + sp->tail.count;
 	out->file_bytes = sp->fd >= 0 ? sp->file_bytes : 0;
+	out->memory_records = mem_count(sp);
 }

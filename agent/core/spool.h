@@ -6,27 +6,43 @@
  * cut loses only that record, and a damaged file is recovered on open
  * without manual deletion. No MQTT here: the MQTT sink drives it.
  *
- * Memory: a ring of at most max_records records; ids are assigned by
- * spool_push, strictly increasing from 1 (or from one past the highest id or
- * acknowledgement marker found in the file). With a file, the ring is also
- * limited to records whose encoded size sums to at most 3/4 of
- * max_file_bytes (the rest is room for appends between compactions), and
- * the memory ring is the whole truth: the file only mirrors it for restarts.
- * When a file holds more records than the ring can take, only the newest
- * are loaded and the older ones count as dropped.
+ * Memory: at most max_records records; ids are assigned by spool_push,
+ * strictly increasing from 1 (or from one past the highest id or
+ * acknowledgement marker found in the file).
+ *
+ * Without spill (the default), memory is the whole truth: a ring of
+ * max_records records, and a file only mirrors it for restarts. With a
+ * file the ring is also limited to records whose encoded size sums to at
+ * most 3/4 of max_file_bytes (the rest is room for appends between
+ * compactions). When a file holds more records than the ring can take,
+ * only the newest are loaded and the older ones count as dropped.
+ *
+ * With spill and a file, max_records bounds memory only (at least 2): half
+ * of it (the head) holds the next records to hand out, the rest the newest
+ * ones until spool_sync() has written them; the records in between are in
+ * the file alone and are read back, in order, as the head drains. The
+ * spool then holds what fits in 3/4 of max_file_bytes, whatever
+ * max_records is, and its memory is max_records records plus a 64 KiB read
+ * window and a 64 KiB write buffer. When memory is full of records not yet
+ * written (more pushes than half of max_records between two syncs, or
+ * writes failing), the oldest record in memory is dropped (counted).
  *
  * Delivery is at least once: only the contiguous acknowledged prefix is made
  * durable, so a record acknowledged out of order, or handed out and not yet
  * acknowledged, comes back after a restart. Consumers deduplicate by the
  * (boot_id, seq) inside the payload.
  *
- * File I/O happens only in spool_open(), spool_sync() and spool_close():
- * spool_push() never touches the disk, so a record acknowledged before the
- * next sync is never written at all (a connected agent writes nothing). A
- * process crash or power cut loses at most what was pushed since the last
- * spool_sync(). Write errors (ENOSPC, EIO, EFBIG) never stop the spool: it
- * keeps every record in memory, retries with a back-off of 1 s doubling to
- * 60 s, counts write_errors and logs at most one warning a minute.
+ * Writes happen only in spool_open(), spool_sync() and spool_close();
+ * reads only there and, with spill, in spool_peek_next() when the head runs
+ * dry (one 64 KiB window at a time). spool_push() never touches the disk, so
+ * a record acknowledged before the next sync is never written at all (a
+ * connected agent writes nothing). A process crash or power cut loses at
+ * most what was pushed since the last spool_sync(). Write errors (ENOSPC,
+ * EIO, EFBIG) never stop the spool: it keeps the records in memory (up to
+ * its bound), retries with a back-off of 1 s doubling to 60 s, counts
+ * write_errors and logs at most one warning a minute. A run of records that
+ * cannot be read back (damaged after open, or EIO) is skipped: counted in
+ * corrupt_records and dropped, with a warning.
  *
  * File layout (version 1; all integers little-endian). The file is a
  * sequence of records, appended and never rewritten in place:
@@ -60,6 +76,9 @@
  * the same damage is not counted again at the next start. Data records at
  * or below the ack marker are not loaded.
  *
+ * The layout has not changed with spill: either mode opens the other's
+ * file.
+ *
  * Not thread-safe: callers serialise all calls on one spool. One process at
  * a time may use a spool file (flock; a second opener gets -EBUSY).
  */
@@ -78,9 +97,10 @@
 struct spool;
 
 struct spool_options {
-	size_t max_records;      /* memory ring capacity (records) */
+	size_t max_records;      /* records in memory at most; without spill also in the whole spool */
 	const char *path;        /* file spool, NULL or "" = memory only */
 	uint64_t max_file_bytes; /* file spool cap; oldest records dropped beyond it */
+	bool spill;              /* with a file: max_records bounds memory only, the rest waits in the file */
 };
 
 struct spool_record {
@@ -98,7 +118,9 @@ struct spool_stats {
 	uint64_t corrupt_records; /* damaged regions skipped on open (bad CRC or framing; each run counts once) */
 	uint64_t depth;           /* records waiting now */
 	uint64_t file_bytes;
-	uint64_t write_errors; /* failed file writes/fsyncs/compactions (records kept in memory) */
+	uint64_t write_errors;   /* failed file writes/fsyncs/compactions (records kept in memory) */
+	uint64_t memory_records; /* records held in memory now */
+	uint64_t memory_bytes;   /* their topics and payloads */
 };
 
 /**
@@ -114,7 +136,9 @@ int spool_open(const struct spool_options *opts, struct spool **out);
 void spool_close(struct spool *sp);
 
 /**
- * Appends a copy of the message. Drops (and counts) the oldest when full.
+ * Appends a copy of the message. Drops (and counts) the oldest when full
+ * (with spill: when memory is full of records not yet written; the file
+ * cap is then applied by spool_sync()).
  * Returns 0, -EINVAL (empty topic, topic over 65535 bytes, qos not 0..2),
  * -EMSGSIZE (payload over SPOOL_MAX_PAYLOAD_BYTES). Never does I/O.
  * A record too large for the file cap on its own is kept in memory only.
@@ -122,7 +146,9 @@ void spool_close(struct spool *sp);
 int spool_push(struct spool *sp, const char *topic, const void *payload, size_t len, int qos, bool retain);
 
 /**
- * The oldest record not yet handed out by spool_peek_next(), or NULL. The
+ * The oldest record not yet handed out by spool_peek_next(), or NULL (with
+ * spill also while the head is full of records handed out and not yet
+ * acknowledged: acknowledge some first). The
  * record stays owned by the spool until spool_ack() or spool_rewind().
  * The pointer is valid until that record is acknowledged, dropped by a
  * later spool_push(), or the spool is closed: publish (copy) it before

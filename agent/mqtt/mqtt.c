@@ -172,20 +172,26 @@ make_topics(struct mqtt_sink *s, const struct mqtt_config *cfg)
 	return 0;
 }
 
-/* The spool, in memory only when the file cannot be used. Returns 0 or -errno (out of memory). */
+/*
+ * The spool. With a file, memory holds only a window and the file the
+ * rest, up to its own cap; in memory only (spool_records) when the file
+ * cannot be used. Returns 0 or -errno (out of memory).
+ */
 static int
-open_spool(struct mqtt_sink *s, const struct mqtt_config *cfg)
+open_spool(struct mqtt_sink *s, const struct mqtt_config *cfg, int64_t interval_ms)
 {
 	struct spool_options o = {
-		.max_records = (size_t)cfg->spool_records,
+		.max_records = mqtt_config_spool_memory_records(cfg, interval_ms),
 		.path = cfg->spool_file,
 		.max_file_bytes = (uint64_t)cfg->spool_file_max_mb << 20,
+		.spill = true,
 	};
 	int r = spool_open(&o, &s->spool);
 	if (r < 0 && cfg->spool_file[0]) {
 		log_error("mqtt: cannot use spool_file %s (%s): spooling in memory only", cfg->spool_file,
 			  strerror(-r));
 		o.path = NULL;
+		o.max_records = (size_t)cfg->spool_records;
 		r = spool_open(&o, &s->spool);
 	}
 	if (r < 0) {
@@ -277,7 +283,7 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 		snprintf(s->boot_id, sizeof(s->boot_id), "%s", UNKNOWN_BOOT_ID);
 	}
 	mqtt_pub_seq_open(s, cfg->spool_file);
-	int r = open_spool(s, cfg);
+	int r = open_spool(s, cfg, info->interval_ms);
 	if (r < 0) {
 		mqtt_conn_lib_init(); /* balanced by the cleanup in destroy */
 		mqtt_destroy(&s->base);

@@ -119,6 +119,20 @@ mqtt_validate(const void *obj, const struct cfg_place *place, struct diag_list *
 	return diags->count == before ? 0 : -EINVAL;
 }
 
+size_t
+mqtt_config_spool_memory_records(const struct mqtt_config *cfg, int64_t interval_ms)
+{
+	if (!cfg->spool_file || !cfg->spool_file[0]) {
+		return cfg->spool_records > 0 ? (size_t)cfg->spool_records : 1;
+	}
+	/* the spool gives half its memory to the head (what goes out next), half to the newest */
+	size_t head = (size_t)(cfg->inflight > 0 ? cfg->inflight : 1) + 32;
+	size_t per_s = interval_ms > 0 ? (size_t)((1000 + interval_ms - 1) / interval_ms) : 1000;
+	size_t tail = 2 * per_s + 32;
+	/* spool_records does not bound it: too small a window would drop what waits for the next sync */
+	return 2 * (head > tail ? head : tail);
+}
+
 const struct cfg_section mqtt_config_section = {
 	.name = "mqtt",
 	.keys = mqtt_keys,

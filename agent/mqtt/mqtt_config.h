@@ -51,4 +51,13 @@ struct mqtt_config {
 /** The key table and checks: cert_file and key_file together, a readable password_file. */
 extern const struct cfg_section mqtt_config_section;
 
+/**
+ * Messages the spool keeps in memory at most, sampling every INTERVAL_MS.
+ * Without spool_file: spool_records (the whole spool). With it, only a
+ * window, whatever spool_records says: twice the larger of the next to
+ * send (inflight + 32) and the newest not yet written (2 s of samples +
+ * 32); the rest waits in the file, up to spool_file_max_mb.
+ */
+size_t mqtt_config_spool_memory_records(const struct mqtt_config *cfg, int64_t interval_ms);
+
 #endif
