@@ -31,6 +31,7 @@
 #define SYNC_INTERVAL_MS 1000 /* spool_sync(): at most this much is lost by a power cut */
 #define SHUTDOWN_WAIT_MS 2000 /* a clean stop waits this long for `offline` to be acknowledged */
 #define HA_JITTER_MS 5000     /* discovery after a Home Assistant birth message: 0..5 s later */
+#define STABLE_MS 10000       /* a connection that lasts this long resets the back-off */
 #define OS_CA_PATH "/etc/ssl/certs"
 
 /* An asynchronous name lookup; leaked on purpose if it cannot be cancelled at exit. */
@@ -143,29 +144,53 @@ teardown(struct mqtt_sink *s)
 	s->mid_offline = 0;
 }
 
-/* Logs a failure: loudly when it is new, quietly when it repeats. */
+/*
+ * Logs a failure: loudly when it is new, quietly when it repeats. WHY says
+ * what failed and is what "repeats" compares; CAUSE (or NULL) adds detail
+ * that may vary between repeats (a reset or a broken pipe, for the same
+ * broker dropping us).
+ */
 static void
-report_failure(struct mqtt_sink *s, const char *why, int64_t delay_ms)
+report_failure(struct mqtt_sink *s, const char *why, const char *cause, int64_t delay_ms)
 {
+	const char *sep = cause ? ": " : "";
+	cause = cause ? cause : "";
 	if (strcmp(why, s->last_error) != 0) {
-		log_warn("mqtt: %s:%d: %s; retrying in %.1f s, then with back-off (repeats logged at info level)",
-			 s->host, s->port, why, (double)delay_ms / 1000.0);
+		log_warn("mqtt: %s:%d: %s%s%s; retrying in %.1f s, then with back-off (repeats logged at info level)",
+			 s->host, s->port, why, sep, cause, (double)delay_ms / 1000.0);
 		snprintf(s->last_error, sizeof(s->last_error), "%s", why);
 	} else {
-		log_info("mqtt: %s:%d: %s; retrying in %.1f s", s->host, s->port, why, (double)delay_ms / 1000.0);
+		log_info("mqtt: %s:%d: %s%s%s; retrying in %.1f s", s->host, s->port, why, sep, cause,
+			 (double)delay_ms / 1000.0);
 	}
 }
 
-/* Ends the attempt or connection and schedules the next one. Never gives up. */
+/*
+ * Ends the attempt or connection and schedules the next one. Never gives
+ * up. A connection lost within STABLE_MS of its CONNACK counts as a failed
+ * attempt: a broker that accepts and drops every connection gets the
+ * back-off (and the quiet repeats) too, not a reconnect every backoff_base.
+ */
 static void
 fail(struct mqtt_sink *s, const char *why, int64_t now)
 {
 	bool was_connected = s->state == CONN_CONNECTED;
+	bool quick = was_connected && now - s->connected_ms < STABLE_MS;
+	char text[ERROR_TEXT_MAX];
+	const char *cause = NULL;
 	teardown(s);
 	if (was_connected) {
 		s->disconnects++;
-		s->attempt = 0;
 		spool_rewind(s->spool);
+	}
+	if (quick) {
+		snprintf(text, sizeof(text), "lost the connection within %d s of the broker accepting it",
+			 STABLE_MS / 1000);
+		cause = why;
+		why = text;
+		s->quick_drops++;
+	} else if (was_connected) {
+		s->attempt = 0;
 	}
 	int64_t delay = mqtt_backoff_ms(s->backoff_base_ms, s->backoff_cap_ms, s->attempt, next_random(s));
 	if (s->attempt < 63) {
@@ -173,24 +198,71 @@ fail(struct mqtt_sink *s, const char *why, int64_t now)
 	}
 	s->next_attempt_ms = now + delay;
 	s->state = CONN_IDLE;
-	if (was_connected) {
+	if (was_connected && !quick) {
 		log_warn("mqtt: lost the connection to %s:%d: %s; reconnecting in %.1f s", s->host, s->port, why,
 			 (double)delay / 1000.0);
 		snprintf(s->last_error, sizeof(s->last_error), "%s", why);
 	} else {
-		report_failure(s, why, delay);
+		report_failure(s, why, cause, delay);
 	}
 }
 
+/*
+ * What went wrong, in words: libmosquitto 2.0.11 has no text for some of
+ * its codes ("Unknown error." for a keepalive timeout) and gives errno's
+ * text for MOSQ_ERR_ERRNO, which is "Success" when a packet was cut short.
+ */
 static void
 describe_rc(struct mqtt_sink *s, int rc, int err, char *buf, size_t size)
 {
-	if (rc == MOSQ_ERR_ERRNO) {
-		snprintf(buf, size, "%s", strerror(err));
-	} else if (rc == MOSQ_ERR_TLS && s->lib_error[0]) {
-		snprintf(buf, size, "TLS failed: %.200s", s->lib_error);
+	bool connecting = s->state == CONN_CONNECTING;
+	switch (rc) {
+	case MOSQ_ERR_ERRNO:
+		if (err != 0) {
+			snprintf(buf, size, "%s", strerror(err));
+		} else if (connecting) {
+			snprintf(buf, size,
+				 "the broker closed the connection in the middle of its CONNACK (a malformed "
+				 "CONNACK)");
+		} else {
+			snprintf(buf, size, "the broker closed the connection in the middle of a packet");
+		}
+		return;
+	case MOSQ_ERR_KEEPALIVE:
+		snprintf(buf, size,
+			 "no answer from the broker within the keepalive (%d s, PINGREQ unanswered): the link or the "
+			 "broker is down",
+			 s->keepalive_s);
+		return;
+	case MOSQ_ERR_PROTOCOL:
+	case MOSQ_ERR_MALFORMED_PACKET:
+		if (connecting) {
+			snprintf(buf, size,
+				 "the broker answered CONNECT with a malformed or unexpected packet, not a "
+				 "valid CONNACK (protocol error)");
+		} else {
+			snprintf(buf, size, "the broker sent a malformed or unexpected packet (protocol error)");
+		}
+		return;
+	case MOSQ_ERR_CONN_LOST:
+	case MOSQ_ERR_NO_CONN:
+		snprintf(buf, size, "the broker closed the connection%s", connecting ? " before its CONNACK" : "");
+		return;
+	case MOSQ_ERR_TLS:
+	case MOSQ_ERR_TLS_HANDSHAKE:
+		if (s->lib_error[0]) {
+			snprintf(buf, size, "TLS failed: %.200s", s->lib_error);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	const char *text = mosquitto_strerror(rc);
+	if (strcmp(text, "Unknown error.") == 0) {
+		snprintf(buf, size, "libmosquitto error %d", rc);
 	} else {
-		snprintf(buf, size, "%s", mosquitto_strerror(rc));
+		snprintf(buf, size, "%s", text);
 	}
 }
 
@@ -387,14 +459,19 @@ mqtt_conn_send(struct mqtt_sink *s, const struct spool_record *rec, int *mid)
 	return -ENOTCONN;
 }
 
-/* CONNACK accepted: availability, the retained state, subscriptions, then the backlog. */
+/*
+ * CONNACK accepted: availability, the retained state, subscriptions, then
+ * the backlog. The back-off starts again only once the connection proves
+ * stable (check_stable()); while connections keep dropping at once, the
+ * connect is logged quietly.
+ */
 static void
 on_connected(struct mqtt_sink *s, int64_t now)
 {
 	s->state = CONN_CONNECTED;
 	s->connects++;
-	s->attempt = 0;
-	if (s->last_error[0]) {
+	s->connected_ms = now;
+	if (s->last_error[0] && s->quick_drops == 0) {
 		log_warn("mqtt: connected to %s:%d", s->host, s->port);
 		s->last_error[0] = '\0';
 	} else {
@@ -467,6 +544,22 @@ service(struct mqtt_sink *s, int64_t now)
 	}
 }
 
+/* A connection that lasted STABLE_MS: the back-off starts again, and a run of quick drops is over. */
+static void
+check_stable(struct mqtt_sink *s, int64_t now)
+{
+	if (s->attempt == 0 || now - s->connected_ms < STABLE_MS) {
+		return;
+	}
+	s->attempt = 0;
+	if (s->quick_drops > 0) {
+		log_warn("mqtt: connected to %s:%d, stable again after %u connection(s) lost at once", s->host, s->port,
+			 s->quick_drops);
+		s->quick_drops = 0;
+		s->last_error[0] = '\0';
+	}
+}
+
 static void
 handle_lost(struct mqtt_sink *s, int64_t now)
 {
@@ -517,6 +610,7 @@ mqtt_conn_dispatch(struct sink *sink)
 		check_resolve(s, now);
 	}
 	if (s->state == CONN_CONNECTED && !s->lost) {
+		check_stable(s, now);
 		mqtt_pub_latest(s);
 		mqtt_pub_pump(s);
 	}

@@ -97,6 +97,8 @@ struct mqtt_sink {
 	unsigned attempt;
 	int64_t next_attempt_ms;
 	int64_t attempt_started_ms;
+	int64_t connected_ms; /* when the CONNACK came */
+	unsigned quick_drops; /* connections in a row lost before they were stable */
 	/* set by callbacks, acted on outside them */
 	bool connack_ok;
 	bool refused;

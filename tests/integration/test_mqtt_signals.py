@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""MQTT failures the agent must name and pace, against fake brokers written
+here (plain sockets on a free 127.0.0.1 port, never any other address): a
+malformed CONNACK, a broker that stops answering PINGREQ, and a broker that
+accepts every connection and drops it at once.
+
+Usage: test_mqtt_signals.py TEGRAWATCH SOURCE_ROOT
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+BIN = None
+SRC = None
+
+CONNACK_OK = bytes([0x20, 0x02, 0x00, 0x00])
+MALFORMED_CONNACKS = {
+    # remaining length 1: the return code is missing (libmosquitto: protocol error)
+    "short": bytes([0x20, 0x01, 0x00]),
+    # remaining length 2, one byte sent, then the close (libmosquitto: MOSQ_ERR_ERRNO with errno 0, "Success")
+    "truncated": bytes([0x20, 0x02, 0x00]),
+}
+
+
+def read_packet(conn):
+    """One MQTT packet (type byte, body), or None when the peer closed."""
+    head = conn.recv(1)
+    if not head:
+        return None
+    mult, length = 1, 0
+    for _ in range(4):
+        b = conn.recv(1)
+        if not b:
+            return None
+        length += (b[0] & 0x7F) * mult
+        mult *= 128
+        if not b[0] & 0x80:
+            break
+    body = b""
+    while len(body) < length:
+        chunk = conn.recv(length - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    return head[0], body
+
+
+class FakeBroker:
+    """Accepts connections on 127.0.0.1 and hands each to BEHAVIOUR(conn), noting when each CONNECT came."""
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.connects = []  # monotonic times of CONNECT packets
+        self.lock = threading.Lock()
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        self.sock.settimeout(0.2)
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        try:
+            conn.settimeout(30)
+            p = read_packet(conn)
+            if p and p[0] >> 4 == 1:
+                with self.lock:
+                    self.connects.append(time.monotonic())
+                self.behaviour(conn)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def connect_times(self):
+        with self.lock:
+            return list(self.connects)
+
+    def close(self):
+        self.stopping = True
+        self.sock.close()
+        self.thread.join(2)
+
+
+def malformed_connack(data):
+    def behaviour(conn):
+        conn.sendall(data)
+        time.sleep(0.3)
+    return behaviour
+
+
+def silent_after_connack(conn):
+    """CONNACK, then read everything and answer nothing (no PUBACK, no PINGRESP)."""
+    conn.sendall(CONNACK_OK)
+    while read_packet(conn):
+        pass
+
+
+def drop_after_connack(conn):
+    conn.sendall(CONNACK_OK)
+
+
+class Agent:
+    def __init__(self, d, name, port, extra=""):
+        self.cfg = os.path.join(d, name + ".yaml")
+        self.errpath = os.path.join(d, name + ".err")
+        with open(self.cfg, "w") as f:
+            f.write('agent:\n  state_file: ""\nweb:\n  listen: ""\nmqtt:\n  host: 127.0.0.1\n  port: %d\n'
+                    '  device_id: %s\n  keepalive: 5s\n  ha_discovery: false\n%s' % (port, name, extra))
+        os.chmod(self.cfg, 0o600)
+        with open(self.errpath, "wb") as err:
+            self.proc = subprocess.Popen([BIN, "run", "-v", "--demo", "--speed", "10", "-c", self.cfg],
+                                         stdout=subprocess.DEVNULL, stderr=err, env=dict(os.environ, TZ="UTC"))
+
+    def stderr(self):
+        with open(self.errpath, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def wait_until(pred, timeout, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return bool(pred())
+
+
+class SignalsTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="tw-mqtt-sig-")
+        self.cleanup = []
+
+    def tearDown(self):
+        for fn in reversed(self.cleanup):
+            try:
+                fn()
+            except Exception:
+                pass
+        shutil.rmtree(self.d, ignore_errors=True)
+
+    def broker(self, behaviour):
+        b = FakeBroker(behaviour)
+        self.cleanup.append(b.close)
+        return b
+
+    def agent(self, name, port, extra=""):
+        a = Agent(self.d, name, port, extra)
+        self.cleanup.append(a.stop)
+        return a
+
+    def test_malformed_connack_is_named(self):
+        for kind, data in MALFORMED_CONNACKS.items():
+            b = self.broker(malformed_connack(data))
+            a = self.agent("malformed-" + kind, b.port, "  backoff_base: 200ms\n  backoff_cap: 1s\n")
+            self.assertTrue(wait_until(lambda: "retrying in" in a.stderr(), 10), a.stderr())
+            self.assertEqual(a.stop(), 0)
+            first = [line for line in a.stderr().splitlines() if "retrying in" in line][0]
+            sys.stderr.write("\n%s CONNACK: %s" % (kind, first))
+            self.assertNotIn("Success", first)
+            self.assertIn("malformed", first.lower())
+            self.assertIn("CONNACK", first)
+
+    def test_keepalive_loss_is_named(self):
+        b = self.broker(silent_after_connack)
+        a = self.agent("silent", b.port, "  backoff_base: 1s\n  backoff_cap: 2s\n")
+        # PINGREQ after 5 s without anything from the broker, lost 5 s later
+        self.assertTrue(wait_until(lambda: "lost the connection" in a.stderr(), 20), a.stderr())
+        self.assertEqual(a.stop(), 0)
+        line = [x for x in a.stderr().splitlines() if "lost the connection" in x][0]
+        sys.stderr.write("\n%s\n" % line)
+        self.assertNotIn("Unknown error", line)
+        self.assertIn("keepalive", line)
+
+    def test_dropping_broker_backs_off(self):
+        """A broker that accepts every connection and drops it at once: attempts grow apart (full jitter up to
+        backoff_cap), and the warnings stay few."""
+        b = self.broker(drop_after_connack)
+        a = self.agent("flap", b.port, "  backoff_base: 100ms\n  backoff_cap: 4s\n")
+        time.sleep(20)
+        self.assertEqual(a.stop(), 0)
+        times = b.connect_times()
+        gaps = [y - x for x, y in zip(times, times[1:])]
+        warnings = [x for x in a.stderr().splitlines() if ": warning: " in x]
+        sys.stderr.write("\n%d connections in 20 s; gaps %s; %d warnings\n" %
+                         (len(times), " ".join("%.2f" % g for g in gaps), len(warnings)))
+        self.assertGreaterEqual(len(times), 4)
+        # base 0.1 s doubling: 0.1, 0.2, 0.4, ... 4 s; full jitter, never below the base. Without the back-off
+        # a connection every 0.1 s (about 200).
+        self.assertLessEqual(len(times), 30, gaps)
+        self.assertTrue(all(g >= 0.09 for g in gaps), gaps)
+        self.assertLessEqual(max(gaps), 4.5, gaps)
+        late = gaps[len(gaps) // 2:]
+        self.assertGreater(sum(late) / len(late), 0.6, gaps)
+        self.assertLessEqual(len(warnings), 3, "\n".join(warnings))
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
