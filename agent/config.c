@@ -21,6 +21,7 @@
 #include "agent/core/log.h"
 #include "agent/core/xalloc.h"
 #include "config_priv.h"
+#include "memory_budget.h"
 #include "thresholds/rules_load.h"
 
 #define ENV_PREFIX "environment:"
@@ -48,6 +49,7 @@ static const struct cfg_key agent_keys[] = {
 	CFG_STRING("board_name", struct config, board_name, NULL, CFG_F_NOT_EMPTY | CFG_F_RELOADED),
 	CFG_CHOICE("log_level", struct config, log_level, "warning", 0, log_level_names, log_level_values),
 	CFG_CHOICE("json_lines", struct config, json_lines, "auto", 0, json_lines_names, json_lines_values),
+	CFG_STRING("memory_max", struct config, memory_max, "auto", CFG_F_NOT_EMPTY),
 };
 
 static const struct cfg_key sources_keys[] = {
@@ -387,6 +389,8 @@ finish_load(struct loader *ld, const struct cfg_tree *tree, const char *path, bo
 		set_host_name(ld->cfg);
 	}
 	validate_sections(ld, cfg_tree_root(tree), path, env);
+	/* across sections: the buffers each module's settings ask for, against agent.memory_max */
+	memory_budget_validate(ld->cfg, cfg_tree_root(tree), path, env, ld->diags);
 	const char **names = config_action_names(ld->cfg);
 	rules_validate(&ld->cfg->rules, &ld->refs, names, ld->cfg->action_count, ld->diags);
 	free(names);

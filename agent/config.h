@@ -51,12 +51,15 @@ enum tegrastats_mode {
 struct config {
 	char *path; /* the main file */
 	/* agent: */
-	int64_t interval_ms; /* agent.interval, default 1 s */
-	char *root;          /* agent.root, default "" (the real /) */
-	char *state_file;    /* agent.state_file, default /var/lib/tegrawatch/alerts.state; "" = off */
-	char *board_name;    /* agent.board_name, default: the host name */
-	int log_level;       /* agent.log_level as enum log_level, default LOG_WARN */
-	int json_lines;      /* agent.json_lines: enum json_lines_mode, per-sample JSON on stdout */
+	int64_t interval_ms;      /* agent.interval, default 1 s */
+	char *root;               /* agent.root, default "" (the real /) */
+	char *state_file;         /* agent.state_file, default /var/lib/tegrawatch/alerts.state; "" = off */
+	char *board_name;         /* agent.board_name, default: the host name */
+	int log_level;            /* agent.log_level as enum log_level, default LOG_WARN */
+	int json_lines;           /* agent.json_lines: enum json_lines_mode, per-sample JSON on stdout */
+	char *memory_max;         /* agent.memory_max: a size, "none" or "auto" (the cgroup's memory.max) */
+	uint64_t memory_limit;    /* agent.memory_max resolved by the loader, bytes; 0 = none */
+	bool memory_limit_cgroup; /* memory_limit came from the cgroup */
 	/* sources: */
 	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */

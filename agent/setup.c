@@ -10,6 +10,7 @@
 #include "agent/core/exit_codes.h"
 #include "agent/core/log.h"
 #include "alerting.h"
+#include "memory_budget.h"
 #include "service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
@@ -103,6 +104,19 @@ static int
 add_outputs(struct agent *agent, const struct board *b, const struct config *cfg, const struct setup_options *o,
 	    int interval_ms)
 {
+	/* the loader checked the budget at agent.interval; --interval may change it */
+	struct memory_budget budget;
+	memory_budget_compute(cfg, interval_ms, &budget);
+	memory_budget_log(&budget);
+	if (budget.limit && budget.total > budget.limit) {
+		log_error(
+			"memory budget %.1f MiB exceeds agent.memory_max %.1f MiB at --interval %d ms (see tegrawatch "
+			"check)",
+			(double)budget.total / (1024.0 * 1024.0), (double)budget.limit / (1024.0 * 1024.0),
+			interval_ms);
+		return EX_CONFIG;
+	}
+	agent_add_sink(agent, memory_budget_sink_create(&budget));
 	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
 	if (json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO))) {
 		/* as fast as possible, the reader sets the pace: no sample is dropped for it */

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "history.h"
 #include "web_util.h"
+
+/* libmicrohttpd's memory pool of a connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT's default) */
+#define CONNECTION_BYTES (32u * 1024u)
 
 static const struct cfg_key web_keys[] = {
 	CFG_STRING("listen", struct web_config, listen, "127.0.0.1:9474", 0),
@@ -74,6 +78,21 @@ web_validate(const void *obj, const struct cfg_place *place, struct diag_list *d
 		check_secret("basic_auth_password_file", cfg->basic_auth_password_file, place, diags);
 	}
 	return diags->count == before ? 0 : -EINVAL;
+}
+
+uint64_t
+web_config_memory_bytes(const struct web_config *cfg, int64_t interval_ms)
+{
+	if (!cfg->listen || !cfg->listen[0]) {
+		return 0;
+	}
+	/* the capacity and ring count history_create() settles on */
+	uint64_t cap = interval_ms > 0 ? (uint64_t)(cfg->history_ms / interval_ms) : 1;
+	cap = cap < 1 ? 1 : cap > HISTORY_MAX_CAPACITY ? HISTORY_MAX_CAPACITY : cap;
+	uint64_t rings = HISTORY_MAX_BYTES / (cap * sizeof(float));
+	rings = rings > HISTORY_MAX_METRICS ? HISTORY_MAX_METRICS : rings < 1 ? 1 : rings;
+	uint64_t history = cap * sizeof(int64_t) + rings * (cap * sizeof(float) + METRIC_NAME_MAX + 32);
+	return history + (uint64_t)cfg->max_connections * CONNECTION_BYTES;
 }
 
 const struct cfg_section web_config_section = {

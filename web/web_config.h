@@ -32,4 +32,12 @@ struct web_config {
  */
 extern const struct cfg_section web_config_section;
 
+/**
+ * The most memory the server may hold for CFG when sampling every
+ * INTERVAL_MS (0 when listen is ""): the history at its bound (history.h:
+ * 8 bytes a sample, 4 bytes a sample for each of at most min(512,
+ * 16 MiB / (capacity x 4 B)) metrics) and 32 KiB for each connection.
+ */
+uint64_t web_config_memory_bytes(const struct web_config *cfg, int64_t interval_ms);
+
 #endif

@@ -133,6 +133,17 @@ mqtt_config_spool_memory_records(const struct mqtt_config *cfg, int64_t interval
 	return 2 * (head > tail ? head : tail);
 }
 
+uint64_t
+mqtt_config_memory_bytes(const struct mqtt_config *cfg, int64_t interval_ms)
+{
+	if (!cfg->host || !cfg->host[0]) {
+		return 0;
+	}
+	uint64_t records = mqtt_config_spool_memory_records(cfg, interval_ms) + (uint64_t)cfg->inflight;
+	uint64_t buffers = cfg->spool_file && cfg->spool_file[0] ? 128u * 1024u : 0;
+	return records * MQTT_RECORD_BYTES + buffers;
+}
+
 const struct cfg_section mqtt_config_section = {
 	.name = "mqtt",
 	.keys = mqtt_keys,

@@ -60,4 +60,14 @@ extern const struct cfg_section mqtt_config_section;
  */
 size_t mqtt_config_spool_memory_records(const struct mqtt_config *cfg, int64_t interval_ms);
 
+/* Memory budgeted for one spooled message: a 3.3 KB Orin state message, its topic, slot and allocator slack. */
+#define MQTT_RECORD_BYTES 4096u
+
+/**
+ * The most memory the MQTT sink may hold for CFG (0 when host is ""): the
+ * spool's records in memory and libmosquitto's copies of those in flight,
+ * MQTT_RECORD_BYTES each, and 128 KiB of spool file buffers.
+ */
+uint64_t mqtt_config_memory_bytes(const struct mqtt_config *cfg, int64_t interval_ms);
+
 #endif

@@ -161,6 +161,12 @@ const struct cfg_key webhook_keys[] = {
 #undef R
 const size_t webhook_key_count = sizeof(webhook_keys) / sizeof(webhook_keys[0]);
 
+uint64_t
+webhook_config_memory_bytes(const struct webhook_config *cfg)
+{
+	return (uint64_t)(cfg->queue_max > 0 ? cfg->queue_max : 1) * WEBHOOK_NOTIFICATION_BYTES;
+}
+
 void
 webhook_config_free(struct webhook_config *cfg)
 {

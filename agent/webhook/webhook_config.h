@@ -93,4 +93,10 @@ int webhook_read_token(const char *path, char **token, char *why, size_t why_siz
 /** True when TEXT is "whsec_" + padded or unpadded base64 of 16..128 bytes. */
 bool webhook_secret_syntax_ok(const char *text);
 
+/* Memory budgeted for one queued notification: an alert body of about 1 KB, its id, slot and allocator slack. */
+#define WEBHOOK_NOTIFICATION_BYTES 2048u
+
+/** The most memory CFG's queue may hold: queue_max notifications (all in memory, with a queue_file too). */
+uint64_t webhook_config_memory_bytes(const struct webhook_config *cfg);
+
 #endif

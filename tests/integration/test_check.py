@@ -127,6 +127,51 @@ class CheckMatchesRun(unittest.TestCase):
         self.assertIn(": ok,", check.stdout)
 
 
+    # ---- finding 9: the memory budget against agent.memory_max ----
+
+    def test_history_over_memory_max_is_refused(self):
+        """A week of history at 1 Hz (4.6 MiB of times, 16 MiB of rings) cannot fit 16 MiB: located at web.history."""
+        err = self.refused("  memory_max: 16M\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n", 6, 12,
+                           "web.history: the memory budget, 23.5 MiB")
+        self.assertIn("exceeds agent.memory_max, 16.0 MiB", err)
+        # the same history fits 32 MiB; and a shorter history or a slower interval fits 16 MiB
+        for body in ("  memory_max: 32M\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n",
+                     "  memory_max: 16M\nweb:\n  listen: 127.0.0.1:0\n  history: 1h\n",
+                     "  memory_max: 16M\n  interval: 10m\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n"):
+            self.write(body)
+            ok = tegrawatch(["check", "-c", self.cfg])
+            self.assertEqual(ok.returncode, 0, body + ok.stderr)
+
+    def test_memory_spool_over_memory_max_is_refused(self):
+        self.refused("  memory_max: 20M\nmqtt:\n  host: 127.0.0.1\n  spool_records: 10000\n", 6, 18,
+                     "mqtt.spool_records: the memory budget")
+        # with a spool file, spool_records costs no memory
+        self.write("  memory_max: 20M\nmqtt:\n  host: 127.0.0.1\n  spool_records: 10000\n"
+                   "  spool_file: %s/spool\n" % self.dir)
+        ok = tegrawatch(["check", "-c", self.cfg])
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+
+    def test_memory_max_syntax(self):
+        self.refused("  memory_max: 64 megs\n", 3, 15, "agent.memory_max: expected a size like 64M")
+        for value in ("none", "auto", "64M", "64MiB", "1G", "67108864"):
+            self.write("  memory_max: %s\n" % value)
+            ok = tegrawatch(["check", "-c", self.cfg])
+            self.assertEqual(ok.returncode, 0, value + ok.stderr)
+
+    def test_budget_in_log_and_metrics(self):
+        self.write("  memory_max: 64M\nweb:\n  listen: \"\"\nmqtt:\n  host: 127.0.0.1\n  port: 1\n")
+        run = tegrawatch(["run", "-v", "-c", self.cfg, "--demo", "--speed", "0", "--count", "2", "--json"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("memory budget: 18.5 MiB (base 4.0, web history and connections 0.0, MQTT spool and "
+                      "messages in flight 14.5, webhook queues 0.0) of 64.0 MiB (agent.memory_max)", run.stderr)
+        import json
+        m = json.loads(run.stdout.splitlines()[-1])["metrics"]
+        self.assertEqual(m["agent.memory_max_bytes"], 64 << 20)
+        self.assertEqual(m["agent.memory_budget_mqtt_bytes"], (3600 + 100) * 4096)
+        self.assertEqual(m["agent.memory_budget_web_bytes"], 0)
+        self.assertEqual(m["agent.memory_budget_bytes"], (4 << 20) + (3600 + 100) * 4096)
+
+
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
