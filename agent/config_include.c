@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/core/cfg_decode.h"
+#include "agent/core/readfile.h"
 #include "agent/core/xalloc.h"
 
 /* ---- files ---- */
@@ -31,22 +32,16 @@ loader_note_file(struct loader *ld, const char *path)
 int
 loader_read_file(struct loader *ld, const char *path, struct stat *st, struct cfg_tree **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* never blocks: a FIFO here would stop `check`, the start, or the loop during a reload */
+	int fd = readfile_open(path, st);
+	if (fd == -EINVAL) {
+		diag_add(ld->diags, path, 0, 0, "%s, not a regular file: refusing to read it",
+			 readfile_kind(st->st_mode));
+		return fd;
+	}
 	if (fd < 0) {
-		int err = -errno;
-		diag_add(ld->diags, path, 0, 0, "cannot open: %s", strerror(-err));
-		return err;
-	}
-	if (fstat(fd, st) != 0) {
-		int err = -errno;
-		close(fd);
-		diag_add(ld->diags, path, 0, 0, "cannot read: %s", strerror(-err));
-		return err;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		close(fd);
-		diag_add(ld->diags, path, 0, 0, "not a regular file");
-		return -EINVAL;
+		diag_add(ld->diags, path, 0, 0, "cannot open: %s", strerror(-fd));
+		return fd;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
 		close(fd);

@@ -22,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "agent/core/readfile.h"
 
 #define STATE_HEADER "# tegrawatch alert state 1"
 #define STATE_LINE_MAX 1024
@@ -374,10 +377,17 @@ engine_load_state(struct engine *engine, const char *path, struct diag_list *dia
 {
 	char line[STATE_LINE_MAX];
 	int lineno = 0;
-	FILE *f = fopen(path, "re");
-
+	struct stat st;
+	/* never blocks: a FIFO where the state file should be would stop the start */
+	int fd = readfile_open(path, &st);
+	if (fd < 0) {
+		return fd == -ENOENT ? 0 : fd;
+	}
+	FILE *f = fdopen(fd, "r");
 	if (!f) {
-		return errno == ENOENT ? 0 : -errno;
+		int e = errno;
+		close(fd);
+		return -e;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		size_t len = strlen(line);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/core/readfile.h"
 #include "agent/core/xalloc.h"
 
 static int
@@ -262,19 +263,11 @@ web_bearer_match(const char *header, size_t header_len, const char *token, size_
 int
 web_read_secret(const char *path, char **out, bool *world_readable)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		return -errno;
-	}
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
+	/* never blocks: a FIFO named as the secret would hang `check` and the start */
+	int fd = readfile_open(path, &st);
+	if (fd < 0) {
+		return fd;
 	}
 	char *buf = xrealloc(NULL, WEB_SECRET_MAX + 2, 1);
 	size_t len = 0;

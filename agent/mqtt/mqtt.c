@@ -21,6 +21,7 @@
 
 #include "agent/core/clock.h"
 #include "agent/core/log.h"
+#include "agent/core/readfile.h"
 #include "agent/core/xalloc.h"
 
 #define CONNECT_TIMEOUT_MS 30000 /* no CONNACK after min(keepalive, this): try again */
@@ -30,13 +31,15 @@
 
 /* ---- small helpers ---- */
 
-/* Reads at most SIZE - 1 bytes of PATH into BUF. Returns the length or -errno. */
+/* Reads at most SIZE - 1 bytes of the regular file PATH into BUF. Returns the length or -errno. */
 static ssize_t
 read_small_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	/* never blocks: a FIFO named as password_file would hang the start */
+	int fd = readfile_open(path, &st);
 	if (fd < 0) {
-		return -errno;
+		return fd;
 	}
 	size_t len = 0;
 	while (len + 1 < size) {
@@ -123,7 +126,8 @@ load_password(const struct mqtt_config *cfg, char **out)
 		char buf[SECRET_MAX];
 		ssize_t n = read_small_file(cfg->password_file, buf, sizeof(buf));
 		if (n < 0) {
-			log_error("mqtt: cannot read password_file %s: %s", cfg->password_file, strerror((int)-n));
+			log_error("mqtt: cannot read password_file %s: %s", cfg->password_file,
+				  n == -EINVAL ? "not a regular file" : strerror((int)-n));
 			return -EINVAL;
 		}
 		struct stat st;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/core/readfile.h"
+
 static const char *const protocol_names[] = {"3.1.1", "5", NULL};
 static const int protocol_values[] = {MQTT_PROTOCOL_311, MQTT_PROTOCOL_5};
 
@@ -83,18 +85,23 @@ static const struct cfg_key mqtt_keys[] = {
 	CFG_STRING("ha_prefix", struct mqtt_config, ha_prefix, "homeassistant", CFG_F_NOT_EMPTY),
 };
 
-/* A file the agent reads at start: it exists and can be opened for reading. */
-static int
-readable(const char *path)
+/*
+ * KEY names a file the agent, or libmosquitto (which opens it without O_NONBLOCK), reads at start:
+ * it must be a regular file that can be opened for reading, or the start would stop at a FIFO.
+ */
+static void
+check_file(const char *key, const char *path, const struct cfg_place *place, struct diag_list *diags)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		return -errno;
-	}
 	struct stat st;
-	int r = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	close(fd);
-	return r;
+	int fd = path[0] ? readfile_open(path, &st) : 0;
+	if (fd == -EINVAL) {
+		cfg_report_key(diags, place, key, "mqtt.%s: cannot read %s: %s, not a regular file", key, path,
+			       readfile_kind(st.st_mode));
+	} else if (fd < 0) {
+		cfg_report_key(diags, place, key, "mqtt.%s: cannot read %s: %s", key, path, strerror(-fd));
+	} else if (path[0]) {
+		close(fd);
+	}
 }
 
 static int
@@ -109,13 +116,10 @@ mqtt_validate(const void *obj, const struct cfg_place *place, struct diag_list *
 		cfg_report_key(diags, place, cfg->cert_file[0] ? "cert_file" : "key_file",
 			       "mqtt.cert_file and mqtt.key_file go together (a client certificate needs its key)");
 	}
-	if (cfg->password_file[0]) {
-		int r = readable(cfg->password_file);
-		if (r < 0) {
-			cfg_report_key(diags, place, "password_file", "mqtt.password_file: cannot read %s: %s",
-				       cfg->password_file, r == -EINVAL ? "not a regular file" : strerror(-r));
-		}
-	}
+	check_file("password_file", cfg->password_file, place, diags);
+	check_file("ca_file", cfg->ca_file, place, diags);
+	check_file("cert_file", cfg->cert_file, place, diags);
+	check_file("key_file", cfg->key_file, place, diags);
 	return diags->count == before ? 0 : -EINVAL;
 }
 

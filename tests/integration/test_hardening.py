@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Process, privileges and secrets (docs/reliability.md, section F): files the
+configuration names are never waited on, children the agent starts get a clean
+signal state and environment and never outlive it, every rejected tegrastats
+line counts once, secret files are private.
+
+Every agent runs on a fixture board (no network), every wait is bounded, and
+every process a test starts is stopped in tearDown.
+
+Usage: test_hardening.py TEGRAWATCH SOURCE_ROOT
+"""
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+BIN = None
+SRC = None
+EX_CONFIG = 78
+ROOT = "tests/fixtures/boards/orin-nano-jp6"
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEGRAWATCH_")}
+    env.update(extra or {})
+    return env
+
+
+def tegrawatch(args, env=None, timeout=10):
+    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout, env=clean_env(env))
+
+
+def write_file(path, text, mode=0o600):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+class Agent:
+    """`tegrawatch run` in the background; samples (JSON Lines) and stderr collected by threads."""
+
+    def __init__(self, args, env=None):
+        self.proc = subprocess.Popen([BIN, "run"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=clean_env(env), errors="replace")
+        self.samples = queue.Queue()
+        self.err = []
+        self.t_out = threading.Thread(target=self._out, daemon=True)
+        self.t_err = threading.Thread(target=self._err, daemon=True)
+        self.t_out.start()
+        self.t_err.start()
+
+    def _out(self):
+        for line in self.proc.stdout:
+            self.samples.put(json.loads(line))
+
+    def _err(self):
+        for line in self.proc.stderr:
+            self.err.append(line)
+
+    def wait_sample(self, pred=lambda s: True, timeout=8.0, what="a sample"):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                s = self.samples.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if pred(s):
+                return s
+        raise AssertionError("no sample with %s; stderr: %s" % (what, "".join(self.err)))
+
+    def count_samples(self, seconds):
+        """Samples written in the next SECONDS."""
+        while not self.samples.empty():
+            self.samples.get_nowait()
+        time.sleep(seconds)
+        n = 0
+        while not self.samples.empty():
+            self.samples.get_nowait()
+            n += 1
+        return n
+
+    def stop(self, timeout=5.0):
+        """SIGTERM, then the time it took to exit (SIGKILL and an AssertionError past TIMEOUT)."""
+        if self.proc.poll() is not None:
+            return 0.0
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("the agent did not stop within %.1f s of SIGTERM" % timeout)
+        took = time.monotonic() - t0
+        self.close()
+        return took
+
+    def close(self):
+        self.t_out.join(2)
+        self.t_err.join(2)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        if not self.proc.stdout.closed:
+            self.close()
+
+
+class FifoTest(unittest.TestCase):
+    """Finding 3: a FIFO named where a file is expected is refused at once, with its location."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tw-fifo-")
+        self.fifo = os.path.join(self.dir, "fifo")
+        os.mkfifo(self.fifo, 0o600)
+        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
+        self.agent = None
+
+    def tearDown(self):
+        if self.agent:
+            self.agent.kill()
+        shutil.rmtree(self.dir)
+
+    def check_refuses(self, body, where, words):
+        write_file(self.cfg, 'agent:\n  state_file: ""\n' + body)
+        t0 = time.monotonic()
+        try:
+            p = tegrawatch(["check", "-c", self.cfg], timeout=5)
+        except subprocess.TimeoutExpired:
+            self.fail("check waited on the FIFO for 5 s (%s)" % body.strip())
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, EX_CONFIG, p.stderr)
+        self.assertIn(where, p.stderr)
+        self.assertIn(words, p.stderr)
+        self.assertLess(took, 2.0)
+
+    def test_fifo_as_the_configuration(self):
+        t0 = time.monotonic()
+        try:
+            p = tegrawatch(["check", "-c", self.fifo], timeout=5)
+        except subprocess.TimeoutExpired:
+            self.fail("check waited on a FIFO given as the configuration")
+        self.assertEqual(p.returncode, EX_CONFIG, p.stderr)
+        self.assertIn("%s: a FIFO, not a regular file" % self.fifo, p.stderr)
+        self.assertLess(time.monotonic() - t0, 2.0)
+
+    def test_fifo_as_an_included_rule_file(self):
+        self.check_refuses("include: fifo\n", "%s: " % self.fifo, "a FIFO, not a regular file")
+
+    def test_fifo_as_secret_files(self):
+        self.check_refuses("web:\n  token_file: %s\n" % self.fifo, self.cfg + ":4:15: ", "web.token_file")
+        self.check_refuses("mqtt:\n  host: 127.0.0.1\n  password_file: %s\n" % self.fifo, self.cfg + ":5:18: ",
+                           "a FIFO, not a regular file")
+        self.check_refuses("mqtt:\n  host: 127.0.0.1\n  cert_file: %s\n  key_file: %s\n" % (self.fifo, self.fifo),
+                           self.cfg + ":6:13: ", "mqtt.key_file: cannot read")
+        hook = "actions:\n  hook:\n    type: webhook\n    url: http://127.0.0.1:9/\n    format: json\n    %s: %s\n"
+        self.check_refuses(hook % ("secret_file", self.fifo), self.cfg + ":8:18: ", "not a regular file")
+        self.check_refuses(hook % ("bearer_token_file", self.fifo), self.cfg + ":8:24: ", "not a regular file")
+
+    def test_reload_with_a_fifo_include_keeps_sampling(self):
+        rules = os.path.join(self.dir, "rules.d")
+        os.mkdir(rules)
+        write_file(os.path.join(rules, "a.yaml"), "rules:\n  - {name: hot, metric: temp.cpu_c, warning: 90}\n")
+        write_file(self.cfg, 'agent:\n  state_file: ""\nweb:\n  listen: ""\ninclude: rules.d/*.yaml\n')
+        self.agent = Agent(["--root", os.path.join(SRC, ROOT), "--no-tegrastats", "--interval", "100",
+                            "-c", self.cfg])
+        self.agent.wait_sample()
+        before = self.agent.count_samples(1.0)
+        os.mkfifo(os.path.join(rules, "b.yaml"), 0o600)
+        self.agent.proc.send_signal(signal.SIGHUP)
+        after = self.agent.count_samples(2.0)
+        self.assertGreaterEqual(before, 5)
+        # 100 ms ticks: about 20 in 2 s; none at all while a reload waits on the FIFO
+        self.assertGreaterEqual(after, 12, "".join(self.agent.err))
+        self.assertLess(self.agent.stop(), 2.0)
+        err = "".join(self.agent.err)
+        self.assertIn("rules.d/b.yaml: a FIFO, not a regular file", err)
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
