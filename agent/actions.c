@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/core/child.h"
 #include "agent/core/clock.h"
 #include "agent/core/log.h"
 #include "agent/core/sample_json.h"
@@ -264,25 +264,12 @@ job_free(struct job *job)
 static void
 start_job(struct actions *act, struct job *job)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_t attr;
-	posix_spawnattr_init(&attr);
-	/* the loop blocks these for signalfd: the child must get them back */
-	sigset_t none;
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
+	struct child_spec spec = {.argv = job->argv, .envp = job->envp, .stdout_fd = -1};
 	pid_t pid;
-	int r = posix_spawn(&pid, job->argv[0], &fa, &attr, job->argv, job->envp);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r != 0) {
+	int r = child_spawn(&spec, &pid);
+	if (r < 0) {
 		act->stats.failures++;
-		log_warn("action %s: cannot run %s: %s", job->name, job->argv[0], strerror(r));
+		log_warn("action %s: cannot run %s: %s", job->name, job->argv[0], strerror(-r));
 		job_free(job);
 		return;
 	}

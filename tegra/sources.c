@@ -5,15 +5,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/core/child.h"
 #include "agent/core/clock.h"
 #include "agent/core/log.h"
 #include "agent/core/xalloc.h"
@@ -259,6 +257,7 @@ replay_source_create(const char *path, double speed, struct source **out)
 
 #define LIVE_BUF 8192
 #define LIVE_BACKOFF_MAX_MS 60000
+#define LIVE_STOP_GRACE_MS 500 /* then SIGKILL: a stop or a restart waits no longer */
 
 struct live_source {
 	struct source base;
@@ -294,17 +293,14 @@ live_spawn(struct live_source *ls)
 	char interval[16];
 	snprintf(interval, sizeof(interval), "%d", ls->interval_ms);
 	char *argv[] = {ls->program, "--interval", interval, NULL};
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	/* a restart happens inside the loop, where SIGTERM is blocked: child_spawn() unblocks it */
+	struct child_spec spec = {.argv = argv, .envp = environ, .stdout_fd = pipefd[1], .search_path = true};
 	pid_t pid;
-	int r = posix_spawnp(&pid, ls->program, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	int r = child_spawn(&spec, &pid);
 	close(pipefd[1]);
-	if (r != 0) {
+	if (r < 0) {
 		close(pipefd[0]);
-		return -r;
+		return r;
 	}
 	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
 	ls->pid = pid;
@@ -322,8 +318,7 @@ live_reap(struct live_source *ls)
 		ls->fd = -1;
 	}
 	if (ls->pid > 0) {
-		kill(ls->pid, SIGTERM);
-		waitpid(ls->pid, NULL, 0);
+		child_stop(ls->pid, LIVE_STOP_GRACE_MS);
 		ls->pid = -1;
 	}
 }
