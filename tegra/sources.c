@@ -18,8 +18,6 @@
 #include "hwmon_sensors.h"
 #include "tegrastats.h"
 
-extern char **environ;
-
 int64_t
 tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp)
 {
@@ -294,9 +292,12 @@ live_spawn(struct live_source *ls)
 	snprintf(interval, sizeof(interval), "%d", ls->interval_ms);
 	char *argv[] = {ls->program, "--interval", interval, NULL};
 	/* a restart happens inside the loop, where SIGTERM is blocked: child_spawn() unblocks it */
-	struct child_spec spec = {.argv = argv, .envp = environ, .stdout_fd = pipefd[1], .search_path = true};
+	/* without TEGRAWATCH_*: TEGRAWATCH_MQTT_PASSWORD is a secret */
+	char **env = child_environ();
+	struct child_spec spec = {.argv = argv, .envp = env, .stdout_fd = pipefd[1], .search_path = true};
 	pid_t pid;
 	int r = child_spawn(&spec, &pid);
+	free(env);
 	close(pipefd[1]);
 	if (r < 0) {
 		close(pipefd[0]);

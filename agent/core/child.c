@@ -5,11 +5,32 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "xalloc.h"
+
+extern char **environ;
+
+char **
+child_environ(void)
+{
+	size_t n = 0;
+	while (environ[n]) {
+		n++;
+	}
+	char **env = xcalloc(n + 1, sizeof(*env));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(environ[i], "TEGRAWATCH_", 11) != 0) {
+			env[k++] = environ[i];
+		}
+	}
+	return env;
+}
 
 int
 child_spawn(const struct child_spec *spec, pid_t *pid)

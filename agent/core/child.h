@@ -19,6 +19,14 @@ struct child_spec {
 	bool search_path; /* look argv[0] up in $PATH when it has no '/' */
 };
 
+/**
+ * The inherited environment without our own TEGRAWATCH_* variables (the
+ * configuration overrides, TEGRAWATCH_MQTT_PASSWORD): a program has no use
+ * for them, and a secret must not reach it. An array of pointers into
+ * environ (not copies), NULL-terminated: free() it after the spawn.
+ */
+char **child_environ(void);
+
 /** Starts SPEC; *PID is also its process group. Returns 0 or -errno. */
 int child_spawn(const struct child_spec *spec, pid_t *pid);
 

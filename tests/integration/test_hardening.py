@@ -291,6 +291,23 @@ class TegrastatsChildTest(unittest.TestCase):
         self.assertEqual(group_members(pid), [])  # its `sleep 20` went with it
 
 
+class TegrastatsEnvironmentTest(unittest.TestCase):
+    """Finding 6: no TEGRAWATCH_* variable (TEGRAWATCH_MQTT_PASSWORD is a secret) reaches tegrastats."""
+
+    def test_no_tegrawatch_variable(self):
+        env = {"TEGRAWATCH_MQTT_PASSWORD": "canary-5ecret", "TEGRAWATCH_AGENT_BOARD_NAME": "b1",
+               "UNRELATED_VARIABLE": "kept"}
+        fake = FakeTegrastats(self, "restart", 200, env=env)
+        fake.wait_start(2)
+        for n in (1, 2):
+            names = fake.environment(n)
+            self.assertIn("UNRELATED_VARIABLE", names)
+            self.assertEqual([v for v in names if v.startswith("TEGRAWATCH_")], [], "start %d" % n)
+            with open(os.path.join(fake.out, "env.%d" % n)) as f:
+                self.assertNotIn("canary-5ecret", f.read())
+        fake.agent.stop()
+
+
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
