@@ -29,6 +29,7 @@ extern char **environ;
 #define RUNNING_MAX 8
 #define QUEUE_MAX 256
 #define KILL_GRACE_MS 2000
+#define SWEEP_AFTER_MS 10000 /* keep looking for leftovers this long after the last program ended */
 
 struct child {
 	pid_t pid;
@@ -55,6 +56,7 @@ struct actions {
 	struct actions_stats stats;
 	struct webhooks *webhooks; /* delivery of every webhook action; NULL when none is configured */
 	char generator_url[128];
+	int64_t sweep_until_ms; /* leftovers of programs are looked for until then (and while some run) */
 };
 
 /* Webhook actions of CFG to the delivery side; those no longer configured go (a reload). */
@@ -100,6 +102,17 @@ actions_create(const struct config *cfg)
 	struct actions *act = xcalloc(1, sizeof(*act));
 	act->cfg = cfg;
 	set_webhooks(act, cfg);
+	/*
+	 * A program's process group bounds what stays in it; a process that
+	 * leaves it (setsid, a double fork) is found as an orphan the agent
+	 * adopts, and stopped (see child.h). A cgroup per program would bound
+	 * both without /proc scans, but needs a delegated cgroup, which a
+	 * plain install does not have.
+	 */
+	int r = child_become_subreaper();
+	if (r < 0) {
+		log_warn("cannot adopt what exec actions leave behind (PR_SET_CHILD_SUBREAPER): %s", strerror(-r));
+	}
 	return act;
 }
 
@@ -373,6 +386,24 @@ forget_child(struct actions *act, unsigned i)
 	act->running[i] = act->running[--act->running_count];
 }
 
+/* Stops what programs left behind, while they run and for a while after. */
+static void
+sweep(struct actions *act, int64_t now)
+{
+	if (act->running_count == 0 && now >= act->sweep_until_ms) {
+		return; /* nothing can be left: no /proc scan */
+	}
+	unsigned stopped = 0;
+	int left = child_sweep(KILL_GRACE_MS, &stopped);
+	if (stopped > 0) {
+		act->stats.leftovers += stopped;
+		log_warn("exec actions left %u process(es) behind: stopping them", stopped);
+	}
+	if (left > 0) {
+		act->sweep_until_ms = now + SWEEP_AFTER_MS;
+	}
+}
+
 void
 actions_poll(struct actions *act)
 {
@@ -382,6 +413,8 @@ actions_poll(struct actions *act)
 		int status;
 		pid_t r = waitpid(c->pid, &status, WNOHANG);
 		if (r == c->pid || (r < 0 && errno == ECHILD)) {
+			child_forget(c->pid);
+			act->sweep_until_ms = now + SWEEP_AFTER_MS; /* what it left behind is adopted now */
 			if (r == c->pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 				act->stats.failures++;
 				if (!c->terminated) {
@@ -404,6 +437,7 @@ actions_poll(struct actions *act)
 		}
 		i++;
 	}
+	sweep(act, now);
 	start_queued(act);
 	actions_flush(act);
 }
@@ -431,7 +465,15 @@ actions_destroy(struct actions *act)
 	for (unsigned i = 0; i < act->running_count; i++) {
 		kill(-act->running[i].pid, SIGKILL);
 		waitpid(act->running[i].pid, NULL, 0);
+		child_forget(act->running[i].pid);
 		free(act->running[i].name);
 	}
+	/* and what they left behind, escaped from their groups or not: the agent stops with nothing left over */
+	until = monotonic_ms() + KILL_GRACE_MS + 1000;
+	while (child_sweep(KILL_GRACE_MS, NULL) > 0 && monotonic_ms() < until) {
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	child_sweep(0, NULL); /* reaps the last of them */
 	free(act);
 }

@@ -41,10 +41,11 @@ void actions_flush(struct actions *act);
 void actions_add_metrics(struct actions *act, struct metric_set *m);
 
 struct actions_stats {
-	uint64_t runs;     /* programs started */
-	uint64_t failures; /* could not start, non-zero exit, or killed */
-	uint64_t timeouts; /* killed after their timeout */
-	uint64_t dropped;  /* not started: 256 calls were already waiting for one of the 8 slots */
+	uint64_t runs;      /* programs started */
+	uint64_t failures;  /* could not start, non-zero exit, or killed */
+	uint64_t timeouts;  /* killed after their timeout */
+	uint64_t dropped;   /* not started: 256 calls were already waiting for one of the 8 slots */
+	uint64_t leftovers; /* processes programs left behind (in their group or escaped), stopped */
 	unsigned running;
 };
 

@@ -175,6 +175,7 @@ alerting_add_metrics(struct stage *st, struct metric_set *m)
 		metric_set_put(m, "agent.action_failures_total", (double)as.failures);
 		metric_set_put(m, "agent.action_timeouts_total", (double)as.timeouts);
 		metric_set_put(m, "agent.action_dropped_total", (double)as.dropped);
+		metric_set_put(m, "agent.action_leftovers_total", (double)as.leftovers);
 		actions_add_metrics(al->actions, m);
 	}
 }

@@ -81,6 +81,7 @@ static const char *const patterns[] = {
 	"agent.action_failures_total",
 	"agent.action_timeouts_total",
 	"agent.action_dropped_total",
+	"agent.action_leftovers_total",
 	"agent.mqtt_connected",
 	"agent.mqtt_connects_total",
 	"agent.mqtt_disconnects_total",

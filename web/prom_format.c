@@ -181,6 +181,7 @@ static const struct agent_help agent_helps[] = {
 	{"http_streams_stalled_total", "HTTP event streams dropped because their client stopped reading."},
 	{"http_auth_failures_total", "HTTP requests with wrong credentials."},
 	{"http_auth_throttled_total", "HTTP requests refused with 429 after too many failed logins from their address."},
+	{"action_leftovers_total", "Processes alert actions left behind, stopped by the agent."},
 };
 /* clang-format on */
 

@@ -102,16 +102,19 @@ class Agent:
         return took
 
     def close(self):
-        self.t_out.join(2)
-        self.t_err.join(2)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        # a process left behind may hold the agent's stdout or stderr: then its reader stays (a daemon
+        # thread), as closing a stream another thread reads from would wait for that read
+        for t, stream in ((self.t_out, self.proc.stdout), (self.t_err, self.proc.stderr)):
+            t.join(2)
+            if not t.is_alive():
+                stream.close()
+        self.closed = True
 
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=5)
-        if not self.proc.stdout.closed:
+        if not getattr(self, "closed", False):
             self.close()
 
 
@@ -306,6 +309,90 @@ class TegrastatsEnvironmentTest(unittest.TestCase):
             with open(os.path.join(fake.out, "env.%d" % n)) as f:
                 self.assertNotIn("canary-5ecret", f.read())
         fake.agent.stop()
+
+
+class ExecActionBoundTest(unittest.TestCase):
+    """Finding 5: nothing an exec action starts outlives its timeout, its end, or the agent."""
+
+    CONFIG = """agent:
+  state_file: ""
+web:
+  listen: ""
+actions:
+  escape: {type: exec, command: [%(script)s, %(out)s, %(how)s], timeout: %(timeout)s}
+notify:
+  warning: [escape]
+rules:
+  - {name: always, metric: temp.cpu_c, warning: 1}
+"""
+    PIDS = ("action.pid", "group.pid", "setsid.pid")
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tw-exec-")
+        self.out = os.path.join(self.dir, "out")
+        os.mkdir(self.out)
+        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
+        self.agent = None
+
+    def tearDown(self):
+        if self.agent:
+            self.agent.kill()
+        for pid in self.pids(wait=False):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.dir)
+
+    def start(self, how, timeout):
+        write_file(self.cfg, self.CONFIG % {"script": os.path.join(SRC, "tests/integration/escaping_action.sh"),
+                                            "out": self.out, "how": how, "timeout": timeout})
+        self.agent = Agent(["--root", os.path.join(SRC, ROOT), "--no-tegrastats", "--interval", "100",
+                            "-c", self.cfg])
+
+    def pids(self, wait=True):
+        out = []
+        end = time.monotonic() + (8 if wait else 0)
+        for name in self.PIDS:
+            path = os.path.join(self.out, name)
+            while wait and not os.path.exists(path) and time.monotonic() < end:
+                time.sleep(0.05)
+            if os.path.exists(path):
+                with open(path) as f:
+                    out.append(int(f.read()))
+            elif wait:
+                self.fail("%s not written; stderr: %s" % (name, "".join(self.agent.err)))
+        return out
+
+    def wait_gone(self, pids, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and any(alive(p) for p in pids):
+            time.sleep(0.1)
+        return [p for p in pids if alive(p)]
+
+    def test_leftovers_of_a_program_that_ended(self):
+        self.start("exit", "5s")
+        pids = self.pids()
+        # the program ended at once; what it left (in its group and escaped) is stopped within the grace
+        self.assertEqual(self.wait_gone(pids, 4.0), [], "".join(self.agent.err))
+        s = self.agent.wait_sample(lambda s: s["metrics"].get("agent.action_leftovers_total") == 2,
+                                   what="agent.action_leftovers_total = 2")
+        self.assertEqual(s["metrics"]["agent.action_runs_total"], 1)
+        self.assertLess(self.agent.stop(), 2.0)
+
+    def test_escaped_processes_after_the_timeout(self):
+        self.start("stay", "1s")
+        pids = self.pids()
+        # timeout 1 s, then SIGTERM to its group, SIGKILL 2 s later if needed, and the escaped one adopted
+        self.assertEqual(self.wait_gone(pids, 5.0), [], "".join(self.agent.err))
+        self.assertLess(self.agent.stop(), 2.0)
+
+    def test_escaped_processes_at_agent_stop(self):
+        self.start("stay", "60s")
+        pids = self.pids()
+        time.sleep(0.5)
+        self.assertLess(self.agent.stop(timeout=8), 6.0)
+        self.assertEqual([p for p in pids if alive(p)], [])
 
 
 if __name__ == "__main__":
