@@ -95,7 +95,7 @@ cmd_parse(int argc, char **argv)
 		struct tegrastats_info info = {0};
 		struct parse_error err = {0};
 		metric_set_clear(set);
-		int r = tegrastats_parse_line(line, len, set, &info, &err);
+		int r = tegrastats_parse_record(line, (size_t)n, set, &info, &err);
 		if (r < 0) {
 			errors++;
 			log_info("%s:%lu:%d: %s", name, lineno, err.column, err.msg);

@@ -157,7 +157,7 @@ replay_advance(struct replay_source *rs)
 		}
 		struct parse_error err = {0};
 		metric_set_clear(&rs->next);
-		if (tegrastats_parse_line(rs->line, len, &rs->next, &rs->next_info, &err) < 0) {
+		if (tegrastats_parse_record(rs->line, (size_t)n, &rs->next, &rs->next_info, &err) < 0) {
 			rs->parse_errors++;
 			log_warn("%s:%lu:%d: %s", rs->path, rs->lineno, err.column, err.msg);
 			continue;
@@ -337,13 +337,14 @@ live_schedule_respawn(struct live_source *ls)
 	log_warn("tegrastats ended; restarting it in %lld ms", (long long)ls->backoff_ms);
 }
 
+/* One line as read, with its newline; without one, it was cut off (tegrastats ended mid-line). */
 static void
 live_line(struct live_source *ls, const char *line, size_t len)
 {
 	struct tegrastats_info info;
 	struct parse_error err = {0};
 	metric_set_clear(ls->scratch);
-	if (tegrastats_parse_line(line, len, ls->scratch, &info, &err) < 0) {
+	if (tegrastats_parse_record(line, len, ls->scratch, &info, &err) < 0) {
 		ls->parse_errors++;
 		log_warn("tegrastats:%d: %s", err.column, err.msg);
 		return;
@@ -373,6 +374,9 @@ live_dispatch(struct source *src)
 			return -errno;
 		}
 		if (n == 0) {
+			if (ls->len > 0 && !ls->discarding) {
+				live_line(ls, ls->buf, ls->len); /* the last line, cut off: one error */
+			}
 			live_schedule_respawn(ls);
 			return 0;
 		}
@@ -383,7 +387,7 @@ live_dispatch(struct source *src)
 				continue;
 			}
 			if (!ls->discarding) {
-				live_line(ls, ls->buf + start, i - start);
+				live_line(ls, ls->buf + start, i - start + 1);
 			}
 			ls->discarding = false;
 			start = i + 1;
@@ -391,8 +395,11 @@ live_dispatch(struct source *src)
 		memmove(ls->buf, ls->buf + start, ls->len - start);
 		ls->len -= start;
 		if (ls->len == sizeof(ls->buf)) {
-			/* a line longer than any real one: drop it, count it */
-			ls->parse_errors++;
+			/* a line longer than any real one: drop it, count it once (not once per buffer of it) */
+			if (!ls->discarding) {
+				ls->parse_errors++;
+				log_warn("tegrastats: a line longer than %d bytes: dropped", LIVE_BUF);
+			}
 			ls->discarding = true;
 			ls->len = 0;
 		}

@@ -685,10 +685,15 @@ tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, stru
 		len--;
 	}
 	struct parser p = {.s = line, .len = len, .out = out};
+	const char *nul = memchr(line, '\0', len);
+	if (nul) {
+		/* a torn write: the tokens around the NUL would be lost without a word */
+		fail_named(&p, (size_t)(nul - line), "NUL byte in the line", NULL, 0);
+	}
 
 	struct tegrastats_stamp stamp = {.present = false};
 	size_t pos = skip_blanks(&p, 0);
-	if (pos < len && is_digit(line[pos])) {
+	if (!p.failed && pos < len && is_digit(line[pos])) {
 		p.tok = pos;
 		ts_parse_stamp(&p, pos, &stamp, &pos);
 	}
@@ -763,4 +768,19 @@ tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, stru
 	info->tokens = p.tokens;
 	info->unknown_tokens = p.unknown;
 	return 0;
+}
+
+int
+tegrastats_parse_record(const char *line, size_t len, struct metric_set *out, struct tegrastats_info *info,
+			struct parse_error *err)
+{
+	if (len == 0 || line[len - 1] != '\n') {
+		/* the writer stopped mid-line: what is there may parse, but it is not the whole line */
+		metric_set_clear(out);
+		static const char msg[] = "line cut off (no newline at its end)";
+		*err = (struct parse_error){.column = (int)(len < (size_t)INT32_MAX ? len + 1 : INT32_MAX)};
+		memcpy(err->msg, msg, sizeof(msg));
+		return -EINVAL;
+	}
+	return tegrastats_parse_line(line, len, out, info, err);
 }

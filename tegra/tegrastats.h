@@ -35,11 +35,19 @@ struct tegrastats_info {
  * last "NAME <int>" may be a cut "NAME <int>/<int>" or "NAME <int>%@<MHz>":
  * it is an error for rail names (VDD_*, VIN_*, POM_*, NC, ...), an engine
  * clock only for APE (always printed as bare MHz), and otherwise skipped as
- * an unknown token. In a line of JetPack 7 shape ("T1C/T2C" temperatures or
+ * an unknown token. A NUL byte anywhere in the line is an error. In a line of JetPack 7 shape ("T1C/T2C" temperatures or
  * "a/b/c" rails) a last two-value rail is an error: it is "cur/?/avg" cut.
  */
 int tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, struct tegrastats_info *info,
 			  struct parse_error *err);
+
+/**
+ * As tegrastats_parse_line() for a line read from a file or a pipe, with
+ * its newline (LEN counts it): a line without one (the writer stopped
+ * mid-line) is an error, since it may parse with tokens missing.
+ */
+int tegrastats_parse_record(const char *line, size_t len, struct metric_set *out, struct tegrastats_info *info,
+			    struct parse_error *err);
 
 /**
  * Normalises a tegrastats or thermal-zone sensor name into BUF as used in

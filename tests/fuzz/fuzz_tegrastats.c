@@ -40,7 +40,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	metric_set_clear(&set);
 	int r = tegrastats_parse_line((const char *)data, size, &set, &info, &err);
 	if (r == 0) {
-		if (info.tokens == 0 || set.count > METRIC_SET_MAX) {
+		/* a NUL byte is an error for its line, never a silently shorter sample */
+		if (info.tokens == 0 || set.count > METRIC_SET_MAX || memchr(data, 0, size)) {
 			abort();
 		}
 		for (size_t i = 0; i < set.count; i++) {

@@ -395,6 +395,68 @@ rules:
         self.assertEqual([p for p in pids if alive(p)], [])
 
 
+class ParseErrorsTest(unittest.TestCase):
+    """Finding 7: every rejected tegrastats line counts exactly one agent.parse_errors_total, and the
+    warnings about them are held back (agent/core/log.c: 10 per call site and minute)."""
+
+    GARBAGE = 3000
+
+    def line(self):
+        with open(os.path.join(SRC, "tests/fixtures/tegrastats/orin_nano_jetpack6_l4t_r36.txt")) as f:
+            return [l for l in f if l.strip() and not l.startswith("#")][0].rstrip("\n")
+
+    def test_live_source(self):
+        # a 10 MB line, a line with a NUL byte, GARBAGE lines of garbage, a line cut off between tokens (EOF)
+        fake = FakeTegrastats(self, "bad", 100, env={"FAKE_TEGRASTATS_GARBAGE": str(self.GARBAGE)})
+        want = 1 + 1 + self.GARBAGE + 1
+        s = fake.agent.wait_sample(lambda s: s["metrics"]["agent.parse_errors_total"] >= want and
+                                   fake.agent.proc.poll() is None and os.path.exists(fake.out + "/pid.2"),
+                                   timeout=15, what="the errors of the first start, after the restart")
+        time.sleep(0.5)
+        last = s
+        while not fake.agent.samples.empty():
+            last = fake.agent.samples.get_nowait()
+        self.assertEqual(last["metrics"]["agent.parse_errors_total"], want)
+        self.assertEqual(s["metrics"]["agent.parse_errors_total"], want)
+        fake.agent.stop()
+        warnings = [l for l in fake.agent.err if "warning: tegrastats" in l]
+        # 10 per call site (the parse error, the long line) and minute: not 3000
+        self.assertLessEqual(len(warnings), 12, "".join(warnings[:20]))
+        self.assertTrue(any("longer than 8192 bytes" in l for l in warnings))
+        self.assertTrue(any("NUL byte in the line" in l for l in warnings))
+
+    def recording(self, d):
+        path = os.path.join(d, "t.log")
+        good = self.line()
+        with open(path, "w") as f:
+            f.write(good + "\n")
+            f.write(good[:60] + "\0" + good[60:] + "\n")      # a NUL byte: 1 error
+            f.write("x" * (10 * 1000 * 1000) + "\n")          # 10 MB: 1 error
+            f.write(good + "\n")
+            f.write("garbage with no tokens at all\n" * 50)   # 50 errors
+            f.write(good + "\n")
+            f.write(good[:good.index(" CPU")])                # cut between tokens: 1 error
+        return path, 53
+
+    def test_replay_and_parse(self):
+        with tempfile.TemporaryDirectory() as d:
+            path, want = self.recording(d)
+            p = tegrawatch(["parse", path], timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            docs = [json.loads(l) for l in p.stdout.splitlines()]
+            self.assertEqual(sum(1 for x in docs if "error" in x), want)
+            self.assertEqual(sum(1 for x in docs if "metrics" in x), 3)
+            self.assertIn("line cut off", docs[-1]["error"])
+            self.assertIn("NUL byte", docs[1]["error"])
+            p = tegrawatch(["run", "--replay", path, "--speed", "0", "--no-tegrastats"],
+                           env={"TEGRAWATCH_WEB_LISTEN": ""}, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            samples = [json.loads(l) for l in p.stdout.splitlines()]
+            self.assertEqual(len(samples), 3)
+            self.assertEqual(samples[-1]["metrics"]["agent.parse_errors_total"], want)
+            self.assertLessEqual(len([l for l in p.stderr.splitlines() if "t.log:" in l]), 10)
+
+
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]

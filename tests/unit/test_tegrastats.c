@@ -1429,6 +1429,53 @@ test_error_leaves_set_empty(void **state)
 	assert_int_equal(err.column, 41);
 }
 
+/* A NUL byte anywhere in the line is an error at its column: the tokens around it would be lost. */
+static void
+test_nul_byte_is_an_error(void **state)
+{
+	(void)state;
+	struct tegrastats_info info;
+	struct parse_error err;
+	static const char torn[] = "RAM 1/2MB SWAP 3/4MB \0\0 CPU [1%@2] GR3D_FREQ 0%@76";
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_line(torn, sizeof(torn) - 1, &set, &info, &err), -EINVAL);
+	assert_int_equal(err.column, 22);
+	assert_string_equal(err.msg, "NUL byte in the line");
+	assert_int_equal(set.count, 0);
+	static const char inside[] = "RAM 1/2MB CPU [1%@2] GR3D\0_FREQ 0%@76";
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_line(inside, sizeof(inside) - 1, &set, &info, &err), -EINVAL);
+	assert_int_equal(err.column, 26);
+	static const char last[] = "RAM 1/2MB CPU [1%@2]\0";
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_line(last, sizeof(last) - 1, &set, &info, &err), -EINVAL);
+	assert_int_equal(set.count, 0);
+}
+
+/* A record without its newline was cut off, even between two tokens where the rest would parse. */
+static void
+test_record_needs_its_newline(void **state)
+{
+	(void)state;
+	struct tegrastats_info info;
+	struct parse_error err;
+	static const char whole[] = "RAM 1/2MB SWAP 3/4MB CPU [1%@2] GR3D_FREQ 0%@76\n";
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_record(whole, sizeof(whole) - 1, &set, &info, &err), 0);
+	expect_metric("gpu.freq_mhz", 76);
+	/* cut between tokens: "RAM 1/2MB SWAP 3/4MB" alone is a valid line, but not the whole one */
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_record(whole, 20, &set, &info, &err), -EINVAL);
+	assert_int_equal(err.column, 21);
+	assert_string_equal(err.msg, "line cut off (no newline at its end)");
+	assert_int_equal(set.count, 0);
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_record(whole, 0, &set, &info, &err), -EINVAL);
+	static const char crlf[] = "RAM 1/2MB CPU [1%@2]\r\n";
+	metric_set_clear(&set);
+	assert_int_equal(tegrastats_parse_record(crlf, sizeof(crlf) - 1, &set, &info, &err), 0);
+}
+
 /* The line need not be NUL-terminated; "\r\n" and trailing blanks go. */
 static void
 test_length_and_terminators(void **state)
@@ -1444,12 +1491,11 @@ test_length_and_terminators(void **state)
 	expect_metric("engine.ape.freq_mhz", 25);
 	parse_ok("RAM 1/2MB\t APE 25  \t", &info);
 	expect_metric("engine.ape.freq_mhz", 25);
-	/* an embedded NUL is just an odd character */
+	/* an embedded NUL is an error for the line (test_nul_byte_is_an_error) */
 	const char nul[] = "RAM 1/2MB \0x APE 25";
 	metric_set_clear(&set);
-	assert_int_equal(tegrastats_parse_line(nul, sizeof(nul) - 1, &set, &info, &err), 0);
-	assert_int_equal(info.unknown_tokens, 1);
-	expect_metric("engine.ape.freq_mhz", 25);
+	assert_int_equal(tegrastats_parse_line(nul, sizeof(nul) - 1, &set, &info, &err), -EINVAL);
+	assert_int_equal(err.column, 11);
 }
 
 /* Names that would not fit a metric are skipped as unknown. */
@@ -1560,6 +1606,8 @@ main(void)
 		cmocka_unit_test(test_cut_every_prefix),
 		cmocka_unit_test(test_error_column_and_message),
 		cmocka_unit_test(test_error_leaves_set_empty),
+		cmocka_unit_test(test_nul_byte_is_an_error),
+		cmocka_unit_test(test_record_needs_its_newline),
 		cmocka_unit_test(test_length_and_terminators),
 		cmocka_unit_test(test_long_names),
 		cmocka_unit_test(test_set_full),
