@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "history.h"
+#include "agent/core/readfile.h"
 #include "web_util.h"
 
 /* libmicrohttpd's memory pool of a connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT's default) */
@@ -38,6 +39,12 @@ check_secret(const char *key, const char *path, const struct cfg_place *place, s
 	}
 	explicit_bzero(secret, strlen(secret));
 	free(secret);
+	unsigned mode;
+	if (readfile_private(path, &mode) == -EACCES) {
+		cfg_report_key(diags, place, key,
+			       "web.%s %s: group or others can read it (mode %04o): it holds a secret; chmod 600 it",
+			       key, path, mode);
+	}
 }
 
 static int

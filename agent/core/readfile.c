@@ -68,6 +68,27 @@ readfile_all(const char *path, size_t max, char **out, size_t *len, struct stat 
 	return 0;
 }
 
+int
+readfile_private(const char *path, unsigned *mode)
+{
+	struct stat st;
+	int fd = readfile_open(path, &st);
+	if (fd < 0) {
+		return fd;
+	}
+	close(fd);
+	*mode = (unsigned)(st.st_mode & 07777);
+	if (!(st.st_mode & (S_IRWXG | S_IRWXO))) {
+		return 0;
+	}
+	const char *creds = getenv("CREDENTIALS_DIRECTORY");
+	size_t n = creds ? strlen(creds) : 0;
+	if (n > 0 && creds[0] == '/' && strncmp(path, creds, n) == 0 && path[n] == '/') {
+		return 0; /* systemd made it, in a directory only this service can read */
+	}
+	return -EACCES;
+}
+
 const char *
 readfile_kind(mode_t mode)
 {

@@ -25,6 +25,15 @@ int readfile_open(const char *path, struct stat *st);
  */
 int readfile_all(const char *path, size_t max, char **out, size_t *len, struct stat *st);
 
+/**
+ * For a secret file: 0 when only its owner may use it, -EACCES when group
+ * or others have any access (*MODE gets its permission bits for the
+ * message), or another -errno (see readfile_open()). A file inside
+ * $CREDENTIALS_DIRECTORY is systemd's (LoadCredential=, readable by the
+ * service alone whatever its mode bits say): 0.
+ */
+int readfile_private(const char *path, unsigned *mode);
+
 /** "a FIFO", "a directory", ...: what a path that is not a regular file is, for messages. */
 const char *readfile_kind(mode_t mode);
 

@@ -90,9 +90,10 @@ static const struct cfg_key mqtt_keys[] = {
  * it must be a regular file that can be opened for reading, or the start would stop at a FIFO.
  */
 static void
-check_file(const char *key, const char *path, const struct cfg_place *place, struct diag_list *diags)
+check_file(const char *key, const char *path, bool secret, const struct cfg_place *place, struct diag_list *diags)
 {
 	struct stat st;
+	unsigned mode;
 	int fd = path[0] ? readfile_open(path, &st) : 0;
 	if (fd == -EINVAL) {
 		cfg_report_key(diags, place, key, "mqtt.%s: cannot read %s: %s, not a regular file", key, path,
@@ -101,6 +102,12 @@ check_file(const char *key, const char *path, const struct cfg_place *place, str
 		cfg_report_key(diags, place, key, "mqtt.%s: cannot read %s: %s", key, path, strerror(-fd));
 	} else if (path[0]) {
 		close(fd);
+		if (secret && readfile_private(path, &mode) == -EACCES) {
+			cfg_report_key(diags, place, key,
+				       "mqtt.%s: %s can be read by group or others (mode %04o): it holds a secret; "
+				       "chmod 600 it",
+				       key, path, mode);
+		}
 	}
 }
 
@@ -116,10 +123,10 @@ mqtt_validate(const void *obj, const struct cfg_place *place, struct diag_list *
 		cfg_report_key(diags, place, cfg->cert_file[0] ? "cert_file" : "key_file",
 			       "mqtt.cert_file and mqtt.key_file go together (a client certificate needs its key)");
 	}
-	check_file("password_file", cfg->password_file, place, diags);
-	check_file("ca_file", cfg->ca_file, place, diags);
-	check_file("cert_file", cfg->cert_file, place, diags);
-	check_file("key_file", cfg->key_file, place, diags);
+	check_file("password_file", cfg->password_file, true, place, diags);
+	check_file("ca_file", cfg->ca_file, false, place, diags);
+	check_file("cert_file", cfg->cert_file, false, place, diags);
+	check_file("key_file", cfg->key_file, true, place, diags);
 	return diags->count == before ? 0 : -EINVAL;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/core/readfile.h"
 #include "agent/core/xalloc.h"
 #include "build_config.h"
 
@@ -415,6 +416,18 @@ check_readable(const char *path)
 	return r;
 }
 
+/* A secret only its owner may read (systemd credentials aside): E5 refuses anything else. */
+static void
+check_private(const char *path, const char *key, const struct cfg_place *place, struct diag_list *diags)
+{
+	unsigned mode;
+	if (path && path[0] && readfile_private(path, &mode) == -EACCES) {
+		cfg_report_key(diags, place, key,
+			       "%s.%s: %s can be read by group or others (mode %04o): it holds a secret; chmod 600 it",
+			       place->section, key, path, mode);
+	}
+}
+
 int
 webhook_config_validate(const struct webhook_config *cfg, const struct cfg_place *place, struct diag_list *diags)
 {
@@ -425,6 +438,8 @@ webhook_config_validate(const struct webhook_config *cfg, const struct cfg_place
 	if (problem) {
 		cfg_report_key(diags, place, "url", "%s.url: %s", s, problem);
 	}
+	check_private(cfg->secret_file, "secret_file", place, diags);
+	check_private(cfg->bearer_token_file, "bearer_token_file", place, diags);
 	if (cfg->secret_file && cfg->secret_file[0]) {
 		char *secrets[WEBHOOK_SECRETS_MAX];
 		int n = webhook_read_secrets(cfg->secret_file, secrets, why, sizeof(why));

@@ -457,6 +457,65 @@ class ParseErrorsTest(unittest.TestCase):
             self.assertLessEqual(len([l for l in p.stderr.splitlines() if "t.log:" in l]), 10)
 
 
+class SecretModeTest(unittest.TestCase):
+    """Finding 10: a secret file group or others can read is refused by `check` and `run` (exit 78), located,
+    with the fix in the message; a systemd credential is systemd's business."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tw-secret-")
+        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
+        self.secret = os.path.join(self.dir, "secret")
+        write_file(self.secret, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n", 0o644)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def both(self, body, env=None):
+        write_file(self.cfg, 'agent:\n  state_file: ""\n' + body)
+        check = tegrawatch(["check", "-c", self.cfg], env)
+        run = tegrawatch(["run", "-c", self.cfg, "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                          "--speed", "0", "--count", "1"], env)
+        return check, run
+
+    def refused(self, body, where, key):
+        check, run = self.both(body)
+        self.assertEqual(check.returncode, EX_CONFIG, check.stderr)
+        self.assertEqual(run.returncode, EX_CONFIG, run.stderr)
+        self.assertIn("%s:%s: %s" % (self.cfg, where, key), check.stderr)
+        self.assertIn("(mode 0644): it holds a secret; chmod 600 it", check.stderr)
+
+    CASES = [
+        ("web:\n  listen: 127.0.0.1:0\n  token_file: %s\n", "5:15", "web.token_file"),
+        ("web:\n  listen: 127.0.0.1:0\n  basic_auth_user: u\n  basic_auth_password_file: %s\n", "6:29",
+         "web.basic_auth_password_file"),
+        ("mqtt:\n  host: 127.0.0.1\n  password_file: %s\n", "5:18", "mqtt.password_file"),
+        ("mqtt:\n  host: 127.0.0.1\n  cert_file: /dev/null\n  key_file: %s\n", "6:13", "mqtt.key_file"),
+        ("actions:\n  hook:\n    type: webhook\n    url: http://127.0.0.1:9/\n    format: json\n"
+         "    secret_file: %s\n", "8:18", "actions.hook.secret_file"),
+        ("actions:\n  hook:\n    type: webhook\n    url: http://127.0.0.1:9/\n    format: json\n"
+         "    bearer_token_file: %s\n", "8:24", "actions.hook.bearer_token_file"),
+    ]
+
+    def test_readable_by_others_is_refused(self):
+        for body, where, key in self.CASES:
+            with self.subTest(key=key):
+                self.refused(body % self.secret, where, key)
+
+    def test_private_and_credentials_pass(self):
+        body = "web:\n  listen: 127.0.0.1:0\n  token_file: %s\n"
+        os.chmod(self.secret, 0o600)
+        check, _ = self.both(body % self.secret)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        os.chmod(self.secret, 0o644)
+        creds = os.path.join(self.dir, "credentials")
+        os.mkdir(creds)
+        shutil.copy(self.secret, os.path.join(creds, "tok"))
+        os.chmod(os.path.join(creds, "tok"), 0o644)
+        check, run = self.both(body % "credential:tok", env={"CREDENTIALS_DIRECTORY": creds})
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertEqual(run.returncode, 0, run.stderr)
+
+
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -274,6 +275,7 @@ write_file(const char *name, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0); /* secrets: their owner's only, or validate refuses them */
 	return path;
 }
 
@@ -455,6 +457,35 @@ test_config_mistakes_located(void **state)
 		 "the base64 of 16 to 128 bytes",
 		 tmpdir);
 	expect_error(yaml, msg);
+	/* a secret others can read is refused (goal E5), unless systemd gave it as a credential */
+	snprintf(msg, sizeof(msg), "%s/ops.secret", tmpdir);
+	assert_int_equal(chmod(msg, 0640), 0);
+	snprintf(yaml, sizeof(yaml), "url: http://x/\nformat: json\nsecret_file: %s/ops.secret\n", tmpdir);
+	snprintf(msg, sizeof(msg),
+		 "a.yaml:3:14: actions.ops.secret_file: %s/ops.secret can be read by group or others (mode 0640): it "
+		 "holds a secret; chmod 600 it",
+		 tmpdir);
+	expect_error(yaml, msg);
+	setenv("CREDENTIALS_DIRECTORY", tmpdir, 1);
+	struct webhook_config cred;
+	struct diag_list diags;
+	diag_list_init(&diags);
+	assert_int_equal(decode(yaml, &cred, &diags), 0);
+	webhook_config_free(&cred);
+	diag_list_free(&diags);
+	unsetenv("CREDENTIALS_DIRECTORY");
+	snprintf(msg, sizeof(msg), "%s/token", tmpdir);
+	assert_int_equal(chmod(msg, 0604), 0);
+	snprintf(yaml, sizeof(yaml), "url: http://x/\nformat: json\nbearer_token_file: %s/token\n", tmpdir);
+	snprintf(msg, sizeof(msg),
+		 "a.yaml:3:20: actions.ops.bearer_token_file: %s/token can be read by group or others (mode 0604): "
+		 "it holds a secret; chmod 600 it",
+		 tmpdir);
+	expect_error(yaml, msg);
+	snprintf(msg, sizeof(msg), "%s/ops.secret", tmpdir);
+	assert_int_equal(chmod(msg, 0600), 0);
+	snprintf(msg, sizeof(msg), "%s/token", tmpdir);
+	assert_int_equal(chmod(msg, 0600), 0);
 	snprintf(yaml, sizeof(yaml), "url: http://x/\nformat: json\nsecret_file: %s/none\n", tmpdir);
 	snprintf(msg, sizeof(msg), "a.yaml:3:14: actions.ops.secret_file: cannot use %s/none: No such file or directory",
 		 tmpdir);
