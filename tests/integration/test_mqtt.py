@@ -679,7 +679,10 @@ class MqttTest(unittest.TestCase):
             self.assertEqual(states[-1]["metrics"]["agent.mqtt_dropped_total"], 0, name)
             grew = peak[name] - base[name]
             sys.stderr.write("\n%s: %d messages held through the outage, all delivered\n" % (name, len(held)))
-            self.assertLess(grew, 2560, "%s: RssAnon grew by %d kB during the outage" % (name, grew))
+            # under ASan (scripts/test.sh sets ASAN_OPTIONS) freed memory sits in its quarantine: RSS says
+            # nothing there; the normal build checks the bound
+            if "ASAN_OPTIONS" not in os.environ:
+                self.assertLess(grew, 2560, "%s: RssAnon grew by %d kB during the outage" % (name, grew))
 
     def test_spool_file_survives_agent_crash(self):
         b = self.broker(persistence=True)
