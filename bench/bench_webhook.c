@@ -102,7 +102,7 @@ bench_cpu(int rounds)
 	for (int i = 0; i < rounds; i++) {
 		event(&ev, i);
 		json_reset(&j);
-		webhook_format_json(&j, &board, &ev);
+		alert_event_to_json(&j, &ev);
 	}
 	double t2 = cpu_s();
 	printf("alertmanager body + signature: %.0f ns (%zu bytes)\n", (t1 - t0) / rounds * 1e9, bytes);
@@ -306,7 +306,7 @@ bench_queue(const char *dir)
 	for (int i = 0; i < M; i++) {
 		event(&ev, i);
 		json_reset(&j);
-		webhook_format_json(&j, &board, &ev);
+		alert_event_to_json(&j, &ev);
 		spool_push(sp, "msg_0123456789abcdef0123456789abcdef", j.out.buf, j.out.len, 0, false);
 		spool_sync(sp);
 	}

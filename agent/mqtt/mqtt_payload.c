@@ -484,9 +484,8 @@ ha_begin(struct json *j, const struct mqtt_ha_ctx *ctx, const char *component, c
 
 /* A problem-class binary sensor: ON/OFF. */
 static void
-ha_problem(struct json *j, const struct mqtt_ha_ctx *ctx)
+ha_problem(struct json *j)
 {
-	(void)ctx;
 	json_key(j, "device_class");
 	json_string(j, "problem");
 	json_key(j, "payload_on");
@@ -579,7 +578,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 	}
 	if (ha_begin(&j, ctx, "binary_sensor", "throttled", "Throttled",
 		     "{{ 'ON' if value_json.throttle.active else 'OFF' }}", topic, sizeof(topic))) {
-		ha_problem(&j, ctx);
+		ha_problem(&j);
 		/* why, as attributes: {"thermal": "tj at 95.2 C >= passive trip 95.0 C", ...} */
 		json_key(&j, "json_attributes_topic");
 		json_string(&j, ctx->state_topic);
@@ -596,7 +595,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 		snprintf(name_r, sizeof(name_r), "Throttled: %s", reason);
 		snprintf(tmpl, sizeof(tmpl), "{{ 'ON' if '%s' in value_json.throttle.reasons else 'OFF' }}", reason);
 		if (ha_begin(&j, ctx, "binary_sensor", object_r, name_r, tmpl, topic, sizeof(topic))) {
-			ha_problem(&j, ctx);
+			ha_problem(&j);
 			ha_end(&j, ctx, topic, emit, data);
 			n++;
 		}

@@ -382,7 +382,7 @@ webhooks_notify(struct webhooks *w, const char *name, const struct alert_event *
 	}
 	struct json j;
 	json_init(&j);
-	webhook_format_json(&j, &w->board, ev);
+	alert_event_to_json(&j, ev);                       /* json: the core event, which names the board */
 	deliverer_push(w->d, a->ep, j.out.buf, j.out.len); /* the buffer is the body now */
 	deliverer_wake(w->d);
 }

@@ -278,11 +278,3 @@ webhook_format_alertmanager(struct json *j, const struct webhook_board *board, c
 	json_object_end(j);
 	free(alerts);
 }
-
-void
-webhook_format_json(struct json *j, const struct webhook_board *board, const struct alert_event *ev)
-{
-	/* the core shape, which carries the board itself: every consumer sees the same event */
-	(void)board;
-	alert_event_to_json(j, ev);
-}

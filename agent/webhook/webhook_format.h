@@ -47,7 +47,4 @@ void webhook_format_alertmanager_api(struct json *j, const struct webhook_board 
 void webhook_format_alertmanager(struct json *j, const struct webhook_board *board, const char *receiver,
 				 const struct alert_event *const *evs, size_t n);
 
-/** json: the core event shape of EV (alert_event_to_json: it names the board). */
-void webhook_format_json(struct json *j, const struct webhook_board *board, const struct alert_event *ev);
-
 #endif

@@ -371,7 +371,7 @@ test_success_headers_signature(void **state)
 	event(&ev, 1, TRANSITION_FIRING);
 	struct json j;
 	json_init(&j);
-	webhook_format_json(&j, &board, &ev);
+	alert_event_to_json(&j, &ev);
 	assert_int_equal(r->body_len, j.out.len);
 	assert_memory_equal(r->body, j.out.buf, j.out.len);
 	json_free(&j);
