@@ -191,6 +191,7 @@ static const char agent_fallback_help[] = "A value the agent reports about itsel
 
 /* Families written after the sorted ones; a metric must not land on them. */
 static const char *const reserved_families[] = {
+	"tegrawatch_alerts",
 	"tegrawatch_board_info",
 	"tegrawatch_build_info",
 	"tegrawatch_power_mode_info",
@@ -537,4 +538,22 @@ prom_format_process(struct buf *out, const struct prom_process *p)
 	one_value(out, "process_start_time_seconds", "Start time of the process since the epoch in seconds.",
 		  PROM_GAUGE, p->start_time_seconds);
 	one_value(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.", PROM_GAUGE, p->virtual_bytes);
+}
+
+void
+prom_format_alerts_head(struct buf *out)
+{
+	buf_adds(out, "# HELP tegrawatch_alerts One series per alert pending or firing now, as Prometheus's ALERTS.\n"
+		      "# TYPE tegrawatch_alerts gauge\n");
+}
+
+void
+prom_format_alert(struct buf *out, const struct prom_alert *a)
+{
+	buf_adds(out, "tegrawatch_alerts{");
+	label_pair(out, true, "alertname", or_empty(a->alertname));
+	label_pair(out, false, "alertstate", a->pending ? "pending" : "firing");
+	label_pair(out, false, "severity", or_empty(a->severity));
+	label_pair(out, false, "metric", or_empty(a->metric));
+	buf_adds(out, "} 1\n");
 }

@@ -79,6 +79,20 @@ struct prom_process {
  */
 void prom_format_process(struct buf *out, const struct prom_process *p);
 
+/* One pending or firing alert, for the ALERTS-style family. */
+struct prom_alert {
+	const char *alertname; /* the rule's name */
+	bool pending;          /* pending (waiting for its `for`), else firing */
+	const char *severity;
+	const char *metric; /* the metric instance */
+};
+
+/** Appends the HELP and TYPE lines of tegrawatch_alerts (once, before its series). */
+void prom_format_alerts_head(struct buf *out);
+
+/** Appends tegrawatch_alerts{alertname,alertstate,severity,metric} 1 for A. */
+void prom_format_alert(struct buf *out, const struct prom_alert *a);
+
 /** Appends V as Prometheus writes numbers: NaN, +Inf, -Inf or %.15g. */
 void prom_format_value(struct buf *out, double v);
 

@@ -40,6 +40,7 @@ struct blob {
 struct active_alert {
 	char fingerprint[ALERT_FINGERPRINT_LEN + 1];
 	struct blob *json;
+	struct blob *prom; /* its tegrawatch_alerts series line */
 };
 
 /* An event-stream reader as the ring and the notifier see it; http_mhd.c wraps it. */

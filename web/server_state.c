@@ -155,6 +155,7 @@ server_state_fini(struct server_state *st)
 	blob_unref(st->prom);
 	for (size_t i = 0; i < st->active_count; i++) {
 		blob_unref(st->active[i].json);
+		blob_unref(st->active[i].prom);
 	}
 	for (size_t i = 0; i < RECENT_MAX; i++) {
 		blob_unref(st->recent[i]);
@@ -229,20 +230,42 @@ server_publish_sample(struct server_state *st, const struct sample *s)
 	atomic_store(&st->last_sample_mono_ms, monotonic_ms());
 }
 
-/* Puts alert A (JSON blob) in the active list or takes it out. Returns what to unref. */
+/* The alert's tegrawatch_alerts series line. */
 static struct blob *
-update_active_locked(struct server_state *st, const struct alert_event *ev, struct blob *a)
+render_alert_series(const struct alert_event *ev)
+{
+	struct buf b;
+	buf_init(&b);
+	prom_format_alert(&b, &(struct prom_alert){
+				      .alertname = ev->rule_name,
+				      .pending = ev->transition == TRANSITION_PENDING,
+				      .severity = severity_name(ev->severity),
+				      .metric = ev->metric,
+			      });
+	struct blob *p = blob_new(b.buf, b.len);
+	buf_free(&b);
+	return p;
+}
+
+/*
+ * Puts alert A (JSON blob, series line P) in the active list or takes it
+ * out. The blobs it replaced go to DROP[0..1] for the caller to unref.
+ */
+static void
+update_active_locked(struct server_state *st, const struct alert_event *ev, struct blob *a, struct blob *p,
+		     struct blob **drop)
 {
 	bool active = ev->transition != TRANSITION_RESOLVED && ev->transition != TRANSITION_CANCELLED;
-	struct blob *drop = NULL;
 	size_t i = 0;
 	while (i < st->active_count && strcmp(st->active[i].fingerprint, ev->fingerprint) != 0) {
 		i++;
 	}
 	if (i < st->active_count) {
-		drop = st->active[i].json;
+		drop[0] = st->active[i].json;
+		drop[1] = st->active[i].prom;
 		if (active) {
 			st->active[i].json = blob_ref(a);
+			st->active[i].prom = blob_ref(p);
 		} else {
 			memmove(&st->active[i], &st->active[i + 1], (st->active_count - i - 1) * sizeof(st->active[0]));
 			st->active_count--;
@@ -251,59 +274,48 @@ update_active_locked(struct server_state *st, const struct alert_event *ev, stru
 		struct active_alert *na = &st->active[st->active_count++];
 		snprintf(na->fingerprint, sizeof(na->fingerprint), "%s", ev->fingerprint);
 		na->json = blob_ref(a);
+		na->prom = blob_ref(p);
 	}
-	return drop;
 }
 
-/* Active alerts, recent transitions and the event stream. */
+/*
+ * Active alerts, recent transitions and (unless RESTORED: an alert already
+ * active at start, from the state file) the transition and the event stream.
+ */
 static void
 on_alert(struct server_state *st, const struct alert_event *ev)
 {
 	json_reset(&st->j);
 	alert_event_to_json(&st->j, ev);
 	struct blob *a = blob_new(st->j.out.buf, st->j.out.len);
-	struct blob *e = render_event(st, "alert", &st->j);
-	struct blob *drop[3] = {NULL, NULL, NULL};
+	struct blob *p = render_alert_series(ev);
+	struct blob *e = ev->restored ? NULL : render_event(st, "alert", &st->j);
+	struct blob *drop[4] = {NULL, NULL, NULL, NULL};
 
 	pthread_mutex_lock(&st->lock);
-	drop[0] = st->recent[st->recent_next];
-	st->recent[st->recent_next] = blob_ref(a);
-	st->recent_next = (st->recent_next + 1) % RECENT_MAX;
-	if (st->recent_count < RECENT_MAX) {
-		st->recent_count++;
+	if (!ev->restored) {
+		drop[2] = st->recent[st->recent_next];
+		st->recent[st->recent_next] = blob_ref(a);
+		st->recent_next = (st->recent_next + 1) % RECENT_MAX;
+		if (st->recent_count < RECENT_MAX) {
+			st->recent_count++;
+		}
+		drop[3] = push_event_locked(st, e);
 	}
-	drop[1] = update_active_locked(st, ev, a);
-	drop[2] = push_event_locked(st, e);
+	update_active_locked(st, ev, a, p, drop);
 	pthread_mutex_unlock(&st->lock);
 
 	blob_unref(a);
-	for (size_t k = 0; k < 3; k++) {
+	blob_unref(p);
+	for (size_t k = 0; k < 4; k++) {
 		blob_unref(drop[k]);
 	}
-}
-
-/* An alert already active at start (the state file): the active list only, no transition. */
-static void
-seed_alert(struct server_state *st, const struct alert_event *ev)
-{
-	json_reset(&st->j);
-	alert_event_to_json(&st->j, ev);
-	struct blob *a = blob_new(st->j.out.buf, st->j.out.len);
-	pthread_mutex_lock(&st->lock);
-	struct blob *drop = update_active_locked(st, ev, a);
-	pthread_mutex_unlock(&st->lock);
-	blob_unref(a);
-	blob_unref(drop);
 }
 
 void
 server_publish_alert(struct server_state *st, const struct alert_event *ev)
 {
-	if (ev->restored) {
-		seed_alert(st, ev);
-	} else {
-		on_alert(st, ev);
-	}
+	on_alert(st, ev);
 }
 
 /* ---- the HTTP threads read ---- */
@@ -374,6 +386,14 @@ server_metrics(struct server_state *st, struct buf *out)
 	pthread_mutex_unlock(&st->lock);
 	buf_add(out, prom->data, prom->len);
 	blob_unref(prom);
+	pthread_mutex_lock(&st->lock);
+	if (st->active_count > 0) {
+		prom_format_alerts_head(out);
+	}
+	for (size_t i = 0; i < st->active_count; i++) {
+		buf_add(out, st->active[i].prom->data, st->active[i].prom->len);
+	}
+	pthread_mutex_unlock(&st->lock);
 	struct prom_process p;
 	proc_self_read(st->boot_time_s, &p);
 	prom_format_process(out, &p);

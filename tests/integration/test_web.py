@@ -483,6 +483,34 @@ class WebTest(unittest.TestCase):
         self.assertIn('tegrawatch_board_info{model="NVIDIA Jetson Orin Nano Engineering Reference Developer Kit '
                       'Super",soc="tegra234",module="p3767-0005",l4t="36.4.3",jetpack="6.2"} 1', text)
 
+    def test_metrics_alerts_series(self):
+        # one tegrawatch_alerts series per active alert of the API, with its name, state, severity and metric
+        promtool = shutil.which("promtool")
+        self.assertIsNotNone(promtool, "promtool is missing: apt-get install prometheus (scripts/deps.txt)")
+        self.wait_seq(30)
+        pat = re.compile(r'^tegrawatch_alerts\{alertname="([^"]*)",alertstate="(pending|firing)",'
+                         r'severity="([^"]*)",metric="([^"]*)"\} 1$')
+        for _ in range(20):  # the set may change between the two requests: retry until both agree
+            active = self.get_json("/api/v1/alerts")["active"]
+            status, _, _, body = self.get("/metrics")
+            self.assertEqual(status, 200)
+            text = body.decode()
+            series = set()
+            for line in text.splitlines():
+                if line.startswith("tegrawatch_alerts{"):
+                    m = pat.match(line)
+                    self.assertIsNotNone(m, line)
+                    series.add(m.groups())
+            want = {(a["rule"], a["status"], a["severity"], a["metric"]) for a in active}
+            if series == want:
+                break
+            time.sleep(0.05)
+        self.assertEqual(series, want)
+        self.assertIn(("web-test-early", "firing", "warning", "agent.samples_total"), series)
+        self.assertEqual(text.count("# TYPE tegrawatch_alerts gauge\n"), 1)
+        p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, (p.stdout + p.stderr).decode())
+
     def test_healthz(self):
         status, hdrs, _, body = self.get("/healthz")
         self.assertEqual((status, body), (200, b"ok\n"))

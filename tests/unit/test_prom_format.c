@@ -211,8 +211,9 @@ test_duplicates_and_reserved(void **state)
 	/* both sanitize to tegrawatch_a_b: the first one wins */
 	metric_set_put(&s->metrics, "a.b", 1);
 	metric_set_put(&s->metrics, "a_b", 2);
-	/* would collide with an info family: dropped */
+	/* would collide with an info family or the alerts family: dropped */
 	metric_set_put(&s->metrics, "board_info", 5);
+	metric_set_put(&s->metrics, "alerts", 6);
 	struct prom_board board = {.version = "x"};
 	struct buf t;
 	buf_init(&t);
@@ -225,6 +226,7 @@ test_duplicates_and_reserved(void **state)
 	assert_memory_equal(t.buf, head, strlen(head));
 	assert_null(strstr(t.buf, "tegrawatch_a_b 2"));
 	assert_null(strstr(t.buf, "tegrawatch_board_info 5"));
+	assert_null(strstr(t.buf, "tegrawatch_alerts"));
 	/* one HELP and one TYPE line per family */
 	const char *p = t.buf;
 	int types = 0;
@@ -319,6 +321,25 @@ test_values_and_escaping(void **state)
 }
 
 static void
+test_alert_series(void **state)
+{
+	(void)state;
+	struct buf t;
+	buf_init(&t);
+	prom_format_alerts_head(&t);
+	prom_format_alert(&t, &(struct prom_alert){"gpu \"hot\"", false, "critical", "temp.gpu_c"});
+	prom_format_alert(&t, &(struct prom_alert){"rail", true, "warning", "power.vdd_in.mw"});
+	assert_string_equal(t.buf, "# HELP tegrawatch_alerts One series per alert pending or firing now, as Prometheus's "
+				   "ALERTS.\n"
+				   "# TYPE tegrawatch_alerts gauge\n"
+				   "tegrawatch_alerts{alertname=\"gpu \\\"hot\\\"\",alertstate=\"firing\","
+				   "severity=\"critical\",metric=\"temp.gpu_c\"} 1\n"
+				   "tegrawatch_alerts{alertname=\"rail\",alertstate=\"pending\",severity=\"warning\","
+				   "metric=\"power.vdd_in.mw\"} 1\n");
+	buf_free(&t);
+}
+
+static void
 test_process(void **state)
 {
 	(void)state;
@@ -396,6 +417,7 @@ main(void)
 		cmocka_unit_test(test_duplicates_and_reserved),
 		cmocka_unit_test(test_webhook_families),
 		cmocka_unit_test(test_values_and_escaping),
+		cmocka_unit_test(test_alert_series),
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_every_catalogue_shape_has_a_family),
 	};
