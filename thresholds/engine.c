@@ -246,6 +246,23 @@ format_duration(int64_t ms, char *buf, size_t size)
 	}
 }
 
+/* The causes of the reasons throttle_text() names, as data. */
+static void
+throttle_causes(const struct sample *s, const char *metric, struct alert_event *ev)
+{
+	const char *which = metric + strlen("throttle.");
+	ev->throttle_cause_count = 0;
+	if (!s) {
+		return;
+	}
+	for (int i = 0; i < s->throttle.cause_count; i++) {
+		const struct throttle_cause *c = &s->throttle.causes[i];
+		if (strcmp(which, "active") == 0 || strcmp(which, throttle_reason_name(c->reason)) == 0) {
+			ev->throttle_causes[ev->throttle_cause_count++] = *c;
+		}
+	}
+}
+
 static void
 throttle_text(const struct sample *s, const char *metric, char *buf, size_t size)
 {
@@ -312,6 +329,7 @@ render(const struct engine *e, struct alert_event *ev)
 	ev->power_mode = mode;
 	if (strncmp(ev->metric, "throttle.", 9) == 0) {
 		throttle_text(e->cur, ev->metric, ev->throttle, sizeof(ev->throttle));
+		throttle_causes(e->cur, ev->metric, ev);
 	}
 	if (ev->absent) {
 		char dur[48];

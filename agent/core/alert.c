@@ -117,6 +117,8 @@ alert_event_to_json(struct json *j, const struct alert_event *ev)
 	json_object_end(j);
 	json_key(j, "throttle");
 	json_string(j, ev->throttle);
+	json_key(j, "throttle_causes");
+	throttle_causes_to_json(j, ev->throttle_causes, ev->throttle_cause_count);
 	json_key(j, "power_mode");
 	json_string(j, ev->power_mode ? ev->power_mode : "");
 	json_key(j, "board");

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "sample.h"
 
 enum severity {
 	SEVERITY_NONE = 0,
@@ -70,9 +71,12 @@ struct alert_event {
 	char summary[ALERT_TEXT_MAX];                /* rendered template */
 	char description[ALERT_TEXT_MAX];            /* rendered template, "" when none */
 	char throttle[ALERT_TEXT_MAX];               /* throttle reasons when the metric is throttle.*, else "" */
-	const char *power_mode;                      /* the sample's power mode ("" unknown) */
-	const char *board;                           /* the board's name (agent.board_name) */
-	const char *device_id;                       /* the board's stable id (the MQTT device id) */
+	/* the same reasons as data: which zone, counter, rail or clock, its value and limit */
+	struct throttle_cause throttle_causes[THROTTLE_CAUSES_MAX];
+	int throttle_cause_count;
+	const char *power_mode; /* the sample's power mode ("" unknown) */
+	const char *board;      /* the board's name (agent.board_name) */
+	const char *device_id;  /* the board's stable id (the MQTT device id) */
 };
 
 typedef void (*alert_callback)(const struct alert_event *ev, void *data);
@@ -84,7 +88,7 @@ typedef void (*alert_callback)(const struct alert_event *ev, void *data);
  * "pending"), "severity", "previous_severity", "value", "threshold",
  * "absent", "fingerprint", "at", "at_ms", "starts_at", "starts_at_ms",
  * "ends_at", "ends_at_ms" (RFC 3339 in UTC and epoch milliseconds, or
- * null), "summary", "description", "labels": {...}, "throttle",
+ * null), "summary", "description", "labels": {...}, "throttle", "throttle_causes": [...],
  * "power_mode", "board": {"name", "device_id"}}.
  */
 void alert_event_to_json(struct json *j, const struct alert_event *ev);

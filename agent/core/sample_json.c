@@ -37,6 +37,28 @@ metrics_to_json(struct json *j, const struct metric_set *set)
 }
 
 void
+throttle_causes_to_json(struct json *j, const struct throttle_cause *causes, int count)
+{
+	json_array_begin(j);
+	for (int i = 0; i < count; i++) {
+		const struct throttle_cause *c = &causes[i];
+		json_object_begin(j);
+		json_key(j, "reason");
+		json_string(j, throttle_reason_name(c->reason));
+		json_key(j, "kind");
+		json_string(j, c->kind);
+		json_key(j, "source");
+		json_string(j, c->source);
+		json_key(j, "value");
+		json_number(j, c->value);
+		json_key(j, "limit");
+		json_number(j, c->limit);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+void
 throttle_to_json(struct json *j, const struct throttle_state *t)
 {
 	json_object_begin(j);
@@ -55,23 +77,7 @@ throttle_to_json(struct json *j, const struct throttle_state *t)
 	json_key(j, "context");
 	json_string(j, t->context);
 	json_key(j, "causes");
-	json_array_begin(j);
-	for (int i = 0; i < t->cause_count; i++) {
-		const struct throttle_cause *c = &t->causes[i];
-		json_object_begin(j);
-		json_key(j, "reason");
-		json_string(j, throttle_reason_name(c->reason));
-		json_key(j, "kind");
-		json_string(j, c->kind);
-		json_key(j, "source");
-		json_string(j, c->source);
-		json_key(j, "value");
-		json_number(j, c->value);
-		json_key(j, "limit");
-		json_number(j, c->limit);
-		json_object_end(j);
-	}
-	json_array_end(j);
+	throttle_causes_to_json(j, t->causes, t->cause_count);
 	json_object_end(j);
 }
 

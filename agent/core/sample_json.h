@@ -23,6 +23,9 @@ void rfc3339_utc(int64_t time_ms, char *buf, size_t size);
 /** Writes the metrics as a JSON object {name: number, ...} in set order. */
 void metrics_to_json(struct json *j, const struct metric_set *set);
 
+/** Writes COUNT causes as [{"reason", "kind", "source", "value", "limit"}, ...]. */
+void throttle_causes_to_json(struct json *j, const struct throttle_cause *causes, int count);
+
 /** Writes the throttle state: {"active": b, "reasons": {...}, "context": "..."}. */
 void throttle_to_json(struct json *j, const struct throttle_state *t);
 

@@ -359,7 +359,7 @@ class WebTest(unittest.TestCase):
         self.assertEqual(early[0]["metric"], "agent.samples_total")
         for key in ("rule", "metric", "transition", "status", "severity", "previous_severity", "value",
                     "threshold", "absent", "fingerprint", "at", "starts_at", "ends_at", "summary", "description",
-                    "labels", "throttle", "power_mode"):
+                    "labels", "throttle", "throttle_causes", "power_mode"):
             self.assertIn(key, early[0])
         self.assertLessEqual(len(a["recent"]), 100)
         mine = [x["transition"] for x in a["recent"] if x["rule"] == "web-test-early"]

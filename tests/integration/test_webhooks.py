@@ -496,7 +496,7 @@ class BodiesTest(WebhookCase):
         fire, res = [json.loads(x[3]) for x in js]
         keys = ["rule", "metric", "transition", "status", "severity", "previous_severity", "value", "threshold",
                 "absent", "fingerprint", "at", "at_ms", "starts_at", "starts_at_ms", "ends_at", "ends_at_ms",
-                "summary", "description", "labels", "throttle", "power_mode", "board"]
+                "summary", "description", "labels", "throttle", "throttle_causes", "power_mode", "board"]
         self.assertEqual(list(fire), keys)
         self.assertEqual(list(res), keys)
         board = {"name": "jetson-lab-01", "device_id": "jetson-lab-01"}
@@ -505,7 +505,7 @@ class BodiesTest(WebhookCase):
             "severity": "warning", "previous_severity": "none", "value": 70, "threshold": 60, "absent": False,
             "fingerprint": fire["fingerprint"], "summary": "jetson-lab-01: temp.cpu_c at 70 C (threshold 60)",
             "description": "cpu-hot warning on jetson-lab-01, team robots", "labels": {"team": "robots"},
-            "throttle": "", "power_mode": "MAXN_SUPER", "board": board})
+            "throttle": "", "throttle_causes": [], "power_mode": "MAXN_SUPER", "board": board})
         self.assertRegex(fire["fingerprint"], "^[0-9a-f]{16}$")
         self.assertEqual(fire["starts_at_ms"], fire["at_ms"])
         self.assertIsNone(fire["ends_at"])

@@ -117,6 +117,8 @@ struct rec {
 	char summary[ALERT_TEXT_MAX];
 	char description[ALERT_TEXT_MAX];
 	char throttle[ALERT_TEXT_MAX];
+	struct throttle_cause causes[THROTTLE_CAUSES_MAX];
+	int cause_count;
 	char power_mode[POWER_MODE_NAME_MAX];
 };
 
@@ -155,6 +157,8 @@ record(const struct alert_event *e, void *data)
 	snprintf(x->summary, sizeof(x->summary), "%s", e->summary);
 	snprintf(x->description, sizeof(x->description), "%s", e->description);
 	snprintf(x->throttle, sizeof(x->throttle), "%s", e->throttle);
+	memcpy(x->causes, e->throttle_causes, sizeof(x->causes));
+	x->cause_count = e->throttle_cause_count;
 	snprintf(x->power_mode, sizeof(x->power_mode), "%s", e->power_mode);
 }
 
@@ -1030,6 +1034,9 @@ test_template_rendering(void **state)
 	snprintf(s->throttle.why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cpu at 96.0 C >= passive trip 95.0 C");
 	s->throttle.reason[THROTTLE_OVERCURRENT] = true;
 	snprintf(s->throttle.why[THROTTLE_OVERCURRENT], THROTTLE_WHY_MAX, "oc1 event count 0 -> 2 (+2)");
+	s->throttle.causes[0] = (struct throttle_cause){THROTTLE_THERMAL, "trip", "cpu", 96, 95};
+	s->throttle.causes[1] = (struct throttle_cause){THROTTLE_OVERCURRENT, "oc_event", "oc1", 2, 0};
+	s->throttle.cause_count = 2;
 	engine_evaluate(e, s);
 
 	assert_int_equal(rec.n, 5);
@@ -1048,6 +1055,16 @@ test_template_rendering(void **state)
 	assert_string_equal(rec.ev[2].throttle, "thermal: cpu at 96.0 C >= passive trip 95.0 C");
 	assert_string_equal(rec.ev[3].metric, "throttle.overcurrent");
 	assert_string_equal(rec.ev[3].throttle, "overcurrent: oc1 event count 0 -> 2 (+2)");
+	/* the same reasons as data: all for throttle.active, its own for a reason, none elsewhere */
+	assert_int_equal(rec.ev[0].cause_count, 0);
+	assert_int_equal(rec.ev[1].cause_count, 2);
+	assert_string_equal(rec.ev[1].causes[1].source, "oc1");
+	assert_int_equal(rec.ev[2].cause_count, 1);
+	assert_string_equal(rec.ev[2].causes[0].kind, "trip");
+	assert_string_equal(rec.ev[2].causes[0].source, "cpu");
+	assert_true(rec.ev[2].causes[0].value == 96 && rec.ev[2].causes[0].limit == 95);
+	assert_int_equal(rec.ev[3].cause_count, 1);
+	assert_int_equal(rec.ev[3].causes[0].reason, THROTTLE_OVERCURRENT);
 	assert_string_equal(rec.ev[4].metric, "temp.gpu_c");
 	/* 511 bytes fit: 255 characters, and half of the 256th is dropped */
 	assert_int_equal(strlen(rec.ev[4].summary), 510);

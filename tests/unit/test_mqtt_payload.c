@@ -207,7 +207,17 @@ test_alert_json(void **state)
 			    "\"at_ms\":1741946410000,\"starts_at\":\"2025-03-14T10:00:10Z\",\"starts_at_ms\":1741946410000,"
 			    "\"ends_at\":null,\"ends_at_ms\":null,\"summary\":\"GPU at 96.5 C\","
 			    "\"description\":\"\",\"labels\":{\"team\":\"robots\"},\"throttle\":\"\","
+			    "\"throttle_causes\":[],"
 			    "\"power_mode\":\"MAXN\",\"board\":{\"name\":\"orin-01\",\"device_id\":\"ab12\"}}");
+	/* a throttle alert carries its causes as data next to the sentence */
+	ev.throttle_causes[0] = (struct throttle_cause){THROTTLE_THERMAL, "trip", "tj", 95.5, 95};
+	ev.throttle_causes[1] = (struct throttle_cause){THROTTLE_OVERCURRENT, "oc_event", "oc1", 3, NAN};
+	ev.throttle_cause_count = 2;
+	json_reset(&j);
+	mqtt_alert_json(&j, &ev, BOOT, 99);
+	assert_non_null(strstr(j.out.buf, "\"throttle_causes\":[{\"reason\":\"thermal\",\"kind\":\"trip\","
+					  "\"source\":\"tj\",\"value\":95.5,\"limit\":95},{\"reason\":\"overcurrent\","
+					  "\"kind\":\"oc_event\",\"source\":\"oc1\",\"value\":3,\"limit\":null}],"));
 	assert_true(mqtt_alert_published(TRANSITION_FIRING));
 	assert_true(mqtt_alert_published(TRANSITION_ESCALATED));
 	assert_true(mqtt_alert_published(TRANSITION_DEESCALATED));
