@@ -21,6 +21,7 @@ struct alerting {
 	const struct alert_fanout *out;
 	uint64_t reload_failures;
 	uint64_t reloads;
+	uint64_t fired, resolved; /* alerts that started firing / resolved (restored ones not again) */
 	/*
 	 * The configuration the agent started with, kept after the first
 	 * reload: its agent/sources/mqtt/web settings are the ones running,
@@ -35,6 +36,8 @@ forward(const struct alert_event *ev, void *data)
 {
 	struct alerting *al = data;
 	al->dirty = true;
+	al->fired += ev->transition == TRANSITION_FIRING;
+	al->resolved += ev->transition == TRANSITION_RESOLVED;
 	if (al->out) {
 		alert_fanout_emit(al->out, ev);
 	}
@@ -168,6 +171,8 @@ alerting_add_metrics(struct stage *st, struct metric_set *m)
 	metric_set_put(m, "agent.config_reload_failures_total", (double)al->reload_failures);
 	metric_set_put(m, "agent.config_restart_needed", al->restart_needed ? 1 : 0);
 	metric_set_put(m, "agent.alerts_firing", (double)engine_firing_count(al->engine));
+	metric_set_put(m, "agent.alerts_fired_total", (double)al->fired);
+	metric_set_put(m, "agent.alerts_resolved_total", (double)al->resolved);
 	if (al->actions) {
 		struct actions_stats as;
 		actions_get_stats(al->actions, &as);

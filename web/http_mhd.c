@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,8 @@ struct web_server {
 	bool loopback; /* check Host against loopback names */
 	struct web_auth auth;
 	struct MHD_Response *page;
+	/* answers sent (counted when the request completes), and those with a 4xx or 5xx status */
+	atomic_uint_fast64_t requests, request_errors;
 };
 
 /* Markers kept in a request's context pointer. */
@@ -117,12 +120,15 @@ common_headers(struct MHD_Response *r, const char *type, enum cache_policy cache
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
+static void note_status(struct MHD_Connection *conn, unsigned int status);
+
 static mhd_result
 queue(struct MHD_Connection *conn, unsigned int status, struct MHD_Response *r)
 {
 	if (!r) {
 		return MHD_NO;
 	}
+	note_status(conn, status);
 	mhd_result ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -181,7 +187,8 @@ reply_error(struct MHD_Connection *conn, unsigned int status, const char *messag
 /* What we keep per connection (its socket context). */
 struct http_conn {
 	struct conn_entry entry;
-	char *target; /* the raw target of the current request */
+	char *target;        /* the raw target of the current request */
+	unsigned int status; /* of the answer queued for it, 0 = none yet */
 };
 
 static struct http_conn *
@@ -189,6 +196,16 @@ conn_of(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	return ci ? ci->socket_context : NULL;
+}
+
+/* Remembers the status of the answer, counted when the request completes. */
+static void
+note_status(struct MHD_Connection *conn, unsigned int status)
+{
+	struct http_conn *hc = conn_of(conn);
+	if (hc) {
+		hc->status = status;
+	}
 }
 
 static struct conn_entry *
@@ -234,9 +251,18 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context, enu
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
 {
+	struct web_server *srv = cls;
 	(void)req_cls;
 	(void)toe;
-	set_phase(cls, conn, CONN_WAITING);
+	struct http_conn *hc = conn_of(conn);
+	if (hc && hc->status) {
+		atomic_fetch_add(&srv->requests, 1);
+		if (hc->status >= 400) {
+			atomic_fetch_add(&srv->request_errors, 1);
+		}
+		hc->status = 0;
+	}
+	set_phase(srv, conn, CONN_WAITING);
 }
 
 /* ---- request checks ---- */
@@ -330,6 +356,7 @@ static mhd_result
 handle_page(struct web_server *srv, struct MHD_Connection *conn)
 {
 	/* one shared response: MHD counts its users */
+	note_status(conn, MHD_HTTP_OK);
 	return MHD_queue_response(conn, MHD_HTTP_OK, srv->page);
 }
 
@@ -643,6 +670,8 @@ web_sink_add_metrics(struct sink *sink, struct metric_set *m)
 	int64_t now = monotonic_ms();
 	conn_guard_add_metrics(&srv->st.guard, m, now);
 	auth_limit_add_metrics(&srv->auth.limit, m, now);
+	metric_set_put(m, "agent.http_requests_total", (double)atomic_load(&srv->requests));
+	metric_set_put(m, "agent.http_request_errors_total", (double)atomic_load(&srv->request_errors));
 }
 
 static void web_server_destroy(struct web_server *srv);

@@ -511,6 +511,33 @@ class WebTest(unittest.TestCase):
         p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
         self.assertEqual(p.returncode, 0, (p.stdout + p.stderr).decode())
 
+    def prom_values(self):
+        status, _, _, body = self.get("/metrics")
+        self.assertEqual(status, 200)
+        out = {}
+        for line in body.decode().splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                out[key] = float(value)
+        return out
+
+    def test_request_and_alert_counters(self):
+        snap = self.wait_seq(30)
+        before = self.prom_values()
+        for _ in range(5):
+            self.assertEqual(self.get("/nope")[0], 404)
+        for _ in range(3):
+            self.assertEqual(self.get("/healthz")[0], 200)
+        self.wait_seq(snap["seq"] + 3)  # the counters go into the next samples
+        after = self.prom_values()
+        req, err = "tegrawatch_agent_http_requests_total", "tegrawatch_agent_http_request_errors_total"
+        self.assertEqual(after[err] - before[err], 5)
+        self.assertGreaterEqual(after[req] - before[req], 9)  # the 8 above and the first scrape, at least
+        firing = [k for k in after if k.startswith("tegrawatch_alerts{") and 'alertstate="firing"' in k]
+        self.assertGreaterEqual(after["tegrawatch_agent_alerts_fired_total"], len(firing))
+        self.assertGreaterEqual(after["tegrawatch_agent_alerts_fired_total"], 1)
+        self.assertIn("tegrawatch_agent_alerts_resolved_total", after)
+
     def test_healthz(self):
         status, hdrs, _, body = self.get("/healthz")
         self.assertEqual((status, body), (200, b"ok\n"))
