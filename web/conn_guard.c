@@ -207,6 +207,15 @@ conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out)
 }
 
 void
+conn_guard_count_answer(struct conn_guard *g, unsigned int status)
+{
+	pthread_mutex_lock(&g->lock);
+	g->stats.requests++;
+	g->stats.request_errors += status >= 400;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void
 conn_guard_add_metrics(struct conn_guard *g, struct metric_set *m, int64_t now_ms)
 {
 	struct conn_stats cs;
@@ -218,6 +227,8 @@ conn_guard_add_metrics(struct conn_guard *g, struct metric_set *m, int64_t now_m
 	metric_set_put(m, "agent.http_header_timeouts_total", (double)cs.timed_out);
 	metric_set_put(m, "agent.http_streams_refused_total", (double)cs.streams_refused);
 	metric_set_put(m, "agent.http_streams_stalled_total", (double)cs.streams_stalled);
+	metric_set_put(m, "agent.http_requests_total", (double)cs.requests);
+	metric_set_put(m, "agent.http_request_errors_total", (double)cs.request_errors);
 	uint64_t shed = cs.refused + cs.evicted + cs.streams_refused;
 	if (shed == g->reported_shed || (g->reported_ms && now_ms - g->reported_ms < REPORT_MS)) {
 		return;

@@ -68,6 +68,8 @@ struct conn_stats {
 	uint64_t timed_out;       /* no complete request head within the header timeout */
 	uint64_t streams_refused; /* event streams answered 503 */
 	uint64_t streams_stalled; /* event streams dropped: their client stopped reading */
+	uint64_t requests;        /* answers sent, counted when the request completes */
+	uint64_t request_errors;  /* of those, 4xx and 5xx */
 	size_t open;              /* connections now (streams included) */
 	size_t streams;
 };
@@ -105,6 +107,9 @@ int conn_guard_start_stream(struct conn_guard *g, struct conn_entry *e, int64_t 
  */
 void conn_guard_sweep(struct conn_guard *g, int64_t now_ms);
 void conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out);
+/** Counts a request answered with STATUS (once it completed). */
+void conn_guard_count_answer(struct conn_guard *g, unsigned int status);
+
 /**
  * The loop thread: adds the agent.http_* counters to M, and logs a warning
  * when connections were shed, at most once a minute (the log is not shared

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +83,6 @@ struct web_server {
 	bool loopback; /* check Host against loopback names */
 	struct web_auth auth;
 	struct MHD_Response *page;
-	/* answers sent (counted when the request completes), and those with a 4xx or 5xx status */
-	atomic_uint_fast64_t requests, request_errors;
 };
 
 /* Markers kept in a request's context pointer. */
@@ -256,10 +253,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_Re
 	(void)toe;
 	struct http_conn *hc = conn_of(conn);
 	if (hc && hc->status) {
-		atomic_fetch_add(&srv->requests, 1);
-		if (hc->status >= 400) {
-			atomic_fetch_add(&srv->request_errors, 1);
-		}
+		conn_guard_count_answer(&srv->st.guard, hc->status);
 		hc->status = 0;
 	}
 	set_phase(srv, conn, CONN_WAITING);
@@ -670,8 +664,6 @@ web_sink_add_metrics(struct sink *sink, struct metric_set *m)
 	int64_t now = monotonic_ms();
 	conn_guard_add_metrics(&srv->st.guard, m, now);
 	auth_limit_add_metrics(&srv->auth.limit, m, now);
-	metric_set_put(m, "agent.http_requests_total", (double)atomic_load(&srv->requests));
-	metric_set_put(m, "agent.http_request_errors_total", (double)atomic_load(&srv->request_errors));
 }
 
 static void web_server_destroy(struct web_server *srv);
