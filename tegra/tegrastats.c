@@ -1,7 +1,8 @@
 /*
  * tegrastats line parser, grammar part: the tokens and the metrics they
  * give. The value readers are in tegrastats_lex.c, the names of sensors,
- * engines and rails in tegrastats_names.c.
+ * engines and rails in tegrastats_names.c, the generic NAME VALUE tokens
+ * (engines, power rails) in tegrastats_generic.c.
  *
  * The line is read word by word (words are separated by blanks). A word
  * holding "NAME@<digit or ->" is a temperature; a word that is a known token
@@ -10,6 +11,13 @@
  * `a/b` or `amW/bmW[/cmW]` is a power rail, `off`, `<MHz>`, `X%`, `X%@MHz`,
  * `X%@[..]` or `@[..]` an engine. Whatever fits nothing is skipped and
  * counted. Positions never matter.
+ *
+ * JetPack 7 forms (docs/metrics.md, "tegrastats token forms"):
+ *   NAME amW/bmW/cmW   current, average, maximum: power.NAME.mw, .avg_mw, .max_mw
+ *   name@T1C/T2C       current, maximum: temp.name_c, temp_max.name_c
+ *   NVENC0, NVJPG1, PVA0_FREQ, ...   engines named as printed, index kept
+ *   GR3D_FREQ @[f,f,f] GPC clocks and gpu.freq_mhz, no load
+ *   NAME amW           no value taken: skipped and counted as unknown
  *
  * Values that stop short at the end of the line ("VDD_IN 4915mW/") make the
  * line an error, so a truncated paste never yields half a sample.
@@ -254,26 +262,43 @@ parse_edp(struct parser *p, size_t pos, size_t *next)
 
 /* ---- temperatures: NAME@T C, NAME@T1C/T2C ---- */
 
+/*
+ * JetPack 7's "T1C/T2C" is the current reading and the highest since
+ * tegrastats started. The highest goes to its own prefix, temp_max., so
+ * that nothing that takes every temp.*_c as a current temperature (the
+ * hottest sensor, thermal throttle, rules on temp.*) ever reads it. Each
+ * value is absent when it is the -256 "no reading" mark. A pair whose
+ * current is above its maximum is emitted as printed: the two may be read
+ * at different moments, and the current value is the same field as on
+ * every other JetPack.
+ */
 static int
 parse_temp(struct parser *p, size_t ws, size_t at, size_t we)
 {
-	double t;
-	bool pair;
-	int r = read_temp(p->s, we, at + 1, &t, &pair);
+	struct temp_values tv;
+	int r = read_temp(p->s, we, at + 1, &tv);
 	if (r == V_SHORT && we != p->len) {
 		r = V_BAD;
 	}
 	if (r != V_OK) {
 		return fail_value(p, r, "temperature cut off", "bad temperature", "temperature out of range");
 	}
-	p->jp7_shape |= pair;
 	char buf[NAME_BUF];
 	memcpy(buf, "temp.", 5);
 	size_t n = tegra_sensor_name(p->s + ws, at - ws, buf + 5, MAX_NAME_LEN + 1);
-	if (n == 0 || tegra_sensor_is_placeholder(buf + 5) || t == TEMP_OFFLINE_C) {
+	if (n == 0 || tegra_sensor_is_placeholder(buf + 5)) {
 		return 0; /* absent means absent */
 	}
-	return put_sfx(p, buf, 5 + n, &sfx_c, t);
+	if (tv.c[0] != TEMP_OFFLINE_C && put_sfx(p, buf, 5 + n, &sfx_c, tv.c[0]) < 0) {
+		return -1;
+	}
+	if (tv.n == 2 && tv.c[1] != TEMP_OFFLINE_C) {
+		char max_buf[NAME_BUF];
+		memcpy(max_buf, "temp_max.", 9);
+		memcpy(max_buf + 9, buf + 5, n);
+		return put_sfx(p, max_buf, 9 + n, &sfx_c, tv.c[1]);
+	}
+	return 0;
 }
 
 /* ---- GPU, EMC ---- */
@@ -364,158 +389,6 @@ finish_gpu(struct parser *p)
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- generic NAME VALUE: engines and power rails ---- */
-
-enum shape {
-	SHAPE_OFF,
-	SHAPE_INT,
-	SHAPE_LOAD_FREQ,
-	SHAPE_RAIL
-};
-
-/* Reads the value at *POS (to the end of its word) and tells its shape. */
-static int
-classify(const char *s, size_t end, size_t *pos, enum shape *shape, struct load_freq *lf, double *cur_mw,
-	 double *avg_mw, unsigned *nvalues)
-{
-	size_t i = *pos;
-	int r;
-	if (s[i] == 'o') {
-		*shape = SHAPE_OFF;
-		r = expect(s, end, &i, LIT("off"));
-		if (r == V_OK && !at_word_end(s, end, i)) {
-			r = V_BAD;
-		}
-		if (r == V_OK) {
-			*pos = i;
-		}
-		return r;
-	}
-	if (s[i] == '@') {
-		*shape = SHAPE_LOAD_FREQ;
-		return ts_read_load_freq(s, end, pos, lf);
-	}
-	uint64_t v;
-	r = read_uint(s, end, &i, &v);
-	if (r != V_OK) {
-		return r;
-	}
-	if (at_word_end(s, end, i)) {
-		*shape = SHAPE_INT;
-		lf->has_load = false;
-		lf->has_freq = true;
-		lf->is_list = false;
-		lf->freq_max_mhz = (double)v;
-		*pos = i;
-		return (double)v > MAX_FREQ_MHZ ? V_RANGE : V_OK;
-	}
-	if (s[i] == '%') {
-		*shape = SHAPE_LOAD_FREQ;
-		return ts_read_load_freq(s, end, pos, lf);
-	}
-	if (s[i] == '/' || s[i] == 'm') {
-		*shape = SHAPE_RAIL;
-		return read_rail(s, end, pos, cur_mw, avg_mw, nvalues);
-	}
-	return V_BAD;
-}
-
-static int
-emit_engine(struct parser *p, const char *name, size_t len, enum shape shape, const struct load_freq *lf)
-{
-	char buf[NAME_BUF];
-	memcpy(buf, "engine.", 7);
-	size_t n = append_lower(buf, 7, name, len);
-	if (len > 5 && memcmp(buf + n - 5, "_freq", 5) == 0) {
-		n -= 5;
-	}
-	if (put_sfx(p, buf, n, &sfx_on, shape == SHAPE_OFF ? 0 : 1) < 0) {
-		return -1;
-	}
-	if (shape == SHAPE_OFF) {
-		return 0;
-	}
-	if (lf->has_load && put_sfx(p, buf, n, &sfx_load, lf->load_pct) < 0) {
-		return -1;
-	}
-	if (lf->has_freq && put_sfx(p, buf, n, &sfx_freq, lf->freq_max_mhz) < 0) {
-		return -1;
-	}
-	return 0;
-}
-
-static int
-emit_rail(struct parser *p, const char *name, size_t len, double cur_mw, double avg_mw)
-{
-	if (len == 2 && name[0] == 'N' && name[1] == 'C') {
-		return 0; /* unconnected INA3221 channel */
-	}
-	char buf[NAME_BUF];
-	memcpy(buf, "power.", 6);
-	size_t n = append_lower(buf, 6, name, len);
-	if (put_sfx(p, buf, n, &sfx_mw, cur_mw) < 0) {
-		return -1;
-	}
-	return put_sfx(p, buf, n, &sfx_avg_mw, avg_mw);
-}
-
-/* What parse_token() did with the word. */
-enum tok_result {
-	TOK_OK = 0,
-	TOK_UNKNOWN = 1,      /* a word that starts an unknown token */
-	TOK_UNKNOWN_WORD = 2, /* a word that cannot start a token */
-	TOK_UNKNOWN_PAIR = 3, /* an unknown NAME VALUE pair, both skipped */
-	TOK_ERROR = -1,
-};
-
-static int
-parse_generic(struct parser *p, size_t ws, size_t we, size_t vs, size_t *next)
-{
-	const char *s = p->s;
-	const char *name = s + ws;
-	size_t len = we - ws;
-	enum shape shape = SHAPE_OFF;
-	struct load_freq lf;
-	double cur_mw = 0, avg_mw = 0;
-	size_t ve = vs;
-	unsigned nvalues = 0;
-	int r = classify(s, p->len, &ve, &shape, &lf, &cur_mw, &avg_mw, &nvalues);
-	bool at_end = ve == p->len;
-	if (r == V_RANGE) {
-		return fail_named(p, ws, "value out of range", name, len);
-	}
-	if (r == V_SHORT) {
-		return fail_named(p, ws, "value cut off", name, len);
-	}
-	if (r != V_OK) {
-		return TOK_UNKNOWN;
-	}
-	*next = ve;
-	if (shape == SHAPE_RAIL) {
-		/*
-		 * JetPack 7 prints cur/?/avg: there a last "a/b" is "a/b/c" cut
-		 * off, and b is not the average.
-		 */
-		if (nvalues == 3) {
-			p->jp7_shape = true;
-		} else if (at_end && p->jp7_shape) {
-			return fail_named(p, ws, "value cut off", name, len);
-		}
-		return emit_rail(p, name, len, cur_mw, avg_mw) < 0 ? TOK_ERROR : TOK_OK;
-	}
-	if (shape == SHAPE_INT && at_end && !word_is(name, len, LIT("APE"))) {
-		/*
-		 * The line may be cut: "VDD_IN 4915" from "VDD_IN 4915/4915",
-		 * "NVDEC 40" from "NVDEC 40%@115". Only APE is always bare MHz.
-		 */
-		if (ts_rail_like(name, len)) {
-			return fail_named(p, ws, "value cut off", name, len);
-		}
-		return TOK_UNKNOWN_PAIR;
-	}
-	return emit_engine(p, name, len, shape, &lf) < 0 ? TOK_ERROR : TOK_OK;
 }
 
 /*
@@ -646,7 +519,7 @@ parse_token(struct parser *p, size_t ws, size_t we, size_t at, unsigned seen, si
 	if (wl > MAX_NAME_LEN) {
 		return TOK_UNKNOWN;
 	}
-	return parse_generic(p, ws, we, vs, next);
+	return ts_parse_generic(p, ws, we, vs, next);
 }
 
 /* ---- entry point ---- */

@@ -35,8 +35,10 @@ struct tegrastats_info {
  * last "NAME <int>" may be a cut "NAME <int>/<int>" or "NAME <int>%@<MHz>":
  * it is an error for rail names (VDD_*, VIN_*, POM_*, NC, ...), an engine
  * clock only for APE (always printed as bare MHz), and otherwise skipped as
- * an unknown token. A NUL byte anywhere in the line is an error. In a line of JetPack 7 shape ("T1C/T2C" temperatures or
- * "a/b/c" rails) a last two-value rail is an error: it is "cur/?/avg" cut.
+ * an unknown token. A NUL byte anywhere in the line is an error. In a
+ * line with JetPack 7 "a/b/c" rails a last two-value rail is an error (an
+ * "a/b/c" cut), and a last lone "amW" rail is one unless the line already
+ * had a lone one (then it is skipped as unknown, as everywhere else).
  */
 int tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, struct tegrastats_info *info,
 			  struct parse_error *err);

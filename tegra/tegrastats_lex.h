@@ -277,12 +277,22 @@ int ts_read_load_freq(const char *s, size_t end, size_t *ret_pos, struct load_fr
 
 /* ---- value shapes read inline on the hot path ---- */
 
-/* "a/b", "amW/bmW" or "amW/bmW/cmW" up to the end of the word. */
+/*
+ * The numbers of a rail: "a/b" and "amW/bmW" (JetPack 3-6: current,
+ * average), "amW/bmW/cmW" (JetPack 7: current, average, maximum) or a lone
+ * "amW" (N = 1, a shape no JetPack is known to print; the grammar skips it).
+ */
+struct rail_values {
+	double mw[3];
+	unsigned n;
+};
+
+/* One of the shapes of struct rail_values up to the end of the word. */
 static inline int
-read_rail(const char *s, size_t end, size_t *ret_pos, double *cur_mw, double *avg_mw, unsigned *ret_n)
+read_rail(const char *s, size_t end, size_t *ret_pos, struct rail_values *rv)
 {
 	size_t pos = *ret_pos;
-	double v[3];
+	double v[3] = {0, 0, 0};
 	unsigned n = 0;
 	bool with_unit = false;
 	for (;;) {
@@ -312,13 +322,9 @@ read_rail(const char *s, size_t end, size_t *ret_pos, double *cur_mw, double *av
 		}
 		pos++;
 	}
-	if (n < 2) {
-		return pos == end ? V_SHORT : V_BAD;
-	}
 	*ret_pos = pos;
-	*ret_n = n;
-	*cur_mw = v[0];
-	*avg_mw = v[n - 1]; /* JetPack 7: cur/?/avg */
+	memcpy(rv->mw, v, sizeof(v));
+	rv->n = n;
 	return V_OK;
 }
 
@@ -398,39 +404,46 @@ temp_ok(double t)
 	return t == TEMP_OFFLINE_C || (t >= MIN_TEMP_C && t <= MAX_TEMP_C);
 }
 
+/* "T C" (n = 1) or JetPack 7's "T1C/T2C" (n = 2: current, maximum). */
+struct temp_values {
+	double c[2];
+	unsigned n;
+};
+
+/* One of the shapes of struct temp_values from I to END (the word's end). */
 static inline int
-read_temp(const char *s, size_t end, size_t i, double *ret_c, bool *ret_pair)
+read_temp(const char *s, size_t end, size_t i, struct temp_values *ret)
 {
-	*ret_pair = false;
-	double t, t2;
-	int r = ts_read_decimal(s, end, &i, &t);
-	if (r == V_OK) {
-		r = expect(s, end, &i, LIT("C"));
-	}
-	if (r == V_OK && i < end) {
-		/* JetPack 7: a second reading; the first one counts */
-		r = expect(s, end, &i, LIT("/"));
-		if (r == V_OK) {
-			r = ts_read_decimal(s, end, &i, &t2);
+	double t[2] = {0, 0};
+	unsigned n = 0;
+	int r;
+	do {
+		if (n == 1) {
+			r = expect(s, end, &i, LIT("/"));
+			if (r != V_OK) {
+				return r;
+			}
 		}
+		r = ts_read_decimal(s, end, &i, &t[n]);
 		if (r == V_OK) {
 			r = expect(s, end, &i, LIT("C"));
 		}
-		if (r == V_OK && !temp_ok(t2)) {
-			r = V_RANGE;
+		if (r != V_OK) {
+			return r;
 		}
-		*ret_pair = true;
+		n++;
+	} while (n < 2 && i < end);
+	if (i != end) {
+		return V_BAD; /* a third value, or anything else after the second */
 	}
-	if (r == V_OK && i != end) {
-		r = V_BAD;
+	for (unsigned k = 0; k < n; k++) {
+		if (!temp_ok(t[k])) {
+			return V_RANGE;
+		}
 	}
-	if (r == V_OK && !temp_ok(t)) {
-		r = V_RANGE;
-	}
-	if (r == V_OK) {
-		*ret_c = t;
-	}
-	return r;
+	memcpy(ret->c, t, sizeof(t));
+	ret->n = n;
+	return V_OK;
 }
 
 /* "kB", "MB", "GB" or "B": the size of the unit in KiB. */

@@ -1,7 +1,8 @@
 /*
  * Internals of the tegrastats parser, shared by its parts: the scanner
  * (tegrastats_lex.h/.c), the grammar (tegrastats.c: tokens and the
- * metrics they give) and the naming (tegrastats_names.c). Here: the
+ * metrics they give; tegrastats_generic.c: engines and rails) and the
+ * naming (tegrastats_names.c). Here: the
  * parser state with its first error, and the inline metric output. Not a
  * public API.
  */
@@ -33,7 +34,8 @@ struct parser {
 	size_t tok; /* start of the token being parsed, for error columns */
 	unsigned tokens, unknown;
 	bool in_unknown; /* skipping the words of an unknown token */
-	bool jp7_shape;  /* a "T1C/T2C" temperature or an "a/b/c" rail was seen */
+	bool rail3_seen; /* an "a/b/c" rail (JetPack 7): this line's rails have three values */
+	bool rail1_seen; /* a lone "amW" rail was skipped: this line's rails may have one value */
 	/* CPU mean, emitted once at the end */
 	bool has_cpu;
 	unsigned cpu_online;
@@ -93,6 +95,7 @@ static const struct suffix sfx_load = SUFFIX(".load_pct");
 static const struct suffix sfx_freq = SUFFIX(".freq_mhz");
 static const struct suffix sfx_mw = SUFFIX(".mw");
 static const struct suffix sfx_avg_mw = SUFFIX(".avg_mw");
+static const struct suffix sfx_max_mw = SUFFIX(".max_mw");
 static const struct suffix sfx_c = SUFFIX("_c");
 
 /* BUF has at least METRIC_NAME_MAX bytes: the whole-word put applies. */
@@ -181,6 +184,23 @@ fail_value(struct parser *p, int r, const char *cut_msg, const char *bad_msg, co
 {
 	return fail(p, r == V_SHORT ? cut_msg : r == V_RANGE ? range_msg : bad_msg);
 }
+
+/* What parse_token() did with the word. */
+enum tok_result {
+	TOK_OK = 0,
+	TOK_UNKNOWN = 1,      /* a word that starts an unknown token */
+	TOK_UNKNOWN_WORD = 2, /* a word that cannot start a token */
+	TOK_UNKNOWN_PAIR = 3, /* an unknown NAME VALUE pair, both skipped */
+	TOK_ERROR = -1,
+};
+
+/* Generic NAME VALUE tokens (tegrastats_generic.c) */
+
+/**
+ * NAME at [ws, we) and its value from VS: an engine or a power rail. A
+ * tok_result; *NEXT is past the value when the value was read.
+ */
+int ts_parse_generic(struct parser *p, size_t ws, size_t we, size_t vs, size_t *next);
 
 /* Timestamp (tegrastats_lex.c) */
 

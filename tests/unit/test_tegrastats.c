@@ -30,7 +30,11 @@ struct kv {
 	{ "cpu." #n ".freq_mhz", mhz }
 #define OFF(n) { "cpu." #n ".online", 0 }
 #define RAIL(name, cur, avg) { "power." name ".mw", cur }, { "power." name ".avg_mw", avg }
+/* JetPack 7: current, average, maximum */
+#define RAIL3(name, cur, avg, max) RAIL(name, cur, avg), { "power." name ".max_mw", max }
 #define TEMP(name, c) { "temp." name "_c", c }
+/* JetPack 7: current, maximum */
+#define TEMP2(name, c, max) TEMP(name, c), { "temp_max." name "_c", max }
 #define ENG_OFF(name) { "engine." name ".on", 0 }
 #define ENG_MHZ(name, mhz) { "engine." name ".on", 1 }, { "engine." name ".freq_mhz", mhz }
 #define ENG_LOAD(name, pct, mhz)                                                     \
@@ -630,8 +634,8 @@ static const char jp7_line[] =
 	"5%@729,6%@729,7%@729,8%@729] EMC_FREQ 7%@3199 GR3D_FREQ 12%@[1300,1300] "
 	"NVENC0 off NVDEC0 off NVJPG0 off NVJPG1 off VIC off OFA off NVDLA0 off NVDLA1 off "
 	"PVA0_FREQ off APE 174 cpu@51.5C/51.5C soc2@47.25C/47.3C soc0@48.0C/48.0C "
-	"gpu@46.875C/46.875C VDD_GPU_SOC 5120mW/4990mW/5003mW VDD_CPU_CV 3300mW/3210mW/3222mW "
-	"VIN_SYS_5V0 5480mW/5470mW/5475mW";
+	"gpu@46.875C/46.875C VDD_GPU_SOC 5120mW/4990mW/5310mW VDD_CPU_CV 3300mW/3210mW/3420mW "
+	"VIN_SYS_5V0 5480mW/5470mW/5530mW";
 
 static const struct kv jp7_expect[] = {
 	{ "ram.used_mb", 18211 }, { "ram.total_mb", 62817 },
@@ -645,11 +649,12 @@ static const struct kv jp7_expect[] = {
 	ENG_OFF("nvenc0"), ENG_OFF("nvdec0"), ENG_OFF("nvjpg0"), ENG_OFF("nvjpg1"), ENG_OFF("vic"),
 	ENG_OFF("ofa"), ENG_OFF("nvdla0"), ENG_OFF("nvdla1"), ENG_OFF("pva0"),
 	ENG_MHZ("ape", 174),
-	/* first value of the pair counts */
-	TEMP("cpu", 51.5), TEMP("soc2", 47.25), TEMP("soc0", 48.0), TEMP("gpu", 46.875),
-	/* first value is current, the last the average */
-	RAIL("vdd_gpu_soc", 5120, 5003), RAIL("vdd_cpu_cv", 3300, 3222),
-	RAIL("vin_sys_5v0", 5480, 5475),
+	/* current, then the highest so far */
+	TEMP2("cpu", 51.5, 51.5), TEMP2("soc2", 47.25, 47.3), TEMP2("soc0", 48.0, 48.0),
+	TEMP2("gpu", 46.875, 46.875),
+	/* current, average, maximum */
+	RAIL3("vdd_gpu_soc", 5120, 4990, 5310), RAIL3("vdd_cpu_cv", 3300, 3210, 3420),
+	RAIL3("vin_sys_5v0", 5480, 5470, 5530),
 	END,
 };
 
@@ -767,6 +772,33 @@ static const struct kv thor_expect[] = {
 	END,
 };
 
+/*
+ * Thor JetPack 7 shape, the forms of the issue: GR3D_FREQ without a load,
+ * indexed engines busy and off, two-value temperatures, three-value rails
+ * (values made up: current <= maximum, the average between)
+ */
+static const char thor_jp7_line[] =
+	"05-15-2026 09:12:44 RAM 21034/125772MB (lfb 40x4MB) "
+	"CPU [12%@2601,8%@2601,off,3%@2601] EMC_FREQ 9%@4266 GR3D_FREQ @[1575,1575,1400] "
+	"NVENC0 23%@998 NVENC1 off NVDEC0 41%@1075 NVJPG0 off NVJPG1 12%@729 PVA0_FREQ 704 "
+	"NVDLA0 off cpu@45.375C/45.812C gpu@44.5C/46.25C tj@46.1C/47.9C "
+	"VDD_IN 3462mW/3522mW/3582mW VDD_GPU 1210mW/1105mW/1290mW VDD_CPU_SOC_MSS 980mW/960mW/1010mW";
+
+static const struct kv thor_jp7_expect[] = {
+	{ "ram.used_mb", 21034 }, { "ram.total_mb", 125772 },
+	ON(0, 12, 2601), ON(1, 8, 2601), OFF(2), ON(3, 3, 2601),
+	{ "cpu.load_pct", 23 / 3.0 },
+	{ "emc.load_pct", 9 }, { "emc.freq_mhz", 4266 },
+	{ "gpu.gpc.0.freq_mhz", 1575 }, { "gpu.gpc.1.freq_mhz", 1575 },
+	{ "gpu.gpc.2.freq_mhz", 1400 }, { "gpu.freq_mhz", 1575 },
+	ENG_LOAD("nvenc0", 23, 998), ENG_OFF("nvenc1"), ENG_LOAD("nvdec0", 41, 1075),
+	ENG_OFF("nvjpg0"), ENG_LOAD("nvjpg1", 12, 729), ENG_MHZ("pva0", 704), ENG_OFF("nvdla0"),
+	TEMP2("cpu", 45.375, 45.812), TEMP2("gpu", 44.5, 46.25), TEMP2("tj", 46.1, 47.9),
+	RAIL3("vdd_in", 3462, 3522, 3582), RAIL3("vdd_gpu", 1210, 1105, 1290),
+	RAIL3("vdd_cpu_soc_mss", 980, 960, 1010),
+	END,
+};
+
 struct made_up {
 	const char *line;
 	size_t count;
@@ -778,12 +810,13 @@ test_held_back_shapes(void **state)
 {
 	(void)state;
 	static const struct made_up cases[] = {
-		{ jp7_line, 66, jp7_expect },
+		{ jp7_line, 73, jp7_expect },
 		{ nx8_jp62_line, 56, nx8_jp62_expect },
 		{ jp6_plain_gr3d_line, 38, jp6_plain_gr3d_expect },
 		{ orin_jp51_line, 67, orin_jp51_expect },
 		{ tx2_root_line, 47, tx2_root_expect },
 		{ thor_line, 17, thor_expect },
+		{ thor_jp7_line, 48, thor_jp7_expect },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct tegrastats_info info;
@@ -1087,10 +1120,10 @@ test_check7_temperatures(void **state)
 	static const struct kv want[] = {
 		TEMP("cpu", 32), TEMP("gpu", 41.5), TEMP("ao", 37.25), TEMP("thermal", 31.35),
 		TEMP("tj", 44.562), TEMP("bcpu", -45), TEMP("iwlwifi", 34), TEMP("tboard", 30),
-		TEMP("soc1", 50), TEMP("x_y", 1),
+		TEMP2("soc1", 50, 51.5), TEMP("x_y", 1),
 		END,
 	};
-	expect_exactly(want, 10, "temperatures");
+	expect_exactly(want, 11, "temperatures");
 	assert_int_equal(info.tokens, 13); /* -256 and PMIC are understood, not emitted */
 	expect_absent("temp.pmic_c");
 	expect_absent("temp.cv0_c");
@@ -1130,16 +1163,16 @@ test_check8_rails(void **state)
 {
 	(void)state;
 	struct tegrastats_info info;
-	parse_ok("POM_5V_IN 1750/1628 VDD_IN 2763mW/2846mW VDD_GPU_SOC 5139mW/5000mW/5100mW "
-		 "NC 0mW/0mW NC 0mW/0mW GPU 466/466 GPU@30C",
+	parse_ok("POM_5V_IN 1750/1628 VDD_IN 2763mW/2846mW VDD_GPU_SOC 5139mW/5000mW/5180mW "
+		 "NC 0mW/0mW NC 0mW/0mW NC 0mW/0mW/0mW GPU 466/466 GPU@30C",
 		 &info);
 	static const struct kv want[] = {
 		RAIL("pom_5v_in", 1750, 1628), RAIL("vdd_in", 2763, 2846),
-		RAIL("vdd_gpu_soc", 5139, 5100), RAIL("gpu", 466, 466), TEMP("gpu", 30),
+		RAIL3("vdd_gpu_soc", 5139, 5000, 5180), RAIL("gpu", 466, 466), TEMP("gpu", 30),
 		END,
 	};
-	expect_exactly(want, 9, "rails");
-	assert_int_equal(info.tokens, 7);
+	expect_exactly(want, 10, "rails");
+	assert_int_equal(info.tokens, 8);
 	expect_absent("power.nc.mw");
 
 	struct parse_error err;
@@ -1266,17 +1299,151 @@ test_check12_cut_examples(void **state)
 	assert_int_equal(info.unknown_tokens, 1);
 	expect_absent("engine.nvdec.freq_mhz");
 
-	/* JetPack 7 rails are cur/?/avg: a last a/b there is a cut a/b/c */
-	assert_int_equal(parse("cpu@51C/51C VDD_GPU_SOC 5120mW/4990mW", &info, &err), -EINVAL);
-	assert_string_equal(err.msg, "value cut off: VDD_GPU_SOC");
-	assert_int_equal(err.column, 13);
-	assert_int_equal(parse("VDD_CPU_CV 3mW/2mW/1mW VDD_GPU_SOC 5120mW/4990mW", &info, &err),
+	/* after a JetPack 7 a/b/c rail, a last a/b is a cut a/b/c */
+	assert_int_equal(parse("VDD_CPU_CV 1mW/2mW/3mW VDD_GPU_SOC 5120mW/4990mW", &info, &err),
 			 -EINVAL);
+	assert_string_equal(err.msg, "value cut off: VDD_GPU_SOC");
 	assert_int_equal(err.column, 24);
+	assert_int_equal(set.count, 0);
+	/* two-value temperatures alone say nothing about the rails: a/b is current/average */
+	parse_ok("cpu@51C/52C VDD_GPU_SOC 5120mW/4990mW", &info);
+	expect_metric("power.vdd_gpu_soc.mw", 5120);
+	expect_metric("power.vdd_gpu_soc.avg_mw", 4990);
+	expect_absent("power.vdd_gpu_soc.max_mw");
 	parse_ok("cpu@51C VDD_GPU_SOC 5120mW/4990mW", &info); /* JetPack 5/6 shape */
 	expect_metric("power.vdd_gpu_soc.avg_mw", 4990);
-	parse_ok("cpu@51C/51C VDD_GPU_SOC 5120mW/4990mW APE 1", &info); /* not last */
+	parse_ok("VDD_CPU_CV 1mW/2mW/3mW VDD_GPU_SOC 5120mW/4990mW APE 1", &info); /* not last */
 	expect_metric("power.vdd_gpu_soc.avg_mw", 4990);
+	expect_absent("power.vdd_gpu_soc.max_mw");
+}
+
+/* ---- JetPack 7 token forms, and what a newer JetPack may print instead ---- */
+
+/* a line refused: where and why */
+struct err_case {
+	const char *line;
+	int column;
+	const char *msg;
+};
+
+static void
+test_jp7_forms(void **state)
+{
+	(void)state;
+	struct tegrastats_info info;
+	struct parse_error err;
+
+	/* the issue's shapes: current / running average / running maximum */
+	parse_ok("VDD_IN 3462mW/3522mW/3582mW VDD_GPU_SOC 5139mW/5139mW/5139mW", &info);
+	static const struct kv rails[] = {
+		RAIL3("vdd_in", 3462, 3522, 3582), RAIL3("vdd_gpu_soc", 5139, 5139, 5139), END,
+	};
+	expect_exactly(rails, 6, "three-value rails");
+	assert_int_equal(info.tokens, 2);
+
+	/* two-value temperatures: current and maximum; -256 hides that value only */
+	parse_ok("cpu@45.375C/45.812C gpu@-256C/47.5C soc0@44C/-256C cv0@-256C/-256C PMIC@50C/50C",
+		 &info);
+	static const struct kv temps[] = {
+		TEMP2("cpu", 45.375, 45.812), { "temp_max.gpu_c", 47.5 }, TEMP("soc0", 44), END,
+	};
+	expect_exactly(temps, 4, "two-value temperatures");
+	assert_int_equal(info.tokens, 5);
+	assert_int_equal(info.unknown_tokens, 0);
+
+	/* indexed engines keep their index: never merged with each other or the plain name */
+	parse_ok("NVJPG 5%@600 NVJPG0 off NVJPG1 12%@729 NVENC0 23%@998 NVDEC0 off NVDLA0 off "
+		 "PVA1_FREQ 704 NVDLA1 55%@1600 PVA0_FREQ off",
+		 &info);
+	static const struct kv engines[] = {
+		ENG_LOAD("nvjpg", 5, 600), ENG_OFF("nvjpg0"), ENG_LOAD("nvjpg1", 12, 729),
+		ENG_LOAD("nvenc0", 23, 998), ENG_OFF("nvdec0"), ENG_OFF("nvdla0"),
+		ENG_LOAD("nvdla1", 55, 1600), ENG_OFF("pva0"), ENG_MHZ("pva1", 704),
+		END,
+	};
+	expect_exactly(engines, 18, "indexed engines");
+
+	/* GR3D_FREQ @[f,f,f] without a load: test_check4_emc_gr3d and thor_jp7_line */
+
+	/*
+	 * A lone "amW" rail: skipped and counted once, the rest of the line
+	 * kept; last in the line it is a cut "amW/bmW" (the line's one error),
+	 * unless the line already showed lone values.
+	 */
+	parse_ok("RAM 1/2MB VDD_IN 5139mW VDD_SOC 1200mW/1100mW/1300mW", &info);
+	assert_int_equal(info.unknown_tokens, 1);
+	assert_int_equal(info.tokens, 2);
+	expect_absent("power.vdd_in.mw");
+	expect_absent("power.vdd_in.avg_mw");
+	expect_absent("power.vdd_in.max_mw");
+	expect_metric("power.vdd_soc.mw", 1200);
+	assert_int_equal(set.count, 5);
+	assert_int_equal(parse("RAM 1/2MB VDD_IN 5139mW", &info, &err), -EINVAL);
+	assert_string_equal(err.msg, "value cut off: VDD_IN");
+	assert_int_equal(err.column, 11);
+	assert_int_equal(set.count, 0);
+	parse_ok("RAM 1/2MB VDD_IN 5139mW VDD_SOC 1200mW", &info);
+	assert_int_equal(info.unknown_tokens, 2);
+	assert_int_equal(set.count, 2);
+	expect_absent("power.vdd_soc.mw");
+
+	/*
+	 * Malformed JetPack 7 values in the middle of a line: each skipped
+	 * and counted once (the value word is not a second unknown token), no
+	 * metric of its name.
+	 */
+	static const char *const mid[] = {
+		"RAM 1/2MB VDD_IN 5139mW/ APE 5",
+		"RAM 1/2MB VDD_IN 1mW/2mW/3mW/4mW APE 5",
+		"RAM 1/2MB VDD_IN 1mW/2mW/3 APE 5",
+		"RAM 1/2MB VDD_IN 1mW/2mW/3W APE 5",
+		"RAM 1/2MB VDD_IN 1/2/3mW APE 5",
+		"RAM 1/2MB VDD_IN 1mW//3mW APE 5",
+	};
+	for (size_t i = 0; i < sizeof(mid) / sizeof(mid[0]); i++) {
+		parse_ok(mid[i], &info);
+		if (info.unknown_tokens != 1 || info.tokens != 2 || set.count != 4) {
+			fail_msg("\"%s\": %u unknown, %u tokens, %zu metrics", mid[i], info.unknown_tokens,
+				 info.tokens, set.count);
+		}
+		expect_absent("power.vdd_in.mw");
+		expect_absent("power.vdd_in.avg_mw");
+		expect_absent("power.vdd_in.max_mw");
+		expect_metric("engine.ape.freq_mhz", 5);
+	}
+
+	/* cut off at the end, or a known token (strict) malformed: the line's one error */
+	static const struct err_case bad[] = {
+		{ "RAM 1/2MB VDD_IN 5139mW/", 11, "value cut off: VDD_IN" },
+		{ "RAM 1/2MB VDD_IN 5139mW/5000mW/", 11, "value cut off: VDD_IN" },
+		{ "RAM 1/2MB VDD_IN 5139mW/5000mW/51", 11, "value cut off: VDD_IN" },
+		{ "RAM 1/2MB GR3D_FREQ @[1000,", 11, "GR3D_FREQ value cut off" },
+		{ "RAM 1/2MB GR3D_FREQ @[1000, APE 5", 11, "bad GR3D_FREQ value" },
+		{ "RAM 1/2MB GR3D_FREQ @[1000,1000]x APE 5", 11, "bad GR3D_FREQ value" },
+		{ "RAM 1/2MB cpu@45.375C/", 11, "temperature cut off" },
+		{ "RAM 1/2MB cpu@45.375C/45.8", 11, "temperature cut off" },
+		{ "RAM 1/2MB cpu@45C/46C/47C APE 5", 11, "bad temperature" },
+		{ "RAM 1/2MB cpu@45C/600C", 11, "temperature out of range" },
+		{ "RAM 1/2MB VDD_IN 1mW/2mW/1000001mW", 11, "value out of range: VDD_IN" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		int r = parse(bad[i].line, &info, &err);
+		if (r != -EINVAL || err.column != bad[i].column || strcmp(err.msg, bad[i].msg) != 0) {
+			fail_msg("\"%s\": got %d col %d \"%s\", expected col %d \"%s\"", bad[i].line, r,
+				 err.column, err.msg, bad[i].column, bad[i].msg);
+		}
+		assert_int_equal(set.count, 0);
+	}
+
+	/*
+	 * A triple against the rule (current above maximum): emitted as
+	 * printed, not counted (see emit_rail() for why).
+	 */
+	parse_ok("VDD_IN 3700mW/3522mW/3582mW", &info);
+	static const struct kv odd[] = { RAIL3("vdd_in", 3700, 3522, 3582), END };
+	expect_exactly(odd, 3, "inconsistent triple");
+	assert_int_equal(info.unknown_tokens, 0);
 }
 
 /*
@@ -1352,6 +1519,7 @@ test_cut_every_prefix(void **state)
 		check_prefixes(lines.text[real_lines[i].index], &n_err, &n_ok);
 	}
 	check_prefixes(jp7_line, &n_err, &n_ok);
+	check_prefixes(thor_jp7_line, &n_err, &n_ok);
 	check_prefixes(nx8_jp62_line, &n_err, &n_ok);
 	check_prefixes(orin_jp51_line, &n_err, &n_ok);
 	/* most cuts land inside a token and must be refused */
@@ -1360,12 +1528,6 @@ test_cut_every_prefix(void **state)
 }
 
 /* ---- error reports ---- */
-
-struct err_case {
-	const char *line;
-	int column;
-	const char *msg;
-};
 
 static void
 test_error_column_and_message(void **state)
@@ -1603,6 +1765,7 @@ main(void)
 		cmocka_unit_test(test_check10_memory_units),
 		cmocka_unit_test(test_check11_totals_free),
 		cmocka_unit_test(test_check12_cut_examples),
+		cmocka_unit_test(test_jp7_forms),
 		cmocka_unit_test(test_cut_every_prefix),
 		cmocka_unit_test(test_error_column_and_message),
 		cmocka_unit_test(test_error_leaves_set_empty),
