@@ -37,6 +37,9 @@ struct family_rule {
 static const struct family_rule rules[] = {
 	{"temp.*_c", "tegrawatch_temperature_celsius", PROM_GAUGE, 1, {"sensor"},
 	 "Temperature of a thermal zone or sensor in degrees Celsius."},
+	{"temp_max.*_c", "tegrawatch_temperature_max_celsius", PROM_GAUGE, 1, {"sensor"},
+	 "Highest temperature of a sensor since tegrastats started (tegrastats' running maximum, JetPack 7), in degrees "
+	 "Celsius."},
 	{"trip.*.*_c", "tegrawatch_trip_point_celsius", PROM_GAUGE, 1, {"sensor", "type"},
 	 "Lowest trip point of each type (passive, hot, critical, active) of a thermal zone in degrees Celsius."},
 	{"cooling.*.state", "tegrawatch_cooling_device_state", PROM_GAUGE, 1, {"device"},
@@ -99,6 +102,8 @@ static const struct family_rule rules[] = {
 	 "Power drawn through a rail in watts."},
 	{"power.*.avg_mw", "tegrawatch_power_average_watts", PROM_GAUGE, MILLI, {"rail"},
 	 "Average power through a rail since tegrastats started (tegrastats' running average), in watts."},
+	{"power.*.max_mw", "tegrawatch_power_max_watts", PROM_GAUGE, MILLI, {"rail"},
+	 "Highest power through a rail since tegrastats started (tegrastats' running maximum, JetPack 7), in watts."},
 	{"power.*.mv", "tegrawatch_rail_voltage_volts", PROM_GAUGE, MILLI, {"rail"},
 	 "Bus voltage of a rail in volts."},
 	{"power.*.ma", "tegrawatch_rail_current_amperes", PROM_GAUGE, MILLI, {"rail"},

@@ -402,6 +402,8 @@ test_ha_discovery(void **state)
 	metric_set_put(set, "trip.cpu.passive_c", 95);
 	metric_set_put(set, "power.vdd_in.mw", 5200);
 	metric_set_put(set, "power.vdd_in.avg_mw", 5100);
+	metric_set_put(set, "power.vdd_in.max_mw", 5300);
+	metric_set_put(set, "temp_max.cpu_c", 54.1);
 	metric_set_put(set, "power.vdd_in.mv", 5000);
 	metric_set_put(set, "cpu.0.load_pct", 10);
 	metric_set_put(set, "gpu.load_pct", 12);
@@ -412,7 +414,7 @@ test_ha_discovery(void **state)
 	struct emitted *e = calloc(1, sizeof(*e));
 	assert_non_null(e);
 	size_t n = mqtt_ha_discovery(&ctx, set, capture, e);
-	/* temp, power (not avg, not mv), gpu load, fan, ram; power mode; throttling, each reason; alerts firing */
+	/* temp (not temp_max), power (not avg, not max, not mv), gpu load, fan, ram; power mode; throttling, each reason; alerts firing */
 	assert_int_equal(n, 12);
 	assert_int_equal(e->count, 12);
 	static const char *const topics[] = {

@@ -69,6 +69,9 @@ test_map_names(void **state)
 	check_map("power.vdd_in.mw", "tegrawatch_power_watts", "gauge", 0.001, "rail", "vdd_in", NULL, NULL);
 	check_map("power.vdd_in.avg_mw", "tegrawatch_power_average_watts", "gauge", 0.001, "rail", "vdd_in", NULL,
 		  NULL);
+	/* JetPack 7: the running maximum is its own family, never the current power */
+	check_map("power.vdd_in.max_mw", "tegrawatch_power_max_watts", "gauge", 0.001, "rail", "vdd_in", NULL, NULL);
+	check_map("temp_max.cpu_c", "tegrawatch_temperature_max_celsius", "gauge", 1, "sensor", "cpu", NULL, NULL);
 	check_map("power.vdd_soc.crit_ma", "tegrawatch_rail_current_limit_amperes", "gauge", 0.001, "rail", "vdd_soc",
 		  NULL, NULL);
 	check_map("oc.3.events", "tegrawatch_oc_events_total", "counter", 1, "event", "3", NULL, NULL);
@@ -385,6 +388,7 @@ test_every_catalogue_shape_has_a_family(void **state)
 		"gpu.gpc.0.freq_mhz", "gpu.max_freq_mhz", "gpu.min_freq_mhz", "gpu.hw_max_freq_mhz", "emc.load_pct",
 		"emc.freq_mhz", "engine.vic.load_pct", "engine.vic.freq_mhz", "engine.vic.on", "temp.tj_c",
 		"trip.tj.critical_c", "cooling.pwm_fan.state", "power.vdd_in.mw", "power.vdd_in.avg_mw",
+		"power.vdd_in.max_mw", "temp_max.cpu_c",
 		"power.vdd_in.mv", "power.vdd_in.ma", "power.vdd_in.crit_alarm", "power.vdd_in.max_alarm",
 		"power.vdd_in.crit_ma", "oc.1.events", "oc.1.throttle_enabled", "fan.0.pwm", "fan.0.rpm",
 		"mts.fg_pct", "mts.bg_pct", "cpu.edp_limit_mhz", "nvpmodel.id", "throttle.active",
