@@ -149,6 +149,38 @@ class RunTest(unittest.TestCase):
                                sum((b["time_ms"] - a["time_ms"]) / 1000.0 for a, b in zip(docs, docs[1:])
                                    if "thermal" in b["throttle"]["reasons"]), places=6)
 
+    def test_jp7_energy_integrates_the_current_power(self):
+        """JetPack 7 rails are current/average/maximum: energy.RAIL.joules_total integrates the current."""
+        cur = [3462, 3900, 3100, 3700, 3300]
+        lines = []
+        for i, c in enumerate(cur):
+            seen = cur[:i + 1]
+            lines.append("05-15-2026 09:12:%02d RAM 21034/125772MB (lfb 40x4MB) CPU [12%%@2601,8%%@2601] "
+                         "GR3D_FREQ @[1575,1575,1400] NVENC0 off cpu@45.%dC/46.5C "
+                         "VDD_IN %dmW/%dmW/%dmW\n" % (10 + i, i, c, sum(seen) // len(seen), max(seen)))
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "jp7.log")
+            with open(log, "w") as f:
+                f.writelines(lines)
+            p = run(["run", "--replay", log, "--speed", "0", "--json"], timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr[-400:])
+        docs = [json.loads(x) for x in p.stdout.splitlines()]
+        self.assertEqual(len(docs), len(cur))
+        want, prev_t = 0.0, None
+        for i, (d, c) in enumerate(zip(docs, cur)):
+            m = d["metrics"]
+            self.assertEqual(m["power.vdd_in.mw"], c)
+            self.assertEqual(m["power.vdd_in.max_mw"], max(cur[:i + 1]))
+            self.assertEqual(m["temp_max.cpu_c"], 46.5)
+            if prev_t is not None:
+                want += c / 1000.0 * (d["time_ms"] - prev_t) / 1000.0
+            prev_t = d["time_ms"]
+        self.assertGreater(want, 0)
+        got = docs[-1]["metrics"]["energy.vdd_in.joules_total"]
+        self.assertTrue(abs(got - want) <= 1e-6 * want, (got, want))
+        self.assertEqual(docs[-1]["metrics"]["agent.unknown_tokens_total"], 0)
+        self.assertEqual(docs[-1]["metrics"]["agent.parse_errors_total"], 0)
+
     def test_demo_tells_the_story(self):
         p = run(["run", "--demo", "--speed", "0"], timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
