@@ -1,4 +1,4 @@
-/* Per-metric history rings (see history.h). */
+/* Per-metric history rings in two tiers (see history.h). */
 #include "history.h"
 
 #include <errno.h>
@@ -10,20 +10,41 @@
 
 #include "agent/core/xalloc.h"
 
+/*
+ * One metric. Its memory is one block: tier 0 values (cap floats), then
+ * tier 1 mins, means and maxes (buckets floats each), then the bucket
+ * counts (buckets x count_width bytes). A bucket count of 0 marks a minute
+ * without the metric.
+ */
 struct ring {
 	char name[METRIC_NAME_MAX];
-	float *values;      /* capacity slots, indexed like the time ring */
-	uint64_t born;      /* sample index of the first slot that belongs to this ring */
-	uint64_t last_seen; /* sample index of the latest value */
+	float *values;
+	double sum;           /* of the minute being filled */
+	uint64_t born;        /* sample index of the first slot that belongs to this ring */
+	uint64_t last_seen;   /* sample index of the latest value */
+	uint64_t born_bucket; /* bucket index of the first bucket that belongs to this ring */
+	uint64_t last_bucket; /* bucket index of the latest value */
 	bool used;
 };
+
+/* a ring and its two index slots fit what history_bytes() counts for them */
+_Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
 
 struct history {
 	size_t cap;
 	size_t max_rings;
 	int64_t *times; /* sample times, slot = index % cap */
 	uint64_t count; /* samples added */
+	/* tier 1 */
+	size_t buckets;     /* 0: no tier 1 */
+	size_t count_width; /* bytes of a bucket count: 1 or 2 */
+	uint32_t count_max; /* a bucket holding this many samples is closed early */
+	int64_t *minutes;   /* minute start times, slot = bucket index % buckets */
+	uint64_t opened;    /* buckets opened; the one being filled is opened - 1 */
+	int64_t minute;     /* of the bucket being filled, in minutes since the epoch */
+	uint32_t in_bucket; /* samples in the bucket being filled */
 	struct ring *rings;
+	size_t rings_end; /* rings at or past this position are unused */
 	size_t rings_used;
 	uint32_t *index; /* open addressing: ring position + 1, 0 = empty */
 	size_t index_mask;
@@ -40,8 +61,36 @@ name_hash(const char *s)
 	return h;
 }
 
+/* the most samples a minute holds at INTERVAL_MS decides the width of a count */
+static size_t
+count_width_for(int64_t interval_ms)
+{
+	return interval_ms > 0 && HISTORY_BUCKET_MS / interval_ms <= UINT8_MAX ? 1 : 2;
+}
+
+size_t
+history_buckets_for(int64_t span_ms, int64_t interval_ms)
+{
+	if (span_ms <= 0) {
+		return 0;
+	}
+	/* a minute without a sample takes no bucket: samples further apart need fewer */
+	int64_t step_ms = interval_ms > HISTORY_BUCKET_MS ? interval_ms : HISTORY_BUCKET_MS;
+	/* whole steps back from the bucket being filled, which is partly in the span */
+	uint64_t n = (uint64_t)((span_ms + step_ms - 1) / step_ms) + 1;
+	return n > HISTORY_MAX_BUCKETS ? HISTORY_MAX_BUCKETS : (size_t)n;
+}
+
+uint64_t
+history_bytes(uint64_t capacity, uint64_t buckets, int64_t interval_ms, uint64_t metrics)
+{
+	uint64_t per_metric = capacity * sizeof(float) + buckets * (3 * sizeof(float) + count_width_for(interval_ms)) +
+			      HISTORY_RING_BYTES;
+	return capacity * sizeof(int64_t) + buckets * sizeof(int64_t) + metrics * per_metric;
+}
+
 struct history *
-history_create(size_t capacity)
+history_create(size_t capacity, size_t buckets, int64_t interval_ms)
 {
 	if (capacity < 1) {
 		capacity = 1;
@@ -49,16 +98,17 @@ history_create(size_t capacity)
 	if (capacity > HISTORY_MAX_CAPACITY) {
 		capacity = HISTORY_MAX_CAPACITY;
 	}
+	if (buckets > HISTORY_MAX_BUCKETS) {
+		buckets = HISTORY_MAX_BUCKETS;
+	}
 	struct history *h = xcalloc(1, sizeof(*h));
 	h->cap = capacity;
-	h->max_rings = HISTORY_MAX_BYTES / (capacity * sizeof(float));
-	if (h->max_rings > HISTORY_MAX_METRICS) {
-		h->max_rings = HISTORY_MAX_METRICS;
-	}
-	if (h->max_rings < 1) {
-		h->max_rings = 1;
-	}
+	h->max_rings = HISTORY_MAX_METRICS;
 	h->times = xcalloc(capacity, sizeof(*h->times));
+	h->buckets = buckets;
+	h->count_width = count_width_for(interval_ms);
+	h->count_max = h->count_width == 1 ? UINT8_MAX : UINT16_MAX;
+	h->minutes = buckets ? xcalloc(buckets, sizeof(*h->minutes)) : NULL;
 	h->rings = xcalloc(h->max_rings, sizeof(*h->rings));
 	size_t slots = 16;
 	while (slots < 2 * h->max_rings) {
@@ -75,14 +125,89 @@ history_destroy(struct history *h)
 	if (!h) {
 		return;
 	}
-	for (size_t i = 0; i < h->max_rings; i++) {
+	for (size_t i = 0; i < h->rings_end; i++) {
 		free(h->rings[i].values);
 	}
 	free(h->rings);
 	free(h->index);
 	free(h->times);
+	free(h->minutes);
 	free(h);
 }
+
+/* ---- a ring's tier 1 arrays ---- */
+
+static float *
+mins_of(const struct history *h, const struct ring *r)
+{
+	return r->values + h->cap;
+}
+
+static float *
+means_of(const struct history *h, const struct ring *r)
+{
+	return r->values + h->cap + h->buckets;
+}
+
+static float *
+maxs_of(const struct history *h, const struct ring *r)
+{
+	return r->values + h->cap + 2 * h->buckets;
+}
+
+static uint32_t
+bucket_count(const struct history *h, const struct ring *r, size_t slot)
+{
+	const unsigned char *c = (const unsigned char *)(r->values + h->cap + 3 * h->buckets);
+	if (h->count_width == 1) {
+		return c[slot];
+	}
+	uint16_t v;
+	memcpy(&v, c + 2 * slot, sizeof(v));
+	return v;
+}
+
+static void
+set_bucket_count(const struct history *h, struct ring *r, size_t slot, uint32_t n)
+{
+	unsigned char *c = (unsigned char *)(r->values + h->cap + 3 * h->buckets);
+	if (h->count_width == 1) {
+		c[slot] = (unsigned char)n;
+	} else {
+		uint16_t v = (uint16_t)n;
+		memcpy(c + 2 * slot, &v, sizeof(v));
+	}
+}
+
+/* Empties R's bucket being filled. */
+static void
+open_bucket(struct history *h, struct ring *r)
+{
+	set_bucket_count(h, r, (size_t)((h->opened - 1) % h->buckets), 0);
+	r->sum = 0;
+}
+
+/* Adds V to R's bucket being filled. */
+static void
+bucket_add(struct history *h, struct ring *r, double v)
+{
+	size_t slot = (size_t)((h->opened - 1) % h->buckets);
+	uint32_t n = bucket_count(h, r, slot);
+	float f = (float)v;
+	if (n == 0 || f < mins_of(h, r)[slot]) {
+		mins_of(h, r)[slot] = f;
+	}
+	if (n == 0 || f > maxs_of(h, r)[slot]) {
+		maxs_of(h, r)[slot] = f;
+	}
+	r->sum += v;
+	n++;
+	means_of(h, r)[slot] = (float)(r->sum / n);
+	set_bucket_count(h, r, slot, n);
+	r->last_bucket = h->opened - 1;
+}
+
+/* ---- the ring index ---- */
 
 static struct ring *
 find_ring(const struct history *h, const char *name)
@@ -121,24 +246,39 @@ new_ring(struct history *h, const char *name)
 	}
 	struct ring *r = &h->rings[pos];
 	/* not zeroed: pages are touched only as samples arrive */
-	r->values = xrealloc(NULL, h->cap, sizeof(*r->values));
+	size_t bytes = (h->cap + 3 * h->buckets) * sizeof(float) + h->buckets * h->count_width;
+	r->values = xrealloc(NULL, bytes, 1);
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->born = h->count;
 	r->last_seen = h->count;
+	r->born_bucket = h->opened - 1;
+	r->last_bucket = h->opened - 1;
 	r->used = true;
+	if (h->buckets) {
+		open_bucket(h, r);
+	}
 	h->rings_used++;
+	if (pos >= h->rings_end) {
+		h->rings_end = pos + 1;
+	}
 	index_insert(h, pos);
 	return r;
 }
 
-/* Frees the rings whose metric was absent for a whole ring: they hold nothing. */
+/* A ring holds nothing once its metric was absent for a whole tier 0 and a whole tier 1. */
+static bool
+ring_empty(const struct history *h, const struct ring *r)
+{
+	return h->count - r->last_seen > h->cap && h->opened - r->last_bucket > h->buckets;
+}
+
 static void
 evict(struct history *h)
 {
 	bool freed = false;
-	for (size_t i = 0; i < h->max_rings; i++) {
+	for (size_t i = 0; i < h->rings_end; i++) {
 		struct ring *r = &h->rings[i];
-		if (r->used && h->count - r->last_seen > h->cap) {
+		if (r->used && ring_empty(h, r)) {
 			free(r->values);
 			memset(r, 0, sizeof(*r));
 			h->rings_used--;
@@ -146,11 +286,45 @@ evict(struct history *h)
 		}
 	}
 	if (freed) {
+		while (h->rings_end > 0 && !h->rings[h->rings_end - 1].used) {
+			h->rings_end--;
+		}
 		memset(h->index, 0, (h->index_mask + 1) * sizeof(*h->index));
-		for (size_t i = 0; i < h->max_rings; i++) {
+		for (size_t i = 0; i < h->rings_end; i++) {
 			if (h->rings[i].used) {
 				index_insert(h, i);
 			}
+		}
+	}
+}
+
+static int64_t
+minute_of(int64_t time_ms)
+{
+	int64_t m = time_ms / HISTORY_BUCKET_MS;
+	return (time_ms % HISTORY_BUCKET_MS < 0) ? m - 1 : m; /* floor, also before 1970 */
+}
+
+/*
+ * Opens the next bucket when T is in another minute than the bucket being
+ * filled (a clock step back too), or that bucket cannot count one more
+ * sample.
+ */
+static void
+advance_minute(struct history *h, int64_t t)
+{
+	int64_t minute = minute_of(t);
+	if (h->opened > 0 && minute == h->minute && h->in_bucket < h->count_max) {
+		h->in_bucket++;
+		return;
+	}
+	h->opened++;
+	h->minute = minute;
+	h->in_bucket = 1;
+	h->minutes[(h->opened - 1) % h->buckets] = minute * HISTORY_BUCKET_MS;
+	for (size_t i = 0; i < h->rings_end; i++) {
+		if (h->rings[i].used) {
+			open_bucket(h, &h->rings[i]);
 		}
 	}
 }
@@ -160,10 +334,13 @@ history_add(struct history *h, const struct sample *s)
 {
 	size_t slot = (size_t)(h->count % h->cap);
 	h->times[slot] = s->time_ms;
-	for (size_t i = 0; i < h->max_rings; i++) {
+	for (size_t i = 0; i < h->rings_end; i++) {
 		if (h->rings[i].used) {
 			h->rings[i].values[slot] = NAN; /* absent unless the sample has it */
 		}
+	}
+	if (h->buckets) {
+		advance_minute(h, s->time_ms);
 	}
 	const struct metric_set *set = &s->metrics;
 	for (size_t i = 0; i < set->count; i++) {
@@ -178,6 +355,9 @@ history_add(struct history *h, const struct sample *s)
 		}
 		r->values[slot] = (float)m->value;
 		r->last_seen = h->count;
+		if (h->buckets && !isnan(m->value)) {
+			bucket_add(h, r, m->value);
+		}
 	}
 	h->count++;
 	evict(h);
@@ -243,6 +423,49 @@ history_window(const struct history *h, const char *name, int64_t window_ms, str
 	return 0;
 }
 
+int
+history_window_minutes(const struct history *h, const char *name, int64_t window_ms, struct history_bucket **out,
+		       size_t *count)
+{
+	const struct ring *r = find_ring(h, name);
+	if (!r || h->buckets == 0) {
+		return -ENOENT;
+	}
+	uint64_t first = h->opened > h->buckets ? h->opened - h->buckets : 0;
+	if (r->born_bucket > first) {
+		first = r->born_bucket;
+	}
+	struct history_bucket *b = NULL;
+	size_t n = 0;
+	if (h->opened > first) {
+		b = xrealloc(NULL, (size_t)(h->opened - first), sizeof(*b));
+		int64_t newest = h->times[(h->count - 1) % h->cap];
+		for (uint64_t k = first; k < h->opened; k++) {
+			size_t slot = (size_t)(k % h->buckets);
+			uint32_t c = bucket_count(h, r, slot);
+			int64_t t = h->minutes[slot];
+			if (c == 0 || (window_ms > 0 && t + HISTORY_BUCKET_MS <= newest - window_ms)) {
+				continue;
+			}
+			b[n] = (struct history_bucket){
+				.time_ms = t,
+				.min = history_float_value(mins_of(h, r)[slot]),
+				.mean = history_float_value(means_of(h, r)[slot]),
+				.max = history_float_value(maxs_of(h, r)[slot]),
+				.count = c,
+			};
+			n++;
+		}
+	}
+	if (n == 0) {
+		free(b);
+		b = NULL;
+	}
+	*out = b;
+	*count = n;
+	return 0;
+}
+
 static int
 double_cmp(const void *a, const void *b)
 {
@@ -273,10 +496,38 @@ history_stats(const struct history_point *points, size_t n, struct history_stats
 	free(v);
 }
 
+void
+history_bucket_stats(const struct history_bucket *buckets, size_t n, struct history_stats *out)
+{
+	out->count = 0;
+	out->min = out->mean = out->max = out->p95 = NAN;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct history_bucket *b = &buckets[i];
+		if (out->count == 0 || b->min < out->min) {
+			out->min = b->min;
+		}
+		if (out->count == 0 || b->max > out->max) {
+			out->max = b->max;
+		}
+		sum += b->mean * b->count;
+		out->count += b->count;
+	}
+	if (out->count > 0) {
+		out->mean = sum / (double)out->count;
+	}
+}
+
 size_t
 history_capacity(const struct history *h)
 {
 	return h->cap;
+}
+
+size_t
+history_bucket_count(const struct history *h)
+{
+	return h->buckets;
 }
 
 size_t

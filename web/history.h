@@ -1,15 +1,22 @@
 /*
- * In-memory history for the web API: one ring of values per metric over a
- * shared ring of sample times. Rings are created as metrics appear and
- * freed once a metric has been absent for a whole ring. Values are kept
- * as 32-bit floats (about 7 significant digits, enough for every sensor).
- * Not thread-safe: the caller locks. Pure: no I/O, no clock.
+ * In-memory history for the web API, in two tiers for every metric:
+ *  - tier 0, every sample: one ring of CAPACITY values per metric over a
+ *    shared ring of sample times (web.history / agent.interval, one hour
+ *    by default);
+ *  - tier 1, one-minute aggregates (min, mean, max and the count of
+ *    samples) per metric over a shared ring of minute start times
+ *    (web.minute_history, a day by default), as Netdata's tiers do.
+ * Rings are created as metrics appear and freed once a metric has been
+ * absent from both tiers. Values are kept as 32-bit floats (about 7
+ * significant digits, enough for every sensor). Not thread-safe: the
+ * caller locks. Pure: no I/O, no clock.
  *
- * Memory bound: CAPACITY x 8 bytes of times plus at most MAX_METRICS rings
- * of CAPACITY x 4 bytes, where MAX_METRICS = min(512, 16 MiB / (CAPACITY x
- * 4 B)). At the default (one hour at 1 Hz, 3600 samples) that is 28 KiB +
- * 512 x 14 KiB = 7.1 MiB at most; a board with 140 metrics uses 2 MiB once
- * the hour is full. Ring memory is touched only as samples arrive.
+ * Memory bound (history_bytes()): C x 8 B + B x 8 B + R x (C x 4 B +
+ * B x (12 B + W) + HISTORY_RING_BYTES), with C samples, B buckets, R =
+ * HISTORY_MAX_METRICS and W = 1 count byte when a minute holds at most 255
+ * samples (interval >= 236 ms), else 2. Defaults (1 h at 1 Hz, 24 h of
+ * minutes): 33,261 B per metric, 4.4 MiB for an Orin's 139 metrics. Ring
+ * memory is touched only as samples arrive.
  */
 #ifndef TEGRAWATCH_HISTORY_H
 #define TEGRAWATCH_HISTORY_H
@@ -19,9 +26,12 @@
 
 #include "agent/core/sample.h"
 
-#define HISTORY_MAX_METRICS 512
-#define HISTORY_MAX_BYTES (16u * 1024 * 1024)
+/* as many as a sample can hold: every metric of a sample gets history */
+#define HISTORY_MAX_METRICS METRIC_SET_MAX
 #define HISTORY_MAX_CAPACITY (1u << 22) /* samples; a week at 7 Hz */
+#define HISTORY_BUCKET_MS 60000         /* tier 1: one minute */
+#define HISTORY_MAX_BUCKETS (1u << 16)  /* 45 days of minutes */
+#define HISTORY_RING_BYTES 128          /* a ring's name and bookkeeping */
 
 struct history;
 
@@ -30,40 +40,75 @@ struct history_point {
 	double value; /* the stored float, as the shortest decimal that gives it back */
 };
 
+/* One minute of one metric (tier 1). */
+struct history_bucket {
+	int64_t time_ms; /* the minute's start */
+	double min;
+	double mean;
+	double max;
+	uint32_t count; /* samples that had the metric */
+};
+
 struct history_stats {
 	size_t count;
 	double min;
 	double mean;
 	double max;
-	double p95; /* nearest rank: the ceil(0.95 x count)-th smallest value */
+	double p95; /* nearest rank: the ceil(0.95 x count)-th smallest value; NAN from buckets */
 };
 
 /**
  * Creates a history of CAPACITY samples (1..HISTORY_MAX_CAPACITY; larger
- * is clamped). Cannot fail (aborts on OOM).
+ * is clamped) and BUCKETS one-minute buckets (0: no tier 1; at most
+ * HISTORY_MAX_BUCKETS) for samples every INTERVAL_MS (sets the width of
+ * the bucket counts). Cannot fail (aborts on OOM).
  */
-struct history *history_create(size_t capacity);
+struct history *history_create(size_t capacity, size_t buckets, int64_t interval_ms);
 void history_destroy(struct history *h);
 
-/** Records S: its time and every metric. */
+/**
+ * The buckets that cover SPAN_MS of minutes with a sample every
+ * INTERVAL_MS, the minute being filled included (0 when SPAN_MS <= 0). A
+ * minute without a sample takes no bucket: at intervals over a minute,
+ * one bucket a sample.
+ */
+size_t history_buckets_for(int64_t span_ms, int64_t interval_ms);
+
+/** The most bytes history_create(CAPACITY, BUCKETS, INTERVAL_MS) holds with METRICS metrics. */
+uint64_t history_bytes(uint64_t capacity, uint64_t buckets, int64_t interval_ms, uint64_t metrics);
+
+/** Records S: its time and every metric, in both tiers. */
 void history_add(struct history *h, const struct sample *s);
 
 /**
- * Copies the points of metric NAME whose time is after the newest sample's
- * time minus WINDOW_MS (WINDOW_MS <= 0: every point kept), oldest first,
- * leaving out samples where the metric was absent. *OUT is malloc'd (NULL
- * when *COUNT is 0). Returns 0, or -ENOENT when NAME has no ring.
+ * Copies the tier 0 points of metric NAME whose time is after the newest
+ * sample's time minus WINDOW_MS (WINDOW_MS <= 0: every point kept), oldest
+ * first, leaving out samples where the metric was absent. *OUT is malloc'd
+ * (NULL when *COUNT is 0). Returns 0, or -ENOENT when NAME has no ring.
  */
 int history_window(const struct history *h, const char *name, int64_t window_ms, struct history_point **out,
 		   size_t *count);
 
+/**
+ * As history_window() for the tier 1 buckets of NAME that overlap the
+ * window (the minute being filled included, as far as it got), leaving
+ * out minutes without the metric. Returns 0, or -ENOENT when NAME has no
+ * ring or there is no tier 1.
+ */
+int history_window_minutes(const struct history *h, const char *name, int64_t window_ms, struct history_bucket **out,
+			   size_t *count);
+
 /** Statistics of N points (count 0: every figure NAN). */
 void history_stats(const struct history_point *points, size_t n, struct history_stats *out);
+
+/** Statistics of the samples behind N buckets: their count, min, max and weighted mean; p95 is NAN. */
+void history_bucket_stats(const struct history_bucket *buckets, size_t n, struct history_stats *out);
 
 /** Rounds F to the shortest decimal (as a double) that reads back as F. */
 double history_float_value(float f);
 
 size_t history_capacity(const struct history *h);
+size_t history_bucket_count(const struct history *h);
 /** Rings in use now. */
 size_t history_metric_count(const struct history *h);
 /** The most rings this history keeps at once. */

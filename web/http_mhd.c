@@ -376,7 +376,7 @@ handle_history(struct web_server *srv, struct MHD_Connection *conn, const struct
 {
 	struct json j;
 	json_init(&j);
-	if (server_history(&srv->st, req->metric, req->seconds, &j) == -ENOENT) {
+	if (server_history(&srv->st, req->metric, req->seconds, req->tier, &j) == -ENOENT) {
 		json_free(&j);
 		char msg[METRIC_NAME_MAX + 48];
 		snprintf(msg, sizeof(msg), "no history for metric '%s'", req->metric);
@@ -606,7 +606,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 	}
 	const struct http_conn *hc = conn_of(conn);
 	struct web_request req;
-	web_route(hc && hc->target ? hc->target : url, srv->st.history_s, &req);
+	web_route(hc && hc->target ? hc->target : url, &srv->st.span, &req);
 	switch (req.route) {
 	case ROUTE_PAGE:
 		return handle_page(srv, conn);
@@ -769,8 +769,9 @@ web_server_start(const struct web_config *cfg, const struct web_info *info, stru
 			 "(an SSH tunnel or a TLS proxy is safer)",
 			 cfg->listen);
 	}
-	log_info("web: listening on port %d (%s); history: %zu samples per metric, at most %zu metrics", srv->port,
-		 cfg->listen, history_capacity(srv->st.hist), history_max_metrics(srv->st.hist));
+	log_info("web: listening on port %d (%s); history: %zu samples and %zu minutes per metric, at most %zu metrics",
+		 srv->port, cfg->listen, history_capacity(srv->st.hist), history_bucket_count(srv->st.hist),
+		 history_max_metrics(srv->st.hist));
 	*out = &srv->sink;
 	return 0;
 }

@@ -99,8 +99,21 @@ fail(struct web_request *out, unsigned status, const char *error)
 	snprintf(out->error, sizeof(out->error), "%s", error);
 }
 
+/* The tier and the largest `seconds` of a history request (TIER -1: not asked for). */
+static int64_t
+history_max_s(int tier, const struct web_history_span *span)
+{
+	if (tier == 0) {
+		return span->seconds;
+	}
+	if (tier == 1) {
+		return span->minute_seconds;
+	}
+	return span->seconds > span->minute_seconds ? span->seconds : span->minute_seconds;
+}
+
 static void
-history_args(const char *query, size_t len, int64_t history_s, struct web_request *out)
+history_args(const char *query, size_t len, const struct web_history_span *span, struct web_request *out)
 {
 	int r = query_arg(query, len, "metric", out->metric, sizeof(out->metric));
 	if (r == 0 || (r > 0 && !out->metric[0])) {
@@ -112,17 +125,34 @@ history_args(const char *query, size_t len, int64_t history_s, struct web_reques
 		return;
 	}
 	char text[24];
-	out->seconds = history_s;
-	r = query_arg(query, len, "seconds", text, sizeof(text));
-	if (r < 0 || (r > 0 && web_parse_uint(text, 1, history_s, &out->seconds) < 0)) {
-		char msg[96];
-		snprintf(msg, sizeof(msg), "seconds: expected a whole number from 1 to %lld", (long long)history_s);
-		fail(out, 400, msg);
+	int tier = -1;
+	r = query_arg(query, len, "tier", text, sizeof(text));
+	if (r != 0) {
+		if (r < 0 || (strcmp(text, "0") != 0 && strcmp(text, "1") != 0)) {
+			fail(out, 400, "tier: expected 0 (every sample) or 1 (one-minute min, mean and max)");
+			return;
+		}
+		tier = text[0] - '0';
+		if (tier == 1 && span->minute_seconds <= 0) {
+			fail(out, 404, "no tier 1: web.minute_history is 0");
+			return;
+		}
 	}
+	int64_t max_s = history_max_s(tier, span);
+	out->seconds = tier == 1 ? span->minute_seconds : span->seconds;
+	r = query_arg(query, len, "seconds", text, sizeof(text));
+	if (r < 0 || (r > 0 && web_parse_uint(text, 1, max_s, &out->seconds) < 0)) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "seconds: expected a whole number from 1 to %lld", (long long)max_s);
+		fail(out, 400, msg);
+		return;
+	}
+	/* the finest tier that covers the span asked for */
+	out->tier = tier >= 0 ? tier : out->seconds <= span->seconds ? 0 : 1;
 }
 
 void
-web_route(const char *target, int64_t history_s, struct web_request *out)
+web_route(const char *target, const struct web_history_span *span, struct web_request *out)
 {
 	memset(out, 0, sizeof(*out));
 	size_t len = strnlen(target, WEB_URI_MAX + 1);
@@ -147,6 +177,6 @@ web_route(const char *target, int64_t history_s, struct web_request *out)
 	if (out->route == ROUTE_NONE) {
 		fail(out, 404, "not found");
 	} else if (out->route == ROUTE_HISTORY) {
-		history_args(q ? q + 1 : "", q ? len - path_len - 1 : 0, history_s, out);
+		history_args(q ? q + 1 : "", q ? len - path_len - 1 : 0, span, out);
 	}
 }

@@ -30,19 +30,28 @@ struct web_request {
 	enum web_route route;
 	unsigned status; /* 200 with a route; 400, 404 or 414 with ROUTE_NONE */
 	char error[128]; /* what the error answer says */
-	/* ROUTE_HISTORY: a valid metric name, and seconds from 1 to the history length */
+	/* ROUTE_HISTORY: a valid metric name, seconds from 1 to the tier's length, and the tier */
 	char metric[METRIC_NAME_MAX];
 	int64_t seconds;
+	int tier; /* 0: every sample, 1: one-minute aggregates */
+};
+
+/* How far back the history's tiers go. */
+struct web_history_span {
+	int64_t seconds;        /* tier 0, every sample: web.history */
+	int64_t minute_seconds; /* tier 1, one-minute aggregates: web.minute_history (0: none) */
 };
 
 /**
  * Routes TARGET ("/api/v1/history?metric=temp.tj_c&seconds=60"): the path
  * is percent-decoded and must match exactly; the query ('+' is a space,
  * %XX a byte, the first of repeated names counts) matters only to the
- * history, whose `seconds` defaults to and is at most HISTORY_S. A decoded
- * NUL or a bad %-escape is a 400, an unknown path a 404, a target over
- * WEB_URI_MAX bytes a 414.
+ * history. Its `tier` (0 or 1) is optional; `seconds` defaults to the
+ * tier's length (tier 0's without a tier) and is at most that length (the
+ * longer one without a tier, which then is the finest that covers
+ * `seconds`). A decoded NUL or a bad %-escape is a 400, an unknown path or
+ * tier 1 when there is none a 404, a target over WEB_URI_MAX bytes a 414.
  */
-void web_route(const char *target, int64_t history_s, struct web_request *out);
+void web_route(const char *target, const struct web_history_span *span, struct web_request *out);
 
 #endif

@@ -23,6 +23,7 @@
 #include "conn_guard.h"
 #include "history.h"
 #include "prom_format.h"
+#include "route.h"
 #include "web.h"
 
 #define EVENT_RING 64  /* pre-rendered stream events kept for slow readers */
@@ -56,7 +57,7 @@ typedef void stream_resume_fn(struct stream *s);
 
 struct server_state {
 	int64_t interval_ms;
-	int64_t history_s;
+	struct web_history_span span; /* of the history's tiers */
 	int64_t start_mono_ms;
 	int64_t boot_time_s; /* from /proc/stat, for process_start_time_seconds */
 	char *version;
@@ -120,8 +121,8 @@ void server_publish_alert(struct server_state *st, const struct alert_event *ev)
 void server_snapshot(struct server_state *st, struct buf *out);
 void server_alerts(struct server_state *st, struct buf *out);
 void server_metrics(struct server_state *st, struct buf *out);
-/** The METRIC's last SECONDS with their stats as JSON into J; -ENOENT without history. */
-int server_history(struct server_state *st, const char *metric, int64_t seconds, struct json *j);
+/** The METRIC's last SECONDS in TIER with their stats as JSON into J; -ENOENT without history. */
+int server_history(struct server_state *st, const char *metric, int64_t seconds, int tier, struct json *j);
 /** Milliseconds since the last sample (or the start). */
 int64_t server_sample_age_ms(struct server_state *st);
 

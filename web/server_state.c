@@ -109,7 +109,8 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 	buf_init(&st->text);
 	st->event_next = 1;
 	st->interval_ms = info->interval_ms > 0 ? info->interval_ms : 1000;
-	st->history_s = cfg->history_ms / 1000;
+	st->span.seconds = cfg->history_ms / 1000;
+	st->span.minute_seconds = cfg->minute_history_ms / 1000;
 	st->start_mono_ms = monotonic_ms();
 	atomic_init(&st->last_sample_mono_ms, st->start_mono_ms);
 	st->boot_time_s = proc_boot_time_s();
@@ -126,7 +127,8 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 		.stall_ms = cfg->stream_stall_timeout_ms,
 	};
 	conn_guard_init(&st->guard, &lim);
-	st->hist = history_create((size_t)(cfg->history_ms / st->interval_ms));
+	st->hist = history_create((size_t)(cfg->history_ms / st->interval_ms),
+				  history_buckets_for(cfg->minute_history_ms, st->interval_ms), st->interval_ms);
 	st->sample = blob_new(empty_sample_json, sizeof(empty_sample_json) - 1);
 	struct sample *empty = xcalloc(1, sizeof(*empty));
 	prom_format_sample(&st->text, empty, &st->board);
@@ -399,19 +401,55 @@ server_metrics(struct server_state *st, struct buf *out)
 	prom_format_process(out, &p);
 }
 
-int
-server_history(struct server_state *st, const char *metric, int64_t seconds, struct json *j)
+/*
+ * The points of METRIC's last SECONDS in TIER and their stats: [time, value]
+ * in tier 0, [minute start, mean, min, max, count] in tier 1. -ENOENT
+ * without a ring.
+ */
+static int
+points_json(struct server_state *st, const char *metric, int64_t seconds, int tier, struct json *j,
+	    struct history_stats *hs)
 {
 	struct history_point *pts = NULL;
+	struct history_bucket *b = NULL;
 	size_t n = 0;
 	pthread_mutex_lock(&st->hist_lock);
-	int r = history_window(st->hist, metric, seconds * 1000, &pts, &n);
+	int r = tier == 1 ? history_window_minutes(st->hist, metric, seconds * 1000, &b, &n)
+			  : history_window(st->hist, metric, seconds * 1000, &pts, &n);
 	pthread_mutex_unlock(&st->hist_lock);
-	if (r == -ENOENT) {
+	if (r < 0) {
 		return r;
 	}
-	struct history_stats hs;
-	history_stats(pts, n, &hs);
+	if (tier == 1) {
+		history_bucket_stats(b, n, hs);
+	} else {
+		history_stats(pts, n, hs);
+	}
+	json_key(j, "points");
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_array_begin(j);
+		if (tier == 1) {
+			json_int(j, b[i].time_ms);
+			json_number(j, b[i].mean);
+			json_number(j, b[i].min);
+			json_number(j, b[i].max);
+			json_uint(j, b[i].count);
+		} else {
+			json_int(j, pts[i].time_ms);
+			json_number(j, pts[i].value);
+		}
+		json_array_end(j);
+	}
+	json_array_end(j);
+	free(pts);
+	free(b);
+	return 0;
+}
+
+int
+server_history(struct server_state *st, const char *metric, int64_t seconds, int tier, struct json *j)
+{
 	json_object_begin(j);
 	json_key(j, "metric");
 	json_string(j, metric);
@@ -419,16 +457,15 @@ server_history(struct server_state *st, const char *metric, int64_t seconds, str
 	json_int(j, seconds);
 	json_key(j, "interval_ms");
 	json_int(j, st->interval_ms);
-	json_key(j, "points");
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++) {
-		json_array_begin(j);
-		json_int(j, pts[i].time_ms);
-		json_number(j, pts[i].value);
-		json_array_end(j);
+	json_key(j, "tier");
+	json_int(j, tier);
+	json_key(j, "step_ms");
+	json_int(j, tier == 1 ? HISTORY_BUCKET_MS : st->interval_ms);
+	struct history_stats hs;
+	int r = points_json(st, metric, seconds, tier, j, &hs);
+	if (r < 0) {
+		return r;
 	}
-	json_array_end(j);
-	free(pts);
 	json_key(j, "stats");
 	json_object_begin(j);
 	json_key(j, "count");
@@ -440,7 +477,7 @@ server_history(struct server_state *st, const char *metric, int64_t seconds, str
 	json_key(j, "max");
 	json_number(j, hs.max);
 	json_key(j, "p95");
-	json_number(j, hs.p95);
+	json_number(j, hs.p95); /* null in tier 1: minutes do not keep their samples */
 	json_object_end(j);
 	json_object_end(j);
 	json_raw(j, "\n", 1);

@@ -18,6 +18,7 @@ static const struct cfg_key web_keys[] = {
 	CFG_STRING("basic_auth_user", struct web_config, basic_auth_user, "", 0),
 	CFG_STRING("basic_auth_password_file", struct web_config, basic_auth_password_file, "", CFG_F_SECRET_FILE),
 	CFG_DURATION("history", struct web_config, history_ms, "1h", 0, 60 * 1000, 7 * 24 * 3600 * 1000LL),
+	CFG_DURATION("minute_history", struct web_config, minute_history_ms, "24h", 0, 0, 30 * 24 * 3600 * 1000LL),
 	CFG_INT("max_connections", struct web_config, max_connections, "32", 0, 1, 4096),
 	CFG_INT("max_connections_per_ip", struct web_config, max_connections_per_ip, "8", 0, 1, 4096),
 	CFG_DURATION("connection_timeout", struct web_config, connection_timeout_ms, "10s", 0, 1000, 3600 * 1000),
@@ -93,12 +94,11 @@ web_config_memory_bytes(const struct web_config *cfg, int64_t interval_ms)
 	if (!cfg->listen || !cfg->listen[0]) {
 		return 0;
 	}
-	/* the capacity and ring count history_create() settles on */
+	/* the sizes history_create() settles on, with every ring taken */
 	uint64_t cap = interval_ms > 0 ? (uint64_t)(cfg->history_ms / interval_ms) : 1;
 	cap = cap < 1 ? 1 : cap > HISTORY_MAX_CAPACITY ? HISTORY_MAX_CAPACITY : cap;
-	uint64_t rings = HISTORY_MAX_BYTES / (cap * sizeof(float));
-	rings = rings > HISTORY_MAX_METRICS ? HISTORY_MAX_METRICS : rings < 1 ? 1 : rings;
-	uint64_t history = cap * sizeof(int64_t) + rings * (cap * sizeof(float) + METRIC_NAME_MAX + 32);
+	uint64_t buckets = history_buckets_for(cfg->minute_history_ms, interval_ms);
+	uint64_t history = history_bytes(cap, buckets, interval_ms, HISTORY_MAX_METRICS);
 	return history + (uint64_t)cfg->max_connections * CONNECTION_BYTES;
 }
 

@@ -16,7 +16,8 @@ struct web_config {
 	char *token_file;      /* bearer token, "" = none */
 	char *basic_auth_user; /* "" = none */
 	char *basic_auth_password_file;
-	int64_t history_ms;              /* 1 h of history per metric */
+	int64_t history_ms;              /* 1 h of every sample per metric (tier 0) */
+	int64_t minute_history_ms;       /* 24 h of one-minute aggregates per metric (tier 1); 0 = none */
 	int max_connections;             /* 32 */
 	int max_connections_per_ip;      /* 8 */
 	int64_t connection_timeout_ms;   /* 10 s */
@@ -34,9 +35,9 @@ extern const struct cfg_section web_config_section;
 
 /**
  * The most memory the server may hold for CFG when sampling every
- * INTERVAL_MS (0 when listen is ""): the history at its bound (history.h:
- * 8 bytes a sample, 4 bytes a sample for each of at most min(512,
- * 16 MiB / (capacity x 4 B)) metrics) and 32 KiB for each connection.
+ * INTERVAL_MS (0 when listen is ""): both tiers of the history with every
+ * ring taken (history_bytes() for HISTORY_MAX_METRICS metrics) and 32 KiB
+ * for each connection.
  */
 uint64_t web_config_memory_bytes(const struct web_config *cfg, int64_t interval_ms);
 

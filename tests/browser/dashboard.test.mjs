@@ -136,6 +136,26 @@ try {
 	const pwidth = await phone.evaluate(() => document.documentElement.scrollWidth);
 	c(pwidth <= 390, 'phone width: no horizontal scrolling', pwidth);
 
+	// the day view: the history's tier 1, a point a recorded minute per sensor (the demo runs 3 s a minute)
+	await desk.click('#range-day');
+	const day = await until('the day view', async () => {
+		const span = await desk.textContent('#hist-span');
+		const pts = Number(await desk.getAttribute('#chart-temp', 'data-points'));
+		const s = await readState(desk);
+		return /per minute/.test(span) && pts > 0 ? { span, pts, seq: s.seq } : null;
+	}, 10000);
+	const mins = day.seq / 60;
+	c(day.pts >= 6 * Math.floor(mins - 1) && day.pts <= 6 * Math.ceil(mins + 2),
+		'the day view draws a point a minute per sensor (' + day.pts + ' points at sample ' + day.seq + ')', day);
+	c(wd.requests.some((u) => u.includes('/api/v1/history?') && u.includes('tier=1')),
+		'the day view asks the history for its minutes');
+	await desk.click('#range-hour');
+	const hour = await until('the hour view again', async () => {
+		const pts = Number(await desk.getAttribute('#chart-temp', 'data-points'));
+		return pts > 6 * 400 ? pts : null;
+	}, 5000);
+	c(hour > 6 * 400, 'the hour view draws every sample again', hour);
+
 	c(shot !== null, 'screenshots during the episode (sample ' + (shot && shot.seq) + ')');
 	if (shot) {
 		console.log('# screenshot: ' + shot.path);

@@ -5,7 +5,7 @@
  * is up to three lines: a request target, a Host value, an Authorization
  * value (which may hold NULs). Invariants checked on every input:
  *   route:   200 exactly with a route; a history has a valid metric and
- *            1 <= seconds <= the history; otherwise 400/404/414 with a
+ *            1 <= seconds <= its tier's length; otherwise 400/404/414 with a
  *            message; 414 exactly for targets over WEB_URI_MAX bytes;
  *   auth:    basic or bearer credentials match only their one spelling
  *            (the scheme in any case, spaces, the exact encoding);
@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 	} while (0)
 
 #define HISTORY_S 3600
+#define MINUTE_S 86400
 #define USER "admin"
 #define PASS "pa55word"
 #define BASIC_B64 "YWRtaW46cGE1NXdvcmQ=" /* admin:pa55word */
@@ -56,7 +57,8 @@ static void
 check_route(const char *target)
 {
 	struct web_request req;
-	web_route(target, HISTORY_S, &req);
+	const struct web_history_span span = {.seconds = HISTORY_S, .minute_seconds = MINUTE_S};
+	web_route(target, &span, &req);
 	CHECK((req.status == 200) == (req.route != ROUTE_NONE));
 	CHECK((req.status == 414) == (strlen(target) > WEB_URI_MAX));
 	if (req.route == ROUTE_NONE) {
@@ -64,7 +66,8 @@ check_route(const char *target)
 		CHECK(req.error[0] != '\0');
 	} else if (req.route == ROUTE_HISTORY) {
 		CHECK(metric_name_valid(req.metric));
-		CHECK(req.seconds >= 1 && req.seconds <= HISTORY_S);
+		CHECK(req.tier == 0 || req.tier == 1);
+		CHECK(req.seconds >= 1 && req.seconds <= (req.tier ? MINUTE_S : HISTORY_S));
 	}
 }
 

@@ -130,23 +130,25 @@ class CheckMatchesRun(unittest.TestCase):
     # ---- finding 9: the memory budget against agent.memory_max ----
 
     def test_history_over_memory_max_is_refused(self):
-        """A week of history at 1 Hz (4.6 MiB of times, 16 MiB of rings) cannot fit 16 MiB: located at web.history."""
-        err = self.refused("  memory_max: 16M\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n", 6, 12,
-                           "web.history: the memory budget, 23.5 MiB")
-        self.assertIn("exceeds agent.memory_max, 16.0 MiB", err)
-        # the same history fits 32 MiB; and a shorter history or a slower interval fits 16 MiB
-        for body in ("  memory_max: 32M\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n",
-                     "  memory_max: 16M\nweb:\n  listen: 127.0.0.1:0\n  history: 1h\n",
+        """A week of every sample at 1 Hz for up to 512 metrics (1.2 GiB) cannot fit 64 MiB: located at web.history."""
+        err = self.refused("  memory_max: 64M\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n", 6, 12,
+                           "web.history: the memory budget, 1200.1 MiB")
+        self.assertIn("exceeds agent.memory_max, 64.0 MiB", err)
+        # the default hour and day fit 24 MiB; without the day, or at a slower interval, 16 MiB
+        for body in ("  memory_max: 24M\nweb:\n  listen: 127.0.0.1:0\n  history: 1h\n",
+                     "  memory_max: 16M\nweb:\n  listen: 127.0.0.1:0\n  history: 1h\n  minute_history: 0\n",
                      "  memory_max: 16M\n  interval: 10m\nweb:\n  listen: 127.0.0.1:0\n  history: 7d\n"):
             self.write(body)
             ok = tegrawatch(["check", "-c", self.cfg])
             self.assertEqual(ok.returncode, 0, body + ok.stderr)
+        self.refused("  memory_max: 16M\nweb:\n  listen: 127.0.0.1:0\n  history: 1h\n", 6, 12,
+                     "web.history: the memory budget, 21.3 MiB")
 
     def test_memory_spool_over_memory_max_is_refused(self):
-        self.refused("  memory_max: 20M\nmqtt:\n  host: 127.0.0.1\n  spool_records: 10000\n", 6, 18,
+        self.refused("  memory_max: 24M\nmqtt:\n  host: 127.0.0.1\n  spool_records: 10000\n", 6, 18,
                      "mqtt.spool_records: the memory budget")
         # with a spool file, spool_records costs no memory
-        self.write("  memory_max: 20M\nmqtt:\n  host: 127.0.0.1\n  spool_records: 10000\n"
+        self.write("  memory_max: 24M\nmqtt:\n  host: 127.0.0.1\n  spool_records: 10000\n"
                    "  spool_file: %s/spool\n" % self.dir)
         ok = tegrawatch(["check", "-c", self.cfg])
         self.assertEqual(ok.returncode, 0, ok.stderr)

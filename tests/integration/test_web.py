@@ -292,7 +292,8 @@ class WebTest(unittest.TestCase):
         else:
             h = self.get_json(f"/api/v1/history?metric={metric}&seconds={seconds}")
             self.assertEqual(h["seconds"], seconds)
-        self.assertEqual(list(h), ["metric", "seconds", "interval_ms", "points", "stats"])
+        self.assertEqual(list(h), ["metric", "seconds", "interval_ms", "tier", "step_ms", "points", "stats"])
+        self.assertEqual((h["tier"], h["step_ms"]), (0, 1000))
         self.assertEqual(h["metric"], metric)
         self.assertEqual(h["interval_ms"], 1000)
         pts = h["points"]
@@ -336,7 +337,9 @@ class WebTest(unittest.TestCase):
             ("/api/v1/history?metric=temp.tj_c&seconds=0", 400),
             ("/api/v1/history?metric=temp.tj_c&seconds=-5", 400),
             ("/api/v1/history?metric=temp.tj_c&seconds=abc", 400),
-            ("/api/v1/history?metric=temp.tj_c&seconds=3601", 400),
+            ("/api/v1/history?metric=temp.tj_c&seconds=86401", 400),
+            ("/api/v1/history?metric=temp.tj_c&tier=0&seconds=3601", 400),
+            ("/api/v1/history?metric=temp.tj_c&tier=2", 400),
             ("/api/v1/history?metric=temp.tj_c&seconds=1.5", 400),
         ]
         for path, code in cases:
@@ -759,6 +762,84 @@ class StartupTest(unittest.TestCase):
             self.assertEqual(hdrs["content-type"], "text/plain; charset=utf-8")
         finally:
             agent.stop()
+
+
+class HistoryTierTest(unittest.TestCase):
+    """The one-minute tier over HTTP: an agent replaying the demo at 60x (a recorded minute a second) with a
+    one-minute tier 0, so a longer span is answered from tier 1; each minute's statistics against the recording."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="tw-tier-")
+        cls.port = free_port()
+        cls.cfg = os.path.join(cls.dir, "tegrawatch.yaml")
+        write_config(cls.cfg, cls.port, extra_web="  history: 1m\n  minute_history: 1h\n")
+        cls.log = parse_log(LOG)
+        cls.agent = Agent(cls.cfg, speed=60)
+        cls.agent.wait_ready(cls.port)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.agent.stop()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def get_json(self, path):
+        status, _, _, body = request(self.port, "GET", path)
+        self.assertEqual(status, 200, body)
+        return json.loads(body)
+
+    def test_minutes_against_recording(self):
+        deadline = time.time() + 30
+        snap = self.get_json("/api/v1/snapshot")
+        while snap["seq"] < 250 and time.time() < deadline:
+            time.sleep(0.2)
+            snap = self.get_json("/api/v1/snapshot")
+        self.assertGreaterEqual(snap["seq"], 250)
+        t1 = snap["time_ms"] - (snap["seq"] - 1) * 1000  # data lines are one second apart
+        for metric in ("temp.tj_c", "power.vdd_in.mw", "gpu.freq_mhz"):
+            h = self.get_json(f"/api/v1/history?metric={metric}&seconds=3600")
+            self.assertEqual((h["tier"], h["step_ms"], h["seconds"]), (1, 60000, 3600))
+            pts = h["points"]
+            self.assertGreaterEqual(len(pts), 4)
+            # the recording's samples by minute, up to the newest the answer saw
+            newest = max(p[0] for p in pts) + 60000
+            by_minute = {}
+            for seq, v in self.log.items():
+                t = t1 + (seq - 1) * 1000
+                if t < newest:
+                    by_minute.setdefault(t // 60000 * 60000, []).append(v[metric])
+            seen = []
+            for t, mean, lo, hi, count in pts[:-1]:  # the last minute is still being filled
+                values = by_minute[t]
+                self.assertEqual((lo, hi, count), (min(values), max(values), len(values)), f"{metric} at {t}")
+                self.assertTrue(math.isclose(mean, sum(values) / len(values), rel_tol=1e-6), (mean, values))
+                seen += values
+            self.assertEqual(pts[0][0], t1 // 60000 * 60000, "from the first minute")
+            st = h["stats"]
+            self.assertIsNone(st["p95"])  # minutes do not keep their samples
+            last = pts[-1]
+            self.assertEqual(st["count"], len(seen) + last[4])
+            self.assertEqual(st["min"], min(seen + [last[2]]))
+            self.assertEqual(st["max"], max(seen + [last[3]]))
+        # within tier 0's minute the samples themselves; a tier asked for wins
+        h = self.get_json("/api/v1/history?metric=temp.tj_c&seconds=60")
+        self.assertEqual((h["tier"], h["step_ms"]), (0, 1000))
+        self.assertTrue(all(len(p) == 2 for p in h["points"]))
+        h = self.get_json("/api/v1/history?metric=temp.tj_c&seconds=30&tier=1")
+        self.assertEqual(h["tier"], 1)
+        self.assertTrue(1 <= len(h["points"]) <= 2)
+        for path in ("/api/v1/history?metric=temp.tj_c&tier=0&seconds=61",
+                     "/api/v1/history?metric=temp.tj_c&seconds=3601"):
+            self.assertEqual(request(self.port, "GET", path)[0], 400, path)
+
+    def test_every_metric_has_both_tiers(self):
+        snap = self.get_json("/api/v1/snapshot")
+        names = sorted(snap["metrics"])
+        self.assertGreater(len(names), 100)
+        for name in names:
+            for tier in (0, 1):
+                status, _, _, body = request(self.port, "GET", f"/api/v1/history?metric={name}&tier={tier}")
+                self.assertEqual(status, 200, (name, tier, body))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ static void
 test_history_ring(void **state)
 {
 	(void)state;
-	struct history *h = history_create(4);
+	struct history *h = history_create(4, 0, 1000); /* no tier 1 */
 	struct sample *s = new_sample();
 	struct history_point *p;
 	size_t n;
@@ -102,24 +102,212 @@ static void
 test_history_bounds(void **state)
 {
 	(void)state;
-	/* one hour at 1 Hz: 512 rings fit in 16 MiB */
-	struct history *h = history_create(3600);
+	struct history *h = history_create(3600, history_buckets_for(24 * 3600 * 1000, 1000), 1000);
 	assert_int_equal(history_capacity(h), 3600);
-	assert_int_equal(history_max_metrics(h), 512);
+	assert_int_equal(history_bucket_count(h), 1441); /* 24 h of whole minutes and the one being filled */
+	assert_int_equal(history_max_metrics(h), METRIC_SET_MAX);
 	history_destroy(h);
-	/* a week at 1 Hz: fewer rings, same memory bound (16 MiB / (604800 x 4 B) = 6) */
-	h = history_create(604800);
-	assert_int_equal(history_max_metrics(h), 6);
+	/* a week at 1 Hz keeps every metric: no byte cap drops rings any more */
+	h = history_create(604800, 2, 1000);
 	struct sample *s = new_sample();
 	for (int i = 0; i < 8; i++) {
 		metric_set_putf(&s->metrics, (double)i, "m.%d", i);
 	}
 	history_add(h, s);
-	assert_int_equal(history_metric_count(h), 6);
-	assert_int_equal(history_dropped(h), 2);
+	assert_int_equal(history_metric_count(h), 8);
+	assert_int_equal(history_dropped(h), 0);
 	history_destroy(h);
-	h = history_create(0);
+	/* a full set takes every ring; a new name then is dropped and counted */
+	h = history_create(2, 2, 1000);
+	sample_clear(s);
+	for (int i = 0; i < METRIC_SET_MAX; i++) {
+		metric_set_putf(&s->metrics, (double)i, "m.%d", i);
+	}
+	history_add(h, s);
+	assert_int_equal(history_metric_count(h), METRIC_SET_MAX);
+	metric_set_remove(&s->metrics, "m.0");
+	metric_set_put(&s->metrics, "late", 1);
+	history_add(h, s);
+	assert_int_equal(history_dropped(h), 1);
+	history_destroy(h);
+	h = history_create(0, 0, 0);
 	assert_int_equal(history_capacity(h), 1);
+	assert_int_equal(history_bucket_count(h), 0);
+	history_destroy(h);
+	free(s);
+	assert_int_equal(history_buckets_for(0, 1000), 0);
+	assert_int_equal(history_buckets_for(1, 1000), 2);
+	assert_int_equal(history_buckets_for(60000, 1000), 2);
+	assert_int_equal(history_buckets_for(60001, 1000), 3);
+	assert_int_equal(history_buckets_for(24 * 3600 * 1000, 600000), 145); /* one bucket a sample */
+	/* the documented sizes: 1 count byte at 1 Hz, 2 at 10 Hz */
+	assert_int_equal(history_bytes(3600, 1441, 1000, 1), 3600 * 8 + 1441 * 8 + 3600 * 4 + 1441 * 13 + 128);
+	assert_int_equal(history_bytes(36000, 1441, 100, 2),
+			 36000 * 8 + 1441 * 8 + 2 * (36000 * 4 + 1441 * 14 + 128));
+}
+
+/* The tier 1 buckets of NAME over WINDOW_MS, asserting it has a ring. */
+static struct history_bucket *
+minutes(const struct history *h, const char *name, int64_t window_ms, size_t *n)
+{
+	struct history_bucket *b = NULL;
+	assert_int_equal(history_window_minutes(h, name, window_ms, &b, n), 0);
+	return b;
+}
+
+static void
+assert_bucket(const struct history_bucket *b, int64_t time_ms, double min, double mean, double max, uint32_t count)
+{
+	if (b->time_ms != time_ms || b->min != min || b->mean != mean || b->max != max || b->count != count) {
+		fail_msg("bucket %lld: %g/%g/%g x%u, expected %lld: %g/%g/%g x%u", (long long)b->time_ms, b->min,
+			 b->mean, b->max, b->count, (long long)time_ms, min, mean, max, count);
+	}
+}
+
+static void
+test_history_minutes(void **state)
+{
+	(void)state;
+	/* an hour of samples, 3 minutes of buckets (4 with the one being filled) */
+	struct history *h = history_create(3600, history_buckets_for(3 * 60000, 1000), 1000);
+	struct sample *s = new_sample();
+	size_t n;
+	/* minute 0: a = 0..59 every second; b only in the second half, = 2 x t */
+	for (int i = 0; i < 60; i++) {
+		add(h, s, i * 1000LL, i, i >= 30 ? 2.0 * i : NAN);
+	}
+	struct history_bucket *b = minutes(h, "a", 0, &n);
+	assert_int_equal(n, 1);
+	assert_bucket(&b[0], 0, 0, 29.5, 59, 60);
+	free(b);
+	b = minutes(h, "b", 0, &n);
+	assert_int_equal(n, 1);
+	assert_bucket(&b[0], 0, 60, 89, 118, 30);
+	free(b);
+	/* minute 1: one sample; minute 2: none (a gap); minute 3: three samples and c appears */
+	add(h, s, 61000, 7.25, -1);
+	for (int i = 0; i < 3; i++) {
+		sample_clear(s);
+		s->time_ms = 180000 + i * 1000;
+		metric_set_put(&s->metrics, "a", i + 1);
+		metric_set_put(&s->metrics, "c", 0.5 * (i + 1));
+		history_add(h, s);
+	}
+	b = minutes(h, "a", 0, &n);
+	assert_int_equal(n, 3);
+	assert_bucket(&b[0], 0, 0, 29.5, 59, 60);
+	assert_bucket(&b[1], 60000, 7.25, 7.25, 7.25, 1);
+	assert_bucket(&b[2], 180000, 1, 2, 3, 3);
+	struct history_stats st;
+	history_bucket_stats(b, n, &st);
+	assert_int_equal(st.count, 64);
+	assert_true(st.min == 0 && st.max == 59 && isnan(st.p95));
+	assert_true(st.mean == (29.5 * 60 + 7.25 + 6) / 64); /* the mean of the 64 samples */
+	free(b);
+	/* b is absent from minute 3: no bucket, and its stats cover its 31 samples */
+	b = minutes(h, "b", 0, &n);
+	assert_int_equal(n, 2);
+	assert_bucket(&b[1], 60000, -1, -1, -1, 1);
+	history_bucket_stats(b, n, &st);
+	assert_true(st.count == 31 && st.min == -1 && st.max == 118);
+	free(b);
+	/* c appeared later: it has history from its first minute on, in both tiers */
+	b = minutes(h, "c", 0, &n);
+	assert_int_equal(n, 1);
+	assert_bucket(&b[0], 180000, 0.5, 1, 1.5, 3);
+	free(b);
+	struct history_point *p;
+	assert_int_equal(history_window(h, "c", 0, &p, &n), 0);
+	assert_int_equal(n, 3);
+	free(p);
+	/* the window: newest is 182 s; 60 s back is 122 s, so only the minute at 180 s overlaps */
+	b = minutes(h, "a", 60000, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(b[0].time_ms, 180000);
+	free(b);
+	/* minutes 4 and 5: a minute without samples takes no bucket, so the ring of 4 keeps 1, 3, 4, 5 */
+	add(h, s, 240000, 10, NAN);
+	add(h, s, 300000, 20, NAN);
+	b = minutes(h, "a", 0, &n);
+	assert_int_equal(n, 4);
+	assert_bucket(&b[0], 60000, 7.25, 7.25, 7.25, 1);
+	assert_bucket(&b[1], 180000, 1, 2, 3, 3);
+	assert_bucket(&b[3], 300000, 20, 20, 20, 1);
+	free(b);
+	add(h, s, 360000, 30, NAN); /* now minute 1 goes too */
+	b = minutes(h, "b", 0, &n); /* its minutes left the ring; its samples are still in tier 0 */
+	assert_int_equal(n, 0);
+	assert_null(b);
+	history_destroy(h);
+	free(s);
+}
+
+static void
+test_history_day_rollover(void **state)
+{
+	(void)state;
+	/* a day of minutes at one sample a minute, 1500 minutes fed: the oldest 59 roll out */
+	struct history *h = history_create(60, history_buckets_for(24 * 3600 * 1000, 1000), 60000);
+	struct sample *s = new_sample();
+	for (int k = 0; k < 1500; k++) {
+		add(h, s, k * 60000LL + 30000, k, k < 50 ? 1 : NAN);
+	}
+	size_t n;
+	struct history_bucket *b = minutes(h, "a", 0, &n);
+	assert_int_equal(n, 1441);
+	assert_bucket(&b[0], 59 * 60000LL, 59, 59, 59, 1);
+	assert_bucket(&b[1440], 1499 * 60000LL, 1499, 1499, 1499, 1);
+	free(b);
+	b = minutes(h, "a", 24 * 3600 * 1000, &n); /* the last 24 h overlap the same 1441 minutes */
+	assert_int_equal(n, 1441);
+	free(b);
+	/* b stopped after 50 minutes: gone from tier 0 (60 samples) and tier 1 (minutes 59 to 1499) */
+	struct history_point *p;
+	assert_int_equal(history_window(h, "b", 0, &p, &n), -ENOENT);
+	assert_int_equal(history_window_minutes(h, "b", 0, &b, &n), -ENOENT);
+	history_destroy(h);
+	/* a metric absent for a whole tier 0 but not tier 1 keeps its ring */
+	h = history_create(2, history_buckets_for(10 * 60000, 1000), 1000);
+	add(h, s, 0, 1, 5);
+	for (int i = 1; i < 5; i++) {
+		add(h, s, i * 1000LL, 1, NAN);
+	}
+	assert_int_equal(history_window(h, "b", 0, &p, &n), 0);
+	assert_int_equal(n, 0);
+	b = minutes(h, "b", 0, &n);
+	assert_int_equal(n, 1);
+	assert_bucket(&b[0], 0, 5, 5, 5, 1);
+	free(b);
+	history_destroy(h);
+	free(s);
+}
+
+static void
+test_history_bucket_counts(void **state)
+{
+	(void)state;
+	struct sample *s = new_sample();
+	size_t n;
+	/* at 10 Hz a minute holds 600 samples: 2-byte counts */
+	struct history *h = history_create(1000, 3, 100);
+	for (int i = 0; i < 600; i++) {
+		add(h, s, i * 100LL, i % 2, NAN);
+	}
+	struct history_bucket *b = minutes(h, "a", 0, &n);
+	assert_int_equal(n, 1);
+	assert_bucket(&b[0], 0, 0, 0.5, 1, 600);
+	free(b);
+	history_destroy(h);
+	/* configured for 1 Hz (1-byte counts) but fed 300 samples in one minute: a full bucket closes early */
+	h = history_create(1000, 3, 1000);
+	for (int i = 0; i < 300; i++) {
+		add(h, s, i * 100LL, 3, NAN);
+	}
+	b = minutes(h, "a", 0, &n);
+	assert_int_equal(n, 2);
+	assert_bucket(&b[0], 0, 3, 3, 3, 255);
+	assert_bucket(&b[1], 0, 3, 3, 3, 45);
+	free(b);
 	history_destroy(h);
 	free(s);
 }
@@ -361,11 +549,14 @@ test_auth_headers(void **state)
 	assert_false(web_bearer_match(NULL, 0, "tok", 3));
 }
 
+/* an hour of samples, a day of minutes */
+static const struct web_history_span day_span = {.seconds = 3600, .minute_seconds = 86400};
+
 static void
 check_route(const char *target, enum web_route route, unsigned status)
 {
 	struct web_request req;
-	web_route(target, 3600, &req);
+	web_route(target, &day_span, &req);
 	if (req.route != route || req.status != status) {
 		fail_msg("%s: route %d status %u (%s), expected %d %u", target, req.route, req.status, req.error, route,
 			 status);
@@ -391,14 +582,40 @@ test_route(void **state)
 	check_route("/api/v1/snapshot%0", ROUTE_NONE, 400);
 	check_route("/api/v1/snapshot%zz", ROUTE_NONE, 400);
 	struct web_request req;
-	web_route("/api/v1/history?metric=temp.tj_c&seconds=60", 3600, &req);
+	web_route("/api/v1/history?metric=temp.tj_c&seconds=60", &day_span, &req);
 	assert_int_equal(req.route, ROUTE_HISTORY);
 	assert_string_equal(req.metric, "temp.tj_c");
 	assert_int_equal(req.seconds, 60);
-	web_route("/api/v1/history?seconds&x=y&metric=temp%2Etj_c&metric=gpu.load_pct", 3600, &req);
+	assert_int_equal(req.tier, 0);
+	web_route("/api/v1/history?seconds&x=y&metric=temp%2Etj_c&metric=gpu.load_pct", &day_span, &req);
 	assert_int_equal(req.route, ROUTE_HISTORY);
 	assert_string_equal(req.metric, "temp.tj_c"); /* the first counts */
 	assert_int_equal(req.seconds, 3600);          /* a bare name is no value */
+	assert_int_equal(req.tier, 0);
+	/* the finest tier that covers the span, or the one asked for */
+	const struct {
+		const char *target;
+		int64_t seconds;
+		int tier;
+	} tiers[] = {
+		{"/api/v1/history?metric=a.b&seconds=3600", 3600, 0},
+		{"/api/v1/history?metric=a.b&seconds=3601", 3601, 1},
+		{"/api/v1/history?metric=a.b&seconds=86400", 86400, 1},
+		{"/api/v1/history?metric=a.b&tier=1", 86400, 1},
+		{"/api/v1/history?metric=a.b&tier=1&seconds=60", 60, 1},
+		{"/api/v1/history?metric=a.b&tier=0", 3600, 0},
+	};
+	for (size_t i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++) {
+		web_route(tiers[i].target, &day_span, &req);
+		assert_int_equal(req.route, ROUTE_HISTORY);
+		assert_int_equal(req.seconds, tiers[i].seconds);
+		assert_int_equal(req.tier, tiers[i].tier);
+	}
+	const struct web_history_span hour_only = {.seconds = 3600, .minute_seconds = 0};
+	web_route("/api/v1/history?metric=a.b&seconds=3601", &hour_only, &req);
+	assert_int_equal(req.status, 400);
+	web_route("/api/v1/history?metric=a.b&tier=1", &hour_only, &req);
+	assert_int_equal(req.status, 404);
 	const char *bad[] = {
 		"/api/v1/history",
 		"/api/v1/history?",
@@ -409,7 +626,10 @@ test_route(void **state)
 		"/api/v1/history?metric=temp.tj_c%00x",
 		"/api/v1/history?metric=temp.tj_c&seconds=",
 		"/api/v1/history?metric=temp.tj_c&seconds=0",
-		"/api/v1/history?metric=temp.tj_c&seconds=3601",
+		"/api/v1/history?metric=temp.tj_c&seconds=86401",
+		"/api/v1/history?metric=temp.tj_c&tier=0&seconds=3601",
+		"/api/v1/history?metric=temp.tj_c&tier=2",
+		"/api/v1/history?metric=temp.tj_c&tier=",
 		"/api/v1/history?metric=temp.tj_c&seconds=+5",
 		"/api/v1/history?metric=temp.tj_c&seconds=1.5",
 		"/api/v1/history?metric=temp.tj_c&seconds=%zz",
@@ -481,6 +701,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_history_ring),
 		cmocka_unit_test(test_history_bounds),
+		cmocka_unit_test(test_history_minutes),
+		cmocka_unit_test(test_history_day_rollover),
+		cmocka_unit_test(test_history_bucket_counts),
 		cmocka_unit_test(test_history_stats),
 		cmocka_unit_test(test_float_value),
 		cmocka_unit_test(test_parse_listen),
