@@ -183,11 +183,12 @@ memory_budget_validate(struct config *cfg, const struct cfg_node *root, const ch
 	}
 	char text[256];
 	describe(&b, text, sizeof(text));
-	cfg_report_key(diags, &place, key,
-		       "%s: the memory budget, %s, exceeds agent.memory_max, %.1f MiB%s: shorten web.history or "
-		       "lengthen agent.interval, lower mqtt.spool_records (or set mqtt.spool_file) or webhook "
-		       "queue_max, or raise the limit",
-		       name, text, (double)b.limit / MIB, b.from_cgroup ? " (the cgroup's memory.max)" : "");
+	cfg_report_key(
+		diags, &place, key,
+		"%s: the memory budget, %s, exceeds agent.memory_max, %.1f MiB%s: shorten web.history or "
+		"web.minute_history or lengthen agent.interval, lower mqtt.spool_records (or set mqtt.spool_file) or webhook "
+		"queue_max, or raise the limit",
+		name, text, (double)b.limit / MIB, b.from_cgroup ? " (the cgroup's memory.max)" : "");
 }
 
 void
