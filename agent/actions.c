@@ -56,6 +56,7 @@ struct actions {
 	struct actions_stats stats;
 	struct webhooks *webhooks; /* delivery of every webhook action; NULL when none is configured */
 	char generator_url[128];
+	char device_id[128];    /* the board's id, as in MQTT (device_id.h) */
 	int64_t sweep_until_ms; /* leftovers of programs are looked for until then (and while some run) */
 };
 
@@ -78,7 +79,7 @@ set_webhooks(struct actions *act, const struct config *cfg)
 		}
 		struct webhook_board board = {
 			.name = cfg->board_name,
-			.device_id = cfg->mqtt.device_id[0] ? cfg->mqtt.device_id : cfg->board_name,
+			.device_id = act->device_id,
 			.generator_url = act->generator_url,
 		};
 		act->webhooks = webhooks_create(&board);
@@ -97,10 +98,11 @@ set_webhooks(struct actions *act, const struct config *cfg)
 }
 
 struct actions *
-actions_create(const struct config *cfg)
+actions_create(const struct config *cfg, const char *device_id)
 {
 	struct actions *act = xcalloc(1, sizeof(*act));
 	act->cfg = cfg;
+	snprintf(act->device_id, sizeof(act->device_id), "%s", device_id);
 	set_webhooks(act, cfg);
 	/*
 	 * A program's process group bounds what stays in it; a process that

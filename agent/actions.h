@@ -16,8 +16,11 @@
 
 struct actions;
 
-/** Creates a dispatcher for CFG (borrowed until actions_set_config or destroy). */
-struct actions *actions_create(const struct config *cfg);
+/**
+ * Creates a dispatcher for CFG (borrowed until actions_set_config or
+ * destroy); DEVICE_ID (copied) is the board's id in webhooks.
+ */
+struct actions *actions_create(const struct config *cfg, const char *device_id);
 
 /** Kills still-running programs after a grace period and frees everything; NULL is a no-op. */
 void actions_destroy(struct actions *act);

@@ -16,7 +16,8 @@ struct alerting {
 	struct engine *engine;
 	struct actions *actions;
 	bool run_actions;
-	bool dirty; /* a transition happened since the state was saved */
+	char device_id[128]; /* the board's id in events (device_id.h), kept across reloads */
+	bool dirty;          /* a transition happened since the state was saved */
 	/* where the engine's events go, set while it evaluates or adopts */
 	const struct alert_fanout *out;
 	uint64_t reload_failures;
@@ -47,7 +48,7 @@ static struct engine *
 make_engine(struct alerting *al, const struct config *cfg)
 {
 	struct engine *engine = engine_create(&cfg->rules);
-	engine_set_board(engine, cfg->board_name, cfg->mqtt.device_id[0] ? cfg->mqtt.device_id : cfg->board_name);
+	engine_set_board(engine, cfg->board_name, al->device_id);
 	if (al->run_actions) {
 		engine_on(engine, SEVERITY_NONE, actions_on_alert, al->actions);
 	}
@@ -196,14 +197,15 @@ static const struct stage_ops alerting_ops = {
 };
 
 struct stage *
-alerting_stage_create(struct config *cfg, bool run_actions)
+alerting_stage_create(struct config *cfg, const char *device_id, bool run_actions)
 {
 	struct alerting *al = xcalloc(1, sizeof(*al));
 	al->base.ops = &alerting_ops;
 	al->cfg = cfg;
 	al->run_actions = run_actions;
+	snprintf(al->device_id, sizeof(al->device_id), "%s", device_id);
 	if (run_actions) {
-		al->actions = actions_create(cfg);
+		al->actions = actions_create(cfg, device_id);
 	}
 	al->engine = make_engine(al, cfg);
 	if (run_actions && cfg->state_file[0]) {

@@ -14,7 +14,8 @@
 #include "config.h"
 
 /**
- * Creates the stage for CFG (owned from now on). RUN_ACTIONS false makes a
+ * Creates the stage for CFG (owned from now on); DEVICE_ID (copied) is the
+ * board's id in alert events and webhooks, kept across reloads. RUN_ACTIONS false makes a
  * dry run: the engine works and events reach the sinks, but no action is
  * run and no state file is read or written. Loads the state file when
  * there is one; its alerts reach the sinks before the first tick.
@@ -24,6 +25,6 @@
  * agent.alerts_firing and, with actions, agent.action_runs_total,
  * _failures_total, _timeouts_total, _dropped_total.
  */
-struct stage *alerting_stage_create(struct config *cfg, bool run_actions);
+struct stage *alerting_stage_create(struct config *cfg, const char *device_id, bool run_actions);
 
 #endif

@@ -10,6 +10,7 @@
 #include "agent/core/exit_codes.h"
 #include "agent/core/log.h"
 #include "alerting.h"
+#include "device_id.h"
 #include "memory_budget.h"
 #include "service.h"
 #include "build_config.h"
@@ -102,7 +103,7 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 /* Sinks of `run`: JSON Lines on stdout, MQTT and the web server as configured. */
 static int
 add_outputs(struct agent *agent, const struct board *b, const struct config *cfg, const struct setup_options *o,
-	    int interval_ms)
+	    int interval_ms, const char *device_id)
 {
 	/* the loader checked the budget at agent.interval; --interval may change it */
 	struct memory_budget budget;
@@ -126,9 +127,12 @@ add_outputs(struct agent *agent, const struct board *b, const struct config *cfg
 	const struct board_identity *id = b ? board_identity(b) : &none;
 	(void)id;
 	(void)interval_ms;
+	(void)device_id;
 #if HAVE_MQTT
 	if (cfg->mqtt.host[0]) {
 		struct mqtt_info info = {
+			.device_id = device_id,
+			.display_name = cfg->board_name,
 			.identity = *id,
 			.modes = b ? board_power_modes(b) : NULL,
 			.agent_version = TEGRAWATCH_VERSION,
@@ -184,6 +188,25 @@ say_unreadable(const struct board *b, const struct config *cfg, const struct set
 	}
 }
 
+/*
+ * mqtt.device_id, else one made from the board's serial or machine-id,
+ * else the board name: once, for every output. A replay without a root
+ * reads neither (as it reads no board): the recording may be another's.
+ */
+static void
+resolve_device_id(const struct config *cfg, const struct setup_options *o, const struct board *b, const char *root,
+		  char *out, size_t size)
+{
+	if (cfg->mqtt.device_id[0]) {
+		snprintf(out, size, "%s", cfg->mqtt.device_id);
+		return;
+	}
+	const char *from = NULL;
+	const char *id_root = root ? root : o->replay ? NULL : "";
+	device_id_default(id_root, b ? board_identity(b) : NULL, cfg->board_name, out, size, &from);
+	log_info("device id %s (from the %s)", out, from);
+}
+
 int
 setup_agent(struct config *cfg, const struct setup_options *o, struct agent **out)
 {
@@ -217,10 +240,12 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (o->extra) {
 		agent_add_sink(agent, o->extra);
 	}
+	char device_id[DEVICE_ID_MAX];
+	resolve_device_id(cfg, o, b, root, device_id, sizeof(device_id));
 	bool board_owned = false;
 	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned);
 	if (r == 0 && o->outputs) {
-		r = add_outputs(agent, b, cfg, o, interval_ms);
+		r = add_outputs(agent, b, cfg, o, interval_ms, device_id);
 	}
 	if (!board_owned) {
 		board_destroy(b); /* the outputs copied what they show of it */
@@ -236,7 +261,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	}
 	agent_add_stage(agent, throttle_stage_create());
 	agent_add_stage(agent, counters_stage_create());
-	agent_add_stage(agent, alerting_stage_create(cfg, !o->dry_run));
+	agent_add_stage(agent, alerting_stage_create(cfg, device_id, !o->dry_run));
 	*out = agent;
 	return 0;
 }

@@ -37,6 +37,13 @@ board_probe_identity(struct board *b)
 	}
 	free(text);
 	text = NULL;
+	/* where jtop reads it; which generations fill it in is unconfirmed, so an odd value is left out */
+	char serial[128];
+	if ((sysfs_read_str(b->fs, "/proc/device-tree/serial-number", serial, sizeof(serial)) > 0 ||
+	     sysfs_read_str(b->fs, "/sys/firmware/devicetree/base/serial-number", serial, sizeof(serial)) > 0) &&
+	    identity_parse_serial(serial, id->serial, sizeof(id->serial)) < 0) {
+		id->serial[0] = '\0';
+	}
 	if (sysfs_read_file(b->fs, "/etc/nv_tegra_release", RELEASE_MAX, &text) >= 0) {
 		if (identity_parse_nv_tegra_release(text, id->l4t, sizeof(id->l4t)) == 0) {
 			if (!identity_jetpack_for_l4t(id->l4t, id->jetpack, sizeof(id->jetpack))) {

@@ -320,3 +320,27 @@ identity_parse_compatible(const char *list, size_t len, char *soc, size_t soc_si
 		}
 	}
 }
+
+int
+identity_parse_serial(const char *text, char *out, size_t size)
+{
+	size_t len = strlen(text);
+	if (len == 0 || len >= size || len >= 64) {
+		return -EINVAL;
+	}
+	bool zeros = true;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+			  c == '_' || c == '-';
+		if (!ok) {
+			return -EINVAL;
+		}
+		zeros = zeros && c == '0';
+	}
+	if (zeros) {
+		return -EINVAL; /* a module whose serial was never programmed */
+	}
+	memcpy(out, text, len + 1);
+	return 0;
+}

@@ -33,4 +33,11 @@ bool identity_jetpack_for_l4t(const char *l4t, char *jetpack, size_t size);
 void identity_parse_compatible(const char *list, size_t len, char *soc, size_t soc_size, char *module,
 			       size_t module_size);
 
+/**
+ * Checks the device-tree serial-number (as read, trailing NULs and
+ * whitespace already removed): 1-63 of [A-Za-z0-9._-], not all zeros
+ * (an unset serial). Copies it into OUT. Returns 0, or -EINVAL.
+ */
+int identity_parse_serial(const char *text, char *out, size_t size);
+
 #endif

@@ -17,6 +17,8 @@ struct board_identity {
 	char module[32];  /* "p3767-0005" from the compatible list; "" unknown */
 	char l4t[24];     /* "36.4.3"; "" unknown */
 	char jetpack[16]; /* "6.2", or "6.x" for an L4T newer than the table; "" unknown */
+	/* device-tree serial-number, printable; "" unknown. Only in the HA device block and the device id */
+	char serial[64];
 };
 
 #define NVPMODEL_MODES_MAX 16

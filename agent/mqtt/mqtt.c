@@ -96,6 +96,9 @@ mqtt_destroy(struct sink *sink)
 	}
 	free(s->metric_globs);
 	free(s->ha_prefix);
+	free(s->display_name);
+	free(s->ha_view);
+	free(s->ha_edges);
 	free(s->info_json);
 	free(s->throttle_json);
 	free(s->throttle_signature);
@@ -164,6 +167,7 @@ make_topics(struct mqtt_sink *s, const struct mqtt_config *cfg)
 	r = r ? r : mqtt_topic(s->t_throttle, sizeof(s->t_throttle), p, id, "throttle");
 	r = r ? r : mqtt_topic(s->t_info, sizeof(s->t_info), p, id, "info");
 	r = r ? r : mqtt_topic(s->t_metric, sizeof(s->t_metric), p, id, "metric");
+	r = r ? r : mqtt_topic(s->t_ha, sizeof(s->t_ha), p, id, "ha");
 	if (r == 0 && snprintf(s->t_ha_status, sizeof(s->t_ha_status), "%s/status", cfg->ha_prefix) >=
 			      (int)sizeof(s->t_ha_status)) {
 		r = -ENAMETOOLONG;
@@ -254,14 +258,18 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	}
 	s->ha = cfg->ha_discovery;
 	s->ha_prefix = xstrdup(cfg->ha_prefix);
+	s->ha_interval_ms = cfg->ha_interval_ms;
+	s->display_name = xstrdup(info->display_name ? info->display_name : "");
 	s->numeric_host = is_numeric_address(cfg->host);
 	s->discovery_due_ms = -1;
 	s->seq_fd = -1;
 	json_init(&s->j);
 
 	char host[256] = "";
-	const char *raw_id =
-		cfg->device_id[0] ? cfg->device_id : (gethostname(host, sizeof(host) - 1) == 0 ? host : "");
+	const char *raw_id = cfg->device_id[0]                          ? cfg->device_id
+			     : info->device_id && info->device_id[0]    ? info->device_id
+			     : gethostname(host, sizeof(host) - 1) == 0 ? host
+									: "";
 	if (mqtt_sanitize_id(raw_id, s->device_id, sizeof(s->device_id))) {
 		log_warn("mqtt: device id '%s' is used as '%s' (topics and Home Assistant ids take A-Z a-z 0-9 _ -)",
 			 raw_id, s->device_id);
@@ -295,6 +303,8 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	}
 
 	s->info = *info;
+	s->info.device_id = NULL; /* borrowed: s->device_id is the one in use */
+	s->info.display_name = s->display_name;
 	if (info->modes) {
 		s->modes = *info->modes;
 		s->info.modes = &s->modes;

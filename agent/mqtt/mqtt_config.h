@@ -24,7 +24,7 @@ struct mqtt_config {
 	char *host;
 	int port;             /* 1883 */
 	char *prefix;         /* topic prefix, "tegrawatch" */
-	char *device_id;      /* "" = the host name */
+	char *device_id;      /* "" = made from the serial number or machine-id (agent/device_id.h) */
 	char *client_id;      /* "" = "tegrawatch-" + device id */
 	int protocol;         /* enum mqtt_protocol: "3.1.1" or "5" */
 	int64_t keepalive_ms; /* 30 s */
@@ -44,8 +44,9 @@ struct mqtt_config {
 	int spool_file_max_mb;   /* 64 */
 	char **metric_topics;    /* globs of metrics published on PREFIX/ID/metric/NAME; NULL = off */
 	size_t metric_topic_count;
-	int ha_discovery; /* bool, true */
-	char *ha_prefix;  /* "homeassistant" */
+	int ha_discovery;       /* bool, true */
+	char *ha_prefix;        /* "homeassistant" */
+	int64_t ha_interval_ms; /* the Home Assistant view (PREFIX/ID/ha) at most this often, 5 s */
 };
 
 /** The key table and checks: cert_file and key_file together, a readable password_file. */

@@ -488,6 +488,7 @@ on_connected(struct mqtt_sink *s, int64_t now)
 			log_debug("mqtt: subscribe %s: %s", s->t_ha_status, mosquitto_strerror(rc));
 		}
 		s->discovery_due_ms = now; /* with the next sample: discovery lists the metrics it has */
+		s->ha_view_due = true;     /* and the view follows it: what HA had may be from before the outage */
 	}
 	mqtt_pub_pump(s);
 }

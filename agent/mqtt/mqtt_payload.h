@@ -25,6 +25,8 @@
 
 /** What the info topic and the Home Assistant device block say about the board. */
 struct mqtt_info {
+	const char *device_id;             /* the default id when mqtt.device_id is "" (copied during create) */
+	const char *display_name;          /* the device's name in Home Assistant: the board name (copied) */
 	struct board_identity identity;    /* "" fields when unknown */
 	const struct nvpmodel_conf *modes; /* power modes, NULL when unknown (borrowed during create) */
 	const char *agent_version;         /* "0.1.0" */
@@ -126,8 +128,9 @@ bool mqtt_format_value(double v, char *buf, size_t size);
 struct mqtt_ha_ctx {
 	const char *ha_prefix;    /* "homeassistant" */
 	const char *device_id;    /* sanitised */
-	const char *state_topic;  /* PREFIX/ID/state */
+	const char *state_topic;  /* what the entities read: PREFIX/ID/ha, the view */
 	const char *status_topic; /* PREFIX/ID/status */
+	int64_t expire_after_s;   /* mqtt_ha_expire_after_s(); 0 = none */
 	const struct mqtt_info *info;
 };
 
@@ -145,6 +148,46 @@ typedef void (*mqtt_ha_emit)(const char *topic, const char *payload, size_t len,
  * emitted.
  */
 size_t mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, mqtt_ha_emit emit, void *data);
+
+/* ---- the view Home Assistant reads: PREFIX/ID/ha ---- */
+
+/* An unchanged view is published again this often (or every ha_interval when longer). */
+#define MQTT_HA_REFRESH_MS 30000
+
+/** How often an unchanged view is published again: the longer of MQTT_HA_REFRESH_MS and HA_INTERVAL_MS. */
+int64_t mqtt_ha_refresh_ms(int64_t ha_interval_ms);
+
+/**
+ * The entities' expire_after in seconds: three missed refreshes of the
+ * view, or five samples when sampling is slower.
+ */
+int64_t mqtt_ha_expire_after_s(int64_t interval_ms, int64_t ha_interval_ms);
+
+/**
+ * Whether an entity reads METRIC, and then the decimal digits of its value
+ * in the view (*DIGITS): the entity's suggested_display_precision in the
+ * metric's own unit (temperatures 1, loads 0, power -1: tens of mW, shown
+ * as W with 2 decimals).
+ */
+bool mqtt_ha_view_digits(const char *metric, int *digits);
+
+/** V rounded to DIGITS decimal digits (negative: to tens, hundreds...), half away from zero. */
+double mqtt_ha_round(double v, int digits);
+
+/**
+ * The view: {"ts","time_ms" (with TIMED),"power_mode","metrics":{only
+ * those an entity reads, rounded},"throttle":{"active","reasons"}}. The
+ * same shape as the state topic, so the templates read either; without
+ * TIMED it is what the publisher compares to see a change.
+ */
+void mqtt_ha_view_json(struct json *j, const struct sample *s, bool timed);
+
+/**
+ * Writes into J (reset first) what makes the view go out at once, without
+ * waiting for ha_interval: throttling and each reason on or off, the
+ * number of alerts firing, the power mode.
+ */
+void mqtt_ha_view_edges(struct json *j, const struct sample *s);
 
 /* ---- connection ---- */
 

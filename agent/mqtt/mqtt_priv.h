@@ -66,6 +66,8 @@ struct mqtt_sink {
 	size_t metric_glob_count;
 	bool ha;
 	char *ha_prefix;
+	int64_t ha_interval_ms;
+	char *display_name;
 	char device_id[MQTT_ID_MAX];
 	bool numeric_host;
 
@@ -77,6 +79,7 @@ struct mqtt_sink {
 	char t_info[MQTT_TOPIC_MAX];
 	char t_metric[MQTT_TOPIC_MAX];
 	char t_ha_status[MQTT_TOPIC_MAX];
+	char t_ha[MQTT_TOPIC_MAX]; /* the view Home Assistant reads */
 
 	char boot_id[MQTT_BOOT_ID_MAX];
 	struct mqtt_info info;
@@ -115,6 +118,10 @@ struct mqtt_sink {
 	struct mqtt_active active;
 	bool active_dirty;
 	int64_t discovery_due_ms; /* -1: none due */
+	char *ha_view;            /* the view last published, untimed (mqtt_ha_view_json) */
+	char *ha_edges;           /* its mqtt_ha_view_edges() */
+	int64_t ha_view_ms;       /* the sample time of that view */
+	bool ha_view_due;         /* publish with the next sample, changed or not (a new connection) */
 	size_t discovered;        /* metric sensors in the last discovery burst */
 	size_t metrics_seen;      /* the largest metric set seen: a larger one may bring new sensors */
 	int mid_offline;

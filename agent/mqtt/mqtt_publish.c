@@ -118,8 +118,9 @@ publish_discovery(struct mqtt_sink *s, const struct metric_set *set)
 	struct mqtt_ha_ctx ctx = {
 		.ha_prefix = s->ha_prefix,
 		.device_id = s->device_id,
-		.state_topic = s->t_state,
+		.state_topic = s->t_ha,
 		.status_topic = s->t_status,
+		.expire_after_s = mqtt_ha_expire_after_s(s->info.interval_ms, s->ha_interval_ms),
 		.info = &s->info,
 	};
 	size_t n = mqtt_ha_discovery(&ctx, set, emit_discovery, s);
@@ -166,6 +167,43 @@ publish_metric_topics(struct mqtt_sink *s, const struct metric_set *set)
 	}
 }
 
+/*
+ * The view Home Assistant reads, live only: never spooled, so after an
+ * outage HA gets the present, not the backlog stamped "now". It goes out
+ * every ha_interval of sample time when it changed, at once when an edge
+ * changed (throttling, alerts firing, power mode), and unchanged every
+ * refresh so expire_after holds. Retained: a Home Assistant that restarts
+ * reads the present at once.
+ */
+static void
+publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
+{
+	mqtt_ha_view_edges(&s->j, smp);
+	bool edge = !s->ha_edges || strcmp(s->ha_edges, s->j.out.buf) != 0;
+	int64_t since = smp->time_ms - s->ha_view_ms;
+	bool back = since < 0; /* the clock was set back: start again from now */
+	if (!edge && !s->ha_view_due && !back && since < s->ha_interval_ms) {
+		return;
+	}
+	char *edges = xstrdup(s->j.out.buf);
+	json_reset(&s->j);
+	mqtt_ha_view_json(&s->j, smp, false);
+	bool changed = !s->ha_view || strcmp(s->ha_view, s->j.out.buf) != 0;
+	if (!edge && !changed && !s->ha_view_due && !back && since < mqtt_ha_refresh_ms(s->ha_interval_ms)) {
+		free(edges);
+		return;
+	}
+	free(s->ha_view);
+	s->ha_view = xstrdup(s->j.out.buf);
+	free(s->ha_edges);
+	s->ha_edges = edges;
+	s->ha_view_ms = smp->time_ms;
+	s->ha_view_due = false;
+	json_reset(&s->j);
+	mqtt_ha_view_json(&s->j, smp, true);
+	mqtt_conn_publish(s, s->t_ha, s->j.out.buf, s->j.out.len, 0, true);
+}
+
 int
 mqtt_pub_write(struct sink *sink, const struct sample *smp)
 {
@@ -199,6 +237,9 @@ mqtt_pub_write(struct sink *sink, const struct sample *smp)
 			if (mqtt_ha_sensor_count(&smp->metrics) > s->discovered) {
 				publish_discovery(s, &smp->metrics);
 			}
+		}
+		if (s->ha) {
+			publish_ha_view(s, smp);
 		}
 		mqtt_pub_pump(s);
 	}

@@ -362,6 +362,7 @@ class MqttTest(unittest.TestCase):
         self.assertEqual(json.loads(retained["tegrawatch/t1/alerts/active"]), [])
         self.assertIn("tegrawatch/t1/throttle", retained)
         self.assertIn("homeassistant/sensor/t1_temp_tj_c/config", retained)
+        self.assertIn("tegrawatch/t1/ha", retained)  # the view Home Assistant reads: the present at once
         self.assertNotIn("tegrawatch/t1/state", retained)
         self.assertNotIn("tegrawatch/t1/alerts", retained)
 
@@ -396,8 +397,9 @@ class MqttTest(unittest.TestCase):
         self.assertGreaterEqual(len(states), 890)
         self.assertTrue([x for x in s.json("tegrawatch/pipe/alerts") if x["transition"] == "firing"])
 
-    def render_every_template(self, configs):
-        """Every template renders in a strict Jinja2 environment, with its metric present and absent."""
+    def render_every_template(self, configs, views=()):
+        """Every template renders in a strict Jinja2 environment, with its metric present and absent, on a
+        made-up payload and on each real view in VIEWS."""
         import jinja2
         env = jinja2.Environment(undefined=jinja2.StrictUndefined)
         env.filters.setdefault("tojson", lambda v: json.dumps(v))
@@ -431,6 +433,17 @@ class MqttTest(unittest.TestCase):
         self.assertEqual(env.from_string(thr).render(value_json=state), "ON")
         thr = configs["homeassistant/binary_sensor/ha1_throttled_freq_cap/config"]["value_template"]
         self.assertEqual(env.from_string(thr).render(value_json=state), "OFF")
+        # the real view: every template renders; a metric the view carries gives its value, one it lacks None
+        self.assertTrue(views)
+        for view in views:
+            for topic, c in configs.items():
+                for key in ("value_template", "json_attributes_template"):
+                    if key not in c:
+                        continue
+                    out = env.from_string(c[key]).render(value_json=view)
+                    names = re.findall(r"metrics\['([^']+)'\]", c[key])
+                    for m in names:
+                        self.assertEqual(out == "None", m not in view["metrics"], (topic, out))
 
     def test_throttle_topic_on_change_only(self):
         """The retained throttle topic follows the reasons and their sources, not every temperature."""
@@ -472,12 +485,13 @@ class MqttTest(unittest.TestCase):
 
     def test_ha_discovery_and_republish(self):
         b = self.broker()
-        s = self.sub(b.port, ["homeassistant/#", "tegrawatch/ha1/status"])
+        s = self.sub(b.port, ["homeassistant/#", "tegrawatch/ha1/status", "tegrawatch/ha1/ha"])
         a = self.agent("a", base_cfg(b.port, "ha1", protocol="5"))  # MQTT 5 here, 3.1.1 elsewhere
         temp_topic = "homeassistant/sensor/ha1_temp_tj_c/config"
         self.assertTrue(wait_until(lambda: s.all(temp_topic), 10), a.stderr())
         wait_until(lambda: s.all("homeassistant/binary_sensor/ha1_throttled/config"), 3)
         configs = {m[1]: json.loads(m[2]) for m in s.all() if m[1].endswith("/config")}
+        self.assertTrue(wait_until(lambda: s.all("tegrawatch/ha1/ha"), 10))
         # the main metrics of the demo board, each checked against the documented schema (anchors 4.2)
         for metric in ["temp_cpu_c", "temp_gpu_c", "temp_tj_c", "cpu_load_pct", "gpu_load_pct", "gpu_freq_mhz",
                        "emc_freq_mhz", "ram_used_mb", "swap_used_mb", "power_vdd_in_mw", "fan_0_rpm", "power_mode"]:
@@ -485,11 +499,13 @@ class MqttTest(unittest.TestCase):
         for topic, c in configs.items():
             uid = topic.split("/")[2]
             self.assertEqual(c["unique_id"], uid)
-            self.assertEqual(c["state_topic"], "tegrawatch/ha1/state")
+            self.assertEqual(c["state_topic"], "tegrawatch/ha1/ha")  # the view, not every sample
+            self.assertEqual(c["expire_after"], 90)  # three refreshes of the view (30 s) missed
             self.assertEqual(c["availability_topic"], "tegrawatch/ha1/status")
             self.assertEqual((c["payload_available"], c["payload_not_available"]), ("online", "offline"))
             self.assertEqual(c["device"]["identifiers"], ["tegrawatch_ha1"])
             self.assertEqual(c["device"]["manufacturer"], "NVIDIA")
+            self.assertEqual(c["device"]["name"], socket.gethostname())  # the id is mqtt.device_id, the name the host's
             self.assertEqual(c["device"]["sw_version"], "L4T 36.4.3 (JetPack 6.2)")
             self.assertEqual(c["origin"]["name"], "tegrawatch")
             self.assertTrue(c["value_template"].startswith("{{ ") and c["value_template"].endswith(" }}"))
@@ -502,11 +518,11 @@ class MqttTest(unittest.TestCase):
         self.assertEqual((p["device_class"], p["unit_of_measurement"]), ("power", "W"))
         thr = configs["homeassistant/binary_sensor/ha1_throttled/config"]
         self.assertEqual((thr["device_class"], thr["payload_on"], thr["payload_off"]), ("problem", "ON", "OFF"))
-        self.assertEqual(thr["json_attributes_topic"], "tegrawatch/ha1/state")
+        self.assertEqual(thr["json_attributes_topic"], "tegrawatch/ha1/ha")
         for reason in ("thermal", "overcurrent", "rail_alarm", "freq_cap"):
             self.assertIn("homeassistant/binary_sensor/ha1_throttled_%s/config" % reason, configs)
         self.assertIn("homeassistant/sensor/ha1_alerts_firing/config", configs)
-        self.render_every_template(configs)
+        self.render_every_template(configs, s.json("tegrawatch/ha1/ha"))
 
         # Home Assistant's birth message: the configs come again, 0-5 s later
         s.clear()

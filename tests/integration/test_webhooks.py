@@ -155,12 +155,16 @@ class Receiver:
         return self.got(path)
 
 
+MACHINE_ID = "8d3f0c6a2b9e4f17a5c1d0e2b3f4a596"
+
+
 class Board:
     """A copy of a fixture board whose thermal zones the test writes."""
 
     def __init__(self, d):
         self.root = os.path.join(d, "root")
         shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), self.root, symlinks=True)
+        write_file(os.path.join(self.root, "etc/machine-id"), MACHINE_ID + "\n", 0o644)
         for metric in ZONES:
             self.set(metric, COOL)
 
@@ -499,7 +503,9 @@ class BodiesTest(WebhookCase):
                 "summary", "description", "labels", "throttle", "throttle_causes", "power_mode", "board"]
         self.assertEqual(list(fire), keys)
         self.assertEqual(list(res), keys)
-        board = {"name": "jetson-lab-01", "device_id": "jetson-lab-01"}
+        # the device id MQTT uses: made from the board's machine-id (docs/mqtt.md, Device id), not its name
+        device_id = "jetson-" + hmac.new(MACHINE_ID.encode(), b"tegrawatch device id", hashlib.sha256).hexdigest()[:16]
+        board = {"name": "jetson-lab-01", "device_id": device_id}
         self.assertEqual({k: fire[k] for k in keys if not k.startswith(("at", "starts_at", "ends_at"))}, {
             "rule": "cpu-hot", "metric": "temp.cpu_c", "transition": "firing", "status": "firing",
             "severity": "warning", "previous_severity": "none", "value": 70, "threshold": 60, "absent": False,

@@ -170,6 +170,29 @@ test_compatible(void **state)
 	assert_string_equal(m, "");
 }
 
+static void
+test_serial(void **state)
+{
+	(void)state;
+	char out[64] = "untouched";
+	assert_int_equal(identity_parse_serial("1422019012345", out, sizeof(out)), 0);
+	assert_string_equal(out, "1422019012345");
+	assert_int_equal(identity_parse_serial("TQ-1a2B_3.4", out, sizeof(out)), 0);
+	assert_string_equal(out, "TQ-1a2B_3.4");
+	/* never programmed, empty, odd bytes, too long: refused, OUT untouched */
+	strcpy(out, "untouched");
+	assert_int_equal(identity_parse_serial("0000000000000", out, sizeof(out)), -EINVAL);
+	assert_int_equal(identity_parse_serial("0", out, sizeof(out)), -EINVAL);
+	assert_int_equal(identity_parse_serial("", out, sizeof(out)), -EINVAL);
+	assert_int_equal(identity_parse_serial("14 22", out, sizeof(out)), -EINVAL);
+	assert_int_equal(identity_parse_serial("14\xff" "22", out, sizeof(out)), -EINVAL);
+	assert_int_equal(identity_parse_serial("1234567890123456789012345678901234567890123456789012345678901234", out,
+						sizeof(out)),
+			 -EINVAL);
+	assert_int_equal(identity_parse_serial("123456", out, 4), -EINVAL);
+	assert_string_equal(out, "untouched");
+}
+
 int
 main(void)
 {
@@ -178,6 +201,7 @@ main(void)
 		cmocka_unit_test(test_nv_tegra_release_garbage),
 		cmocka_unit_test(test_jetpack),
 		cmocka_unit_test(test_compatible),
+		cmocka_unit_test(test_serial),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

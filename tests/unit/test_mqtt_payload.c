@@ -373,14 +373,14 @@ find_payload(const struct emitted *e, const char *topic)
 static const char *const schema_keys[] = {
 	"\"name\":\"",
 	"\"unique_id\":\"orin-01_",
-	"\"state_topic\":\"tegrawatch/orin-01/state\"",
+	"\"state_topic\":\"tegrawatch/orin-01/ha\"",
 	"\"value_template\":\"{{ ",
 	"\"availability_topic\":\"tegrawatch/orin-01/status\"",
 	"\"payload_available\":\"online\"",
 	"\"payload_not_available\":\"offline\"",
-	"\"device\":{\"identifiers\":[\"tegrawatch_orin-01\"],\"name\":\"orin-01\",\"manufacturer\":\"NVIDIA\","
+	"\"device\":{\"identifiers\":[\"tegrawatch_orin-01\"],\"name\":\"orin-lab\",\"manufacturer\":\"NVIDIA\","
 	"\"model\":\"NVIDIA Jetson AGX Orin\",\"sw_version\":\"L4T 36.4.3 (JetPack 6.2)\",\"hw_version\":"
-	"\"p3701-0005\"}",
+	"\"p3701-0005\",\"serial_number\":\"1422019012345\"}",
 	"\"origin\":{\"name\":\"tegrawatch\",\"sw_version\":\"0.1.0\"}",
 };
 
@@ -389,11 +389,15 @@ test_ha_discovery(void **state)
 {
 	(void)state;
 	struct mqtt_info info = make_info();
+	/* the id is the machine's; the name people read is the host's; the serial in the device block */
+	info.display_name = "orin-lab";
+	snprintf(info.identity.serial, sizeof(info.identity.serial), "1422019012345");
 	struct mqtt_ha_ctx ctx = {
 		.ha_prefix = "homeassistant",
 		.device_id = "orin-01",
-		.state_topic = "tegrawatch/orin-01/state",
+		.state_topic = "tegrawatch/orin-01/ha",
 		.status_topic = "tegrawatch/orin-01/status",
+		.expire_after_s = mqtt_ha_expire_after_s(1000, 5000),
 		.info = &info,
 	};
 	struct metric_set *set = calloc(1, sizeof(*set));
@@ -447,16 +451,17 @@ test_ha_discovery(void **state)
 	/* the anchor's temperature sensor, field for field */
 	assert_string_equal(find_payload(e, topics[0]),
 			    "{\"name\":\"CPU temperature\",\"unique_id\":\"orin-01_temp_cpu_c\","
-			    "\"state_topic\":\"tegrawatch/orin-01/state\","
+			    "\"state_topic\":\"tegrawatch/orin-01/ha\","
 			    "\"value_template\":\"{{ value_json.metrics['temp.cpu_c'] if 'temp.cpu_c' in "
 			    "value_json.metrics else none }}\","
 			    "\"device_class\":\"temperature\",\"state_class\":\"measurement\","
 			    "\"unit_of_measurement\":\"\xc2\xb0" "C\",\"suggested_display_precision\":1,"
-			    "\"expire_after\":60,\"availability_topic\":\"tegrawatch/orin-01/status\","
+			    "\"expire_after\":90,\"availability_topic\":\"tegrawatch/orin-01/status\","
 			    "\"payload_available\":\"online\",\"payload_not_available\":\"offline\","
-			    "\"device\":{\"identifiers\":[\"tegrawatch_orin-01\"],\"name\":\"orin-01\","
+			    "\"device\":{\"identifiers\":[\"tegrawatch_orin-01\"],\"name\":\"orin-lab\","
 			    "\"manufacturer\":\"NVIDIA\",\"model\":\"NVIDIA Jetson AGX Orin\","
-			    "\"sw_version\":\"L4T 36.4.3 (JetPack 6.2)\",\"hw_version\":\"p3701-0005\"},"
+			    "\"sw_version\":\"L4T 36.4.3 (JetPack 6.2)\",\"hw_version\":\"p3701-0005\","
+			    "\"serial_number\":\"1422019012345\"},"
 			    "\"origin\":{\"name\":\"tegrawatch\",\"sw_version\":\"0.1.0\"}}");
 	/* power rails: device_class power in W (the anchor's advice), from mW */
 	const char *power = find_payload(e, topics[1]);
@@ -484,19 +489,116 @@ test_ha_discovery(void **state)
 		free(e->payload[i]);
 	}
 
-	/* an unknown board: the model falls back, no versions; a slow interval stretches expire_after */
+	/* an unknown board: the model falls back, no versions, no serial, the id as name; a slow interval stretches expire_after */
 	struct mqtt_info bare = {.agent_version = "0.1.0", .interval_ms = 30000};
 	ctx.info = &bare;
+	ctx.expire_after_s = mqtt_ha_expire_after_s(30000, 5000);
 	metric_set_clear(set);
 	e->count = 0;
 	assert_int_equal(mqtt_ha_discovery(&ctx, set, capture, e), 7); /* power mode, throttled, 4 reasons, alerts */
 	assert_non_null(strstr(e->payload[0], "\"expire_after\":150,"));
-	assert_non_null(strstr(e->payload[0], "\"manufacturer\":\"NVIDIA\",\"model\":\"Jetson\"},"));
+	assert_non_null(strstr(e->payload[0], "\"name\":\"orin-01\",\"manufacturer\":\"NVIDIA\",\"model\":\"Jetson\"},"));
 	for (size_t i = 0; i < e->count; i++) {
 		free(e->payload[i]);
 	}
 	free(e);
 	free(set);
+}
+
+/* ---- the Home Assistant view ---- */
+
+static void
+test_ha_view_timing(void **state)
+{
+	(void)state;
+	/* refreshed every 30 s, or every ha_interval when longer; entities expire after three refreshes missed */
+	assert_int_equal(mqtt_ha_refresh_ms(5000), 30000);
+	assert_int_equal(mqtt_ha_refresh_ms(120000), 120000);
+	assert_int_equal(mqtt_ha_expire_after_s(1000, 5000), 90);
+	assert_int_equal(mqtt_ha_expire_after_s(1000, 120000), 360);
+	assert_int_equal(mqtt_ha_expire_after_s(60000, 5000), 300); /* five slow samples */
+}
+
+static void
+test_ha_view_rounding(void **state)
+{
+	(void)state;
+	int d = 99;
+	assert_true(mqtt_ha_view_digits("temp.tj_c", &d));
+	assert_int_equal(d, 1);
+	assert_true(mqtt_ha_view_digits("power.vdd_in.mw", &d));
+	assert_int_equal(d, -1); /* W with 2 decimals: tens of mW */
+	assert_true(mqtt_ha_view_digits("gpu.load_pct", &d));
+	assert_int_equal(d, 0);
+	assert_true(mqtt_ha_view_digits("agent.alerts_firing", &d));
+	assert_int_equal(d, 0);
+	assert_false(mqtt_ha_view_digits("power.vdd_in.avg_mw", &d));
+	assert_false(mqtt_ha_view_digits("agent.samples_total", &d));
+	assert_true(mqtt_ha_round(46.375, 1) == 46.4);
+	assert_true(mqtt_ha_round(46.25, 1) == 46.3); /* half away from zero */
+	assert_true(mqtt_ha_round(-3.25, 1) == -3.3);
+	assert_true(mqtt_ha_round(4812, -1) == 4810);
+	assert_true(mqtt_ha_round(4815, -1) == 4820);
+	assert_true(mqtt_ha_round(63.6, 0) == 64);
+	assert_true(isnan(mqtt_ha_round(NAN, 1)));
+}
+
+static void
+test_ha_view_json(void **state)
+{
+	(void)state;
+	struct sample *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	sample_clear(s);
+	s->time_ms = 1741946400000;
+	snprintf(s->power_mode, sizeof(s->power_mode), "MAXN_SUPER");
+	metric_set_put(&s->metrics, "temp.tj_c", 46.375);
+	metric_set_put(&s->metrics, "power.vdd_in.mw", 4812);
+	metric_set_put(&s->metrics, "power.vdd_in.avg_mw", 4700);
+	metric_set_put(&s->metrics, "gpu.load_pct", 12);
+	metric_set_put(&s->metrics, "agent.alerts_firing", 1);
+	metric_set_put(&s->metrics, "agent.samples_total", 7);
+	s->throttle.active = true;
+	s->throttle.reason[THROTTLE_THERMAL] = true;
+	snprintf(s->throttle.why[THROTTLE_THERMAL], sizeof(s->throttle.why[0]), "tj at 95.2 C >= passive trip 95.0 C");
+	snprintf(s->throttle.context, sizeof(s->throttle.context), "power mode MAXN_SUPER");
+	struct json j;
+	json_init(&j);
+	/* only what the entities read, rounded as they show it; no context, causes, seq or other metrics */
+	mqtt_ha_view_json(&j, s, true);
+	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400000,\"power_mode\":"
+				   "\"MAXN_SUPER\",\"metrics\":{\"temp.tj_c\":46.4,\"power.vdd_in.mw\":4810,"
+				   "\"gpu.load_pct\":12,\"agent.alerts_firing\":1},\"throttle\":{\"active\":true,"
+				   "\"reasons\":{\"thermal\":\"tj at 95.2 C >= passive trip 95.0 C\"}}}");
+	json_reset(&j);
+	mqtt_ha_view_json(&j, s, false);
+	assert_null(strstr(j.out.buf, "time_ms"));
+	/* the edges: a reason's sentence moving is not one, a reason ending is */
+	mqtt_ha_view_edges(&j, s);
+	char *before = strdup(j.out.buf);
+	snprintf(s->throttle.why[THROTTLE_THERMAL], sizeof(s->throttle.why[0]), "tj at 96.0 C >= passive trip 95.0 C");
+	metric_set_put(&s->metrics, "temp.tj_c", 50);
+	mqtt_ha_view_edges(&j, s);
+	assert_string_equal(j.out.buf, before);
+	s->throttle.reason[THROTTLE_THERMAL] = false;
+	mqtt_ha_view_edges(&j, s);
+	assert_string_not_equal(j.out.buf, before);
+	s->throttle.reason[THROTTLE_THERMAL] = true;
+	metric_set_put(&s->metrics, "agent.alerts_firing", 2);
+	mqtt_ha_view_edges(&j, s);
+	assert_string_not_equal(j.out.buf, before);
+	metric_set_put(&s->metrics, "agent.alerts_firing", 1);
+	snprintf(s->power_mode, sizeof(s->power_mode), "15W");
+	mqtt_ha_view_edges(&j, s);
+	assert_string_not_equal(j.out.buf, before);
+	/* no power mode: null, as in the state topic */
+	s->power_mode[0] = '\0';
+	json_reset(&j);
+	mqtt_ha_view_json(&j, s, false);
+	assert_non_null(strstr(j.out.buf, "{\"power_mode\":null,"));
+	free(before);
+	json_free(&j);
+	free(s);
 }
 
 /* ---- back-off, wire size ---- */
@@ -578,6 +680,9 @@ main(void)
 		cmocka_unit_test(test_info_json),
 		cmocka_unit_test(test_format_value),
 		cmocka_unit_test(test_ha_discovery),
+		cmocka_unit_test(test_ha_view_timing),
+		cmocka_unit_test(test_ha_view_rounding),
+		cmocka_unit_test(test_ha_view_json),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_wire_bytes),
 	};

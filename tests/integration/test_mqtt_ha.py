@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Home Assistant's side of MQTT against a real mosquitto on a free 127.0.0.1 port: the view HA reads
+(PREFIX/ID/ha: its rate, its rounding, live only after a broker outage) and the device id made from a fixture
+board's machine-id or serial number.
+
+Usage: test_mqtt_ha.py TEGRAWATCH SOURCE_ROOT (helpers from test_mqtt.py; exit 77 = skipped without mosquitto).
+"""
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+import unittest
+
+import test_mqtt as tm
+from test_mqtt import EARLY_RULE, base_cfg, wait_until
+
+
+def digits(metric):
+    """Decimal digits of METRIC in the view: the entity's suggested_display_precision in the metric's unit."""
+    if metric.startswith("temp."):
+        return 1
+    if metric.startswith("power.") and metric.endswith(".mw"):
+        return -1  # shown in W with 2 decimals
+    return 0
+
+
+def read_by_ha(metric):
+    """The metrics an entity reads (docs/mqtt.md, the entity table)."""
+    fixed = {"cpu.load_pct", "gpu.load_pct", "emc.load_pct", "gpu.freq_mhz", "emc.freq_mhz", "ram.used_mb",
+             "swap.used_mb", "agent.alerts_firing"}
+    parts = metric.split(".")
+    return (metric in fixed or (metric.startswith("temp.") and metric.endswith("_c"))
+            or (len(parts) == 3 and parts[0] == "power" and parts[2] == "mw")
+            or (len(parts) == 3 and parts[0] == "fan" and parts[2] == "rpm"))
+
+
+def edges(view):
+    t = view["throttle"]
+    return (t["active"], sorted(t["reasons"]), view["metrics"].get("agent.alerts_firing"), view["power_mode"])
+
+
+def derived_id(secret):
+    return "jetson-" + hmac.new(secret.encode(), b"tegrawatch device id", hashlib.sha256).hexdigest()[:16]
+
+
+class HaViewTest(unittest.TestCase):
+    def test_view_rate_and_rounding(self):
+        """At most one view per ha_interval of sample time (edges excepted), each value round(x, precision)."""
+        b = self.broker()
+        s = self.sub(b.port, ["tegrawatch/rv/state", "tegrawatch/rv/ha"])
+        a = self.agent("rv", base_cfg(b.port, "rv", ha_interval="3s"),
+                       args=("--demo", "--speed", "20", "--count", "240"), extra=EARLY_RULE)
+        self.assertEqual(a.proc.wait(60), 0, a.stderr())
+        time.sleep(1)
+        states = {x["time_ms"]: x for x in s.json("tegrawatch/rv/state")}
+        views = s.json("tegrawatch/rv/ha")
+        self.assertEqual(len(states), 240)
+        connected = [t for t, x in states.items() if x["metrics"]["agent.mqtt_connected"] == 1]
+        span_s = (max(connected) - min(connected)) / 1000
+        sys.stderr.write("\n%d samples (%d s of sample time while connected), %d views\n"
+                         % (len(states), span_s, len(views)))
+        # rate: a view within 3 s of the previous one only for an edge (alerts firing, throttling, mode)
+        edge_views = 0
+        for prev, cur in zip(views, views[1:]):
+            gap = cur["time_ms"] - prev["time_ms"]
+            self.assertGreater(gap, 0)
+            if gap < 3000:
+                self.assertNotEqual(edges(prev), edges(cur), (prev, cur))
+                edge_views += 1
+        self.assertLessEqual(len(views), span_s / 3 + edge_views + 2)
+        self.assertGreaterEqual(len(views), span_s / 3 / 2)  # the demo's temperatures move: most intervals publish
+        self.assertGreaterEqual(edge_views, 1)  # EARLY_RULE fires and resolves within the first 6 samples
+        # rounding: each view is its sample, only what the entities read, rounded as they show it
+        for v in views:
+            st = states[v["time_ms"]]
+            self.assertEqual(sorted(v), ["metrics", "power_mode", "throttle", "time_ms", "ts"])
+            self.assertEqual(v["ts"], st["ts"])
+            self.assertEqual(v["power_mode"], st["power_mode"])
+            self.assertEqual(v["throttle"], {"active": st["throttle"]["active"],
+                                             "reasons": st["throttle"]["reasons"]})
+            self.assertEqual(sorted(v["metrics"]), sorted(m for m in st["metrics"] if read_by_ha(m)))
+            for m, x in v["metrics"].items():
+                d = digits(m)
+                exact = st["metrics"][m]
+                self.assertLessEqual(abs(x - exact), 0.5 * 10 ** -d + 1e-9, (m, x, exact))
+                self.assertAlmostEqual(x * 10 ** d, round(x * 10 ** d), places=6, msg=(m, x))
+        self.assertTrue(any(m.startswith("temp.") and v["metrics"][m] != states[v["time_ms"]]["metrics"][m]
+                            for v in views for m in v["metrics"]), "no temperature needed rounding")
+
+    def test_no_backlog_on_the_view_after_an_outage(self):
+        """state gets the spooled backlog; the view gets only the present after the broker is back."""
+        b = self.broker(persistence=True)
+        s = self.sub(b.port, ["tegrawatch/ov/state", "tegrawatch/ov/ha"], client_id="tw-ha-outage", clean=False)
+        a = self.agent("ov", base_cfg(b.port, "ov", ha_interval="2s"))  # the demo at 10 samples a second
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/ov/state")) >= 20, 10), a.stderr())
+        b.stop()
+        time.sleep(8)
+        t_back = time.monotonic()
+        b.start()
+        self.assertTrue(wait_until(lambda: any(x["metrics"]["agent.mqtt_connects_total"] >= 2
+                                               for x in s.json("tegrawatch/ov/state")), 20), a.stderr())
+        time.sleep(3)
+        self.assertEqual(a.stop(), 0)
+        time.sleep(1)
+        states = s.json("tegrawatch/ov/state")
+        # sampled during the outage (not before the first connect)
+        held = [x["time_ms"] for x in states
+                if x["metrics"]["agent.mqtt_connected"] == 0 and x["metrics"]["agent.mqtt_connects_total"] >= 1]
+        self.assertGreaterEqual(len(set(held)), 60)  # the backlog reached state
+        after = [json.loads(m[2]) for m in s.all("tegrawatch/ov/ha") if m[0] > t_back]
+        self.assertTrue(after, "no view after the reconnect")
+        # nothing the view carries after the reconnect was sampled during the outage
+        self.assertGreater(min(v["time_ms"] for v in after), max(held))
+        # and no view at all was made while disconnected
+        for v in s.json("tegrawatch/ov/ha"):
+            self.assertFalse(min(held) <= v["time_ms"] <= max(held), v["time_ms"])
+
+    def agent_on_board(self, name, root, port, extra=""):
+        cfg = base_cfg(port, "unused")
+        del cfg["device_id"]
+        return self.agent(name, cfg, args=("--root", root, "--interval", "200", "--no-tegrastats"), extra=extra)
+
+    def test_device_id_from_machine_id_and_serial(self):
+        b = self.broker()
+        s = self.sub(b.port, ["tegrawatch/#", "homeassistant/#"])
+        root = os.path.join(self.d, "board")
+        shutil.copytree(os.path.join(tm.SRC, "tests/fixtures/boards/orin-nano-jp6"), root, symlinks=True)
+        machine_id = "5f2b7c1e9a0d4e6f8b3c2a1d0e9f8a7b"
+        with open(os.path.join(root, "etc/machine-id"), "w") as f:
+            f.write(machine_id + "\n")
+        dev = derived_id(machine_id)
+        a = self.agent_on_board("mid", root, b.port, extra=EARLY_RULE)
+        self.wait_status(s, "tegrawatch/%s/status" % dev, "online", 10)
+        config = "homeassistant/sensor/%s_temp_tj_c/config" % dev
+        self.assertTrue(wait_until(lambda: s.all(config) and s.all("tegrawatch/%s/alerts" % dev), 10), a.stderr())
+        self.assertEqual(a.stop(), 0)
+        c = json.loads(s.all(config)[-1][2])
+        self.assertEqual(c["unique_id"], dev + "_temp_tj_c")
+        self.assertEqual(c["device"]["identifiers"], ["tegrawatch_" + dev])
+        self.assertEqual(c["device"]["name"], socket.gethostname())  # the host name stays the display name
+        self.assertNotIn("serial_number", c["device"])  # the fixture has none
+        self.assertNotIn(machine_id, json.dumps(c))
+        self.assertEqual(s.json("tegrawatch/%s/info" % dev)[-1]["device_id"], dev)
+        # alert events (and so webhooks and exec actions) name the board by the same id
+        self.assertEqual(s.json("tegrawatch/%s/alerts" % dev)[0]["board"]["device_id"], dev)
+        with open(b.log) as f:
+            self.assertIn("as tegrawatch-%s " % dev, f.read())  # one MQTT session per machine
+
+        # a readable serial number wins (a cloned image copies machine-id), and is in the device block
+        serial = "1422019012345"
+        with open(os.path.join(root, "sys/firmware/devicetree/base/serial-number"), "wb") as f:
+            f.write(serial.encode() + b"\0")
+        dev2 = derived_id(serial)
+        a2 = self.agent_on_board("ser", root, b.port)
+        config2 = "homeassistant/sensor/%s_temp_tj_c/config" % dev2
+        self.assertTrue(wait_until(lambda: s.all(config2), 10), a2.stderr())
+        self.assertEqual(a2.stop(), 0)
+        c2 = json.loads(s.all(config2)[-1][2])
+        self.assertEqual(c2["device"]["serial_number"], serial)
+        self.assertEqual(c2["device"]["identifiers"], ["tegrawatch_" + dev2])
+
+        # mqtt.device_id still decides
+        cfg = base_cfg(b.port, "keep-me")
+        a3 = self.agent("keep", cfg, args=("--root", root, "--interval", "200", "--no-tegrastats"))
+        self.wait_status(s, "tegrawatch/keep-me/status", "online", 10)
+        self.assertEqual(a3.stop(), 0)
+
+
+# test_mqtt's broker, subscriber and agent helpers, without its tests
+for _name in ("setUp", "tearDown", "broker", "sub", "agent", "wait_status"):
+    setattr(HaViewTest, _name, getattr(tm.MqttTest, _name))
+
+if __name__ == "__main__":
+    tm.BIN, tm.SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO):
+        print("skipped: needs mosquitto and python3-paho-mqtt")
+        sys.exit(77)
+    unittest.main(verbosity=2)
