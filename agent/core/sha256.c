@@ -6,7 +6,7 @@
 struct sha256_ctx {
 	uint32_t h[8];
 	uint8_t block[64];
-	size_t fill;     /* bytes in BLOCK */
+	size_t fill;    /* bytes in BLOCK */
 	uint64_t total; /* bytes hashed so far */
 };
 

@@ -123,8 +123,8 @@ ha_common(struct json *j, const struct mqtt_ha_ctx *ctx)
 	json_array_end(j);
 	/* the name people read (the host name by default) is not the id: renaming the host keeps the entities */
 	json_key(j, "name");
-	json_string(j, ctx->info->display_name && ctx->info->display_name[0] ? ctx->info->display_name
-									 : ctx->device_id);
+	json_string(j,
+		    ctx->info->display_name && ctx->info->display_name[0] ? ctx->info->display_name : ctx->device_id);
 	json_key(j, "manufacturer");
 	json_string(j, "NVIDIA");
 	json_key(j, "model");
@@ -313,7 +313,6 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 	json_free(&j);
 	return n;
 }
-
 
 /* ---- the view Home Assistant reads ---- */
 

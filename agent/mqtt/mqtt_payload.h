@@ -1,8 +1,8 @@
 /*
  * What the MQTT sink publishes, as pure functions: topic names, the JSON
  * of the state, alert, alerts/active, throttle and info topics, Home
- * Assistant discovery configs, the reconnect back-off and the per-boot
- * sequence file format. No libmosquitto and no I/O here, so every payload
+ * Assistant discovery configs and view (mqtt_ha.c), the reconnect
+ * back-off and the per-boot sequence file format. No libmosquitto and no I/O here, so every payload
  * shape is unit-tested (tests/unit/test_mqtt_payload.c) and documented in
  * docs/mqtt.md.
  */

@@ -7,8 +7,8 @@
  *                   libmosquitto callbacks, keepalive and loss; the only
  *                   file that includes <mosquitto.h>
  *   mqtt_publish.c  what goes out: state, alerts, alerts/active, throttle,
- *                   discovery, metric topics, pumping the spool, the
- *                   sequence file
+ *                   discovery, the Home Assistant view, metric topics,
+ *                   pumping the spool, the sequence file
  *
  * Publishing hands messages to the connection through mqtt_conn_publish()
  * and mqtt_conn_send(), so no libmosquitto type leaks out of mqtt_conn.c.
