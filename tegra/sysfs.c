@@ -66,6 +66,7 @@ sysfs_create(const char *root, struct sysfs **out)
 	struct sysfs *fs = xcalloc(1, sizeof(*fs));
 	fs->root_fd = -1;
 	fs->now_ms = default_clock;
+	fs->kept_budget = sysfs_kept_budget();
 	int err;
 	if (is_real_root(root)) {
 		fs->root = xstrdup("");
@@ -111,6 +112,7 @@ sysfs_destroy(struct sysfs *fs)
 	for (size_t i = 0; i < fs->used; i++) {
 		free(fs->slots[i].path);
 	}
+	sysfs_kept_clear(fs);
 	if (fs->root_fd >= 0) {
 		close(fs->root_fd);
 	}

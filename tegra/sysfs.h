@@ -75,6 +75,12 @@ int sysfs_list_dir(struct sysfs *fs, const char *path, int (*fn)(const char *nam
  */
 int sysfs_realpath(struct sysfs *fs, const char *path, char *buf, size_t size);
 
+/**
+ * Descriptors held open between reads: a file read a second time stays
+ * open and is read again with pread() (tegra/sysfs_keep.c).
+ */
+size_t sysfs_open_files(const struct sysfs *fs);
+
 /** Errors counted since creation (all paths). */
 uint64_t sysfs_error_count(const struct sysfs *fs);
 

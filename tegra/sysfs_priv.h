@@ -26,6 +26,14 @@ struct backoff {
 	bool logged;
 };
 
+/* A board file kept open between samples (sysfs_keep.c). */
+struct kept_file {
+	char *path; /* NULL: free entry of the table */
+	uint64_t hash;
+	int fd;       /* -1: read once so far, or closed after an error */
+	bool trusted; /* sysfs, procfs or a read-only mount: never replaced under the fd */
+};
+
 struct sysfs {
 	char *root;  /* as given, "" for the real system */
 	char *base;  /* canonical absolute root, "" for the real system */
@@ -37,6 +45,11 @@ struct sysfs {
 	uint64_t fail_seq;
 	size_t used;
 	struct backoff slots[BACKOFF_SLOTS];
+	struct kept_file *kept; /* open addressing, kept_cap a power of two */
+	size_t kept_cap;
+	size_t kept_used;   /* paths in the table */
+	size_t kept_open;   /* of them, with an open descriptor */
+	size_t kept_budget; /* most descriptors held at once */
 };
 
 /* Absolute, shorter than PATH_MAX, and without ".." components. */
@@ -66,6 +79,45 @@ sysfs_path_ok(const char *path)
 
 /** Opens PATH below the root with FLAGS; returns the fd or -errno. */
 int sysfs_open_path(struct sysfs *fs, const char *path, int flags);
+
+/* Reading (sysfs_read.c) */
+
+/**
+ * Opens PATH for reading and checks that a read cannot block. Sets
+ * *REGULAR. Returns the fd or -errno (-EAGAIN: nothing to read now).
+ */
+int sysfs_open_readable(struct sysfs *fs, const char *path, bool *regular);
+
+/* Kept-open files (sysfs_keep.c) */
+
+/** FNV-1a of PATH. */
+uint64_t sysfs_hash_path(const char *path);
+
+/** Most descriptors to keep: KEPT_MAX, or an eighth of RLIMIT_NOFILE when that is less. */
+size_t sysfs_kept_budget(void);
+
+/**
+ * Opens KF->path below the root for keeping: 0 and KF->fd, -ENOTSUP for a
+ * file that is not regular (never kept), or -errno.
+ */
+int kept_file_open(struct kept_file *kf, struct sysfs *fs);
+
+/** Closes KF's descriptor, if open. */
+void kept_file_close(struct kept_file *kf);
+
+/**
+ * The kept descriptor of PATH (read it with pread; do not close it),
+ * opened on its second read and reopened when the file was replaced.
+ * Negative when PATH is not kept (first read, not regular, over budget):
+ * the caller opens and closes it itself.
+ */
+int sysfs_kept_fd(struct sysfs *fs, const char *path);
+
+/** Closes PATH's kept descriptor after a failed read: the next read reopens it. */
+void sysfs_kept_drop(struct sysfs *fs, const char *path);
+
+/** Closes every kept descriptor and forgets the paths. */
+void sysfs_kept_clear(struct sysfs *fs);
 
 /* Error accounting (sysfs_read.c) */
 

@@ -27,17 +27,6 @@
 
 /* ---- error accounting ----------------------------------------------- */
 
-static uint64_t
-hash_path(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static struct backoff *
 find_slot(struct sysfs *fs, const char *path, uint64_t hash)
 {
@@ -79,7 +68,7 @@ sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
 	}
 	*now = fs->now_ms(fs->clock_data);
 	if (fs->used > 0) {
-		struct backoff *b = find_slot(fs, path, hash_path(path));
+		struct backoff *b = find_slot(fs, path, sysfs_hash_path(path));
 		if (b && *now < b->retry_ms) {
 			return -EBUSY;
 		}
@@ -90,7 +79,7 @@ sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
 static void
 record_failure(struct sysfs *fs, const char *path, int64_t now, const char *reason)
 {
-	uint64_t hash = hash_path(path);
+	uint64_t hash = sysfs_hash_path(path);
 	struct backoff *b = find_slot(fs, path, hash);
 	fs->errors++;
 	if (!b) {
@@ -126,7 +115,7 @@ sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const c
 		return;
 	}
 	if (fs->used > 0) {
-		struct backoff *b = find_slot(fs, path, hash_path(path));
+		struct backoff *b = find_slot(fs, path, sysfs_hash_path(path));
 		if (b) {
 			b->delay_ms = 0;
 			b->retry_ms = 0;
@@ -135,12 +124,8 @@ sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const c
 }
 /* ---- reading ----------------------------------------------------------- */
 
-/*
- * Opens PATH for reading and checks that a read cannot block. Sets
- * *REGULAR. Returns the fd or -errno (-EAGAIN: nothing to read now).
- */
-static int
-open_readable(struct sysfs *fs, const char *path, bool *regular)
+int
+sysfs_open_readable(struct sysfs *fs, const char *path, bool *regular)
 {
 	int fd = sysfs_open_path(fs, path, OPEN_FLAGS);
 	if (fd < 0) {
@@ -174,16 +159,22 @@ open_readable(struct sysfs *fs, const char *path, bool *regular)
 
 /*
  * Reads from FD into BUF until EOF or *N reaches CAP. st_size is not
- * trusted (sysfs says 4096, procfs 0). A non-regular file stops at EAGAIN
- * once some data came.
+ * trusted (sysfs says 4096, procfs 0). A regular file is read with pread()
+ * from offset *N (a kept descriptor is never seeked) and a short read is
+ * its end, so a small attribute costs one call. A non-regular file stops
+ * at EAGAIN once some data came.
  */
 static int
 fill(int fd, bool regular, char *buf, size_t cap, size_t *n)
 {
 	while (*n < cap) {
-		ssize_t r = read(fd, buf + *n, cap - *n);
+		size_t want = cap - *n;
+		ssize_t r = regular ? pread(fd, buf + *n, want, (off_t)*n) : read(fd, buf + *n, want);
 		if (r > 0) {
 			*n += (size_t)r;
+			if (regular && (size_t)r < want) {
+				return 0;
+			}
 			continue;
 		}
 		if (r == 0) {
@@ -204,16 +195,29 @@ fill(int fd, bool regular, char *buf, size_t cap, size_t *n)
 static int
 read_small(struct sysfs *fs, const char *path, char *buf)
 {
-	bool regular = false;
-	int fd = open_readable(fs, path, &regular);
-	if (fd < 0) {
-		return fd;
-	}
 	size_t n = 0;
-	int err = fill(fd, regular, buf, SYSFS_SMALL_MAX + 1, &n);
-	close(fd);
-	if (err < 0) {
-		return err;
+	int err;
+	int fd = sysfs_kept_fd(fs, path);
+	if (fd >= 0) {
+		err = fill(fd, true, buf, SYSFS_SMALL_MAX + 1, &n);
+		if (err < 0) {
+			/* the device went away (ENODEV, ESTALE...): reopen once, below */
+			sysfs_kept_drop(fs, path);
+			n = 0;
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
+		bool regular = false;
+		fd = sysfs_open_readable(fs, path, &regular);
+		if (fd < 0) {
+			return fd;
+		}
+		err = fill(fd, regular, buf, SYSFS_SMALL_MAX + 1, &n);
+		close(fd);
+		if (err < 0) {
+			return err;
+		}
 	}
 	if (n > SYSFS_SMALL_MAX) {
 		return -EFBIG;
@@ -332,15 +336,10 @@ sysfs_read_i64(struct sysfs *fs, const char *path, int64_t *out)
 	return 0;
 }
 
-/* The read part of sysfs_read_file() without accounting. */
+/* Reads all of FD, at most MAX bytes, into a malloc'd buffer; returns the length. */
 static int
-read_whole(struct sysfs *fs, const char *path, size_t max, char **out)
+read_all(int fd, bool regular, size_t max, char **out)
 {
-	bool regular = false;
-	int fd = open_readable(fs, path, &regular);
-	if (fd < 0) {
-		return fd;
-	}
 	size_t cap = max + 1 < 4096 ? max + 1 : 4096;
 	size_t n = 0;
 	char *buf = NULL;
@@ -356,7 +355,6 @@ read_whole(struct sysfs *fs, const char *path, size_t max, char **out)
 	if (err == 0 && n > max) {
 		err = -EFBIG;
 	}
-	close(fd);
 	if (err < 0) {
 		free(buf);
 		return err;
@@ -364,6 +362,28 @@ read_whole(struct sysfs *fs, const char *path, size_t max, char **out)
 	buf[n] = '\0';
 	*out = buf;
 	return (int)n;
+}
+
+/* The read part of sysfs_read_file() without accounting. */
+static int
+read_whole(struct sysfs *fs, const char *path, size_t max, char **out)
+{
+	int fd = sysfs_kept_fd(fs, path);
+	if (fd >= 0) {
+		int n = read_all(fd, true, max, out);
+		if (n >= 0 || n == -EFBIG) {
+			return n;
+		}
+		sysfs_kept_drop(fs, path); /* gone: reopen once, below */
+	}
+	bool regular = false;
+	fd = sysfs_open_readable(fs, path, &regular);
+	if (fd < 0) {
+		return fd;
+	}
+	int n = read_all(fd, regular, max, out);
+	close(fd);
+	return n;
 }
 
 int

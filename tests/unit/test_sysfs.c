@@ -528,6 +528,148 @@ struct names {
 	int stop_after;
 };
 
+/* Replaces REL by a new inode, as an editor or `mv` would. */
+static void
+rename_replace(const char *rel, const char *text)
+{
+	char tmp_rel[256];
+	char from[512];
+	char to[512];
+	snprintf(tmp_rel, sizeof(tmp_rel), "%s.new", rel);
+	write_text(tmp_rel, text);
+	fixture_path(from, sizeof(from), tmp_rel);
+	fixture_path(to, sizeof(to), rel);
+	assert_int_equal(rename(from, to), 0);
+}
+
+static void
+remove_file(const char *rel)
+{
+	char path[512];
+	fixture_path(path, sizeof(path), rel);
+	assert_int_equal(unlink(path), 0);
+}
+
+static void
+test_kept_open_rereads(void **state)
+{
+	(void)state;
+	const char *temp = "/kept/zone0/temp";
+	make_dirs("/kept/zone0");
+	write_text(temp, "43500\n");
+	struct fake_clock clock = {.now_ms = 0};
+	struct sysfs *fs = open_fixture(&clock);
+	int64_t v = 0;
+	/* the first read keeps nothing (identity files are read once), the second keeps it */
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), 0);
+	assert_int_equal(v, 43500);
+	assert_int_equal(sysfs_open_files(fs), 0);
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), 0);
+	assert_int_equal(sysfs_open_files(fs), 1);
+
+	/* rewritten in place, longer then shorter: the same inode, read again at offset 0 */
+	write_text(temp, "123456789\n");
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), 0);
+	assert_int_equal(v, 123456789);
+	write_text(temp, "7\n");
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(sysfs_open_files(fs), 1);
+
+	/* replaced by a rename: a new inode, the kept one is stale */
+	rename_replace(temp, "61000\n");
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), 0);
+	assert_int_equal(v, 61000);
+	assert_int_equal(sysfs_open_files(fs), 1);
+
+	/* vanished: absent, no descriptor held; recreated: read and kept again */
+	remove_file(temp);
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), -ENOENT);
+	assert_int_equal(sysfs_open_files(fs), 0);
+	write_text(temp, "1234\n");
+	assert_int_equal(sysfs_read_i64(fs, temp, &v), 0);
+	assert_int_equal(v, 1234);
+	assert_int_equal(sysfs_open_files(fs), 1);
+
+	/* deleted and recreated between two reads */
+	remove_file(temp);
+	write_text(temp, "5678\n");
+	char buf[16];
+	assert_int_equal(sysfs_read_str(fs, temp, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "5678");
+	assert_int_equal(sysfs_error_count(fs), 0);
+	sysfs_destroy(fs);
+}
+
+static void
+test_kept_open_whole_files(void **state)
+{
+	(void)state;
+	/* bigger than the first 4 KiB buffer: read in several pread calls */
+	char text[10001];
+	for (size_t i = 0; i < sizeof(text) - 1; i++) {
+		text[i] = (char)('a' + i % 26);
+	}
+	text[sizeof(text) - 1] = '\0';
+	make_dirs("/proc");
+	write_text("/proc/stat", text);
+	struct sysfs *fs = open_fixture(NULL);
+	for (int round = 0; round < 3; round++) {
+		char *got = NULL;
+		assert_int_equal(sysfs_read_file(fs, "/proc/stat", 65536, &got), (int)strlen(text));
+		assert_string_equal(got, text);
+		free(got);
+		/* the next round reads a new file of another length */
+		text[sizeof(text) - 1 - 1000 * (size_t)(round + 1)] = '\0';
+		text[0] = (char)('A' + round);
+		rename_replace("/proc/stat", text);
+	}
+	assert_int_equal(sysfs_open_files(fs), 1);
+	sysfs_destroy(fs);
+}
+
+static void
+test_kept_open_real_procfs(void **state)
+{
+	(void)state;
+	/* procfs: kept and trusted (no fstat per read); each pread at 0 makes a fresh text */
+	struct sysfs *fs = NULL;
+	assert_int_equal(sysfs_create("/", &fs), 0);
+	for (int i = 0; i < 3; i++) {
+		char buf[256];
+		assert_true(sysfs_read_str(fs, "/proc/loadavg", buf, sizeof(buf)) > 0);
+		char *stat = NULL;
+		assert_true(sysfs_read_file(fs, "/proc/stat", 1 << 20, &stat) > 0);
+		assert_true(strncmp(stat, "cpu ", 4) == 0);
+		free(stat);
+	}
+	assert_int_equal(sysfs_open_files(fs), 2);
+	sysfs_destroy(fs);
+}
+
+static void
+test_kept_open_is_bounded(void **state)
+{
+	(void)state;
+	make_dirs("/many");
+	struct sysfs *fs = open_fixture(NULL);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 300; i++) {
+			char rel[64];
+			snprintf(rel, sizeof(rel), "/many/f%d", i);
+			if (round == 0) {
+				write_text(rel, "1\n");
+			}
+			int64_t v = 0;
+			assert_int_equal(sysfs_read_i64(fs, rel, &v), 0);
+			assert_int_equal(v, 1);
+		}
+	}
+	/* at most 128 descriptors, whatever the number of files */
+	assert_true(sysfs_open_files(fs) > 0 && sysfs_open_files(fs) <= 128);
+	sysfs_destroy(fs);
+}
+
 static int
 collect(const char *name, void *data)
 {
@@ -707,6 +849,10 @@ main(void)
 		cmocka_unit_test(test_success_clears_backoff),
 		cmocka_unit_test(test_slow_read),
 		cmocka_unit_test(test_table_is_bounded),
+		cmocka_unit_test(test_kept_open_rereads),
+		cmocka_unit_test(test_kept_open_whole_files),
+		cmocka_unit_test(test_kept_open_real_procfs),
+		cmocka_unit_test(test_kept_open_is_bounded),
 		cmocka_unit_test(test_list_dir),
 		cmocka_unit_test(test_symlinks_openat2),
 		cmocka_unit_test(test_symlinks_portable_walk),
