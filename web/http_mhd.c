@@ -445,13 +445,25 @@ sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (!c->started) {
 			c->started = true;
 			sse_send_line(c, "retry: 2000\n\n");
-		} else if (c->stream.cursor < oldest) {
-			/* fell behind the ring: skip ahead, say how much was lost */
+		} else if (c->stream.cursor < oldest ||
+			   (c->stream.cursor < st->event_next && !st->events[c->stream.cursor % EVENT_RING])) {
+			/*
+			 * fell behind the ring, or samples went by while nobody read
+			 * the stream (no event rendered): skip ahead, say how much was
+			 * lost
+			 */
+			uint64_t to = c->stream.cursor < oldest ? oldest : c->stream.cursor;
+			/* past the last slot without an event, so one gap says it all */
+			for (uint64_t k = to; k < st->event_next; k++) {
+				if (!st->events[k % EVENT_RING]) {
+					to = k + 1;
+				}
+			}
 			char text[80];
 			snprintf(text, sizeof(text), "event: gap\ndata: {\"missed\":%llu}\n\n",
-				 (unsigned long long)(oldest - c->stream.cursor));
+				 (unsigned long long)(to - c->stream.cursor));
 			sse_send_line(c, text);
-			c->stream.cursor = oldest;
+			c->stream.cursor = to;
 		} else if (c->stream.cursor < st->event_next) {
 			c->cur = blob_ref(st->events[c->stream.cursor % EVENT_RING]);
 			c->stream.cursor++;

@@ -38,6 +38,12 @@ struct blob {
 	char data[];
 };
 
+/* The latest sample, copied for rendering on demand (server_render.c). */
+struct sample_copy {
+	atomic_uint refs;
+	struct sample s; /* the used metrics only, no index: for rendering, never for lookups */
+};
+
 struct active_alert {
 	char fingerprint[ALERT_FINGERPRINT_LEN + 1];
 	struct blob *json;
@@ -67,8 +73,12 @@ struct server_state {
 
 	pthread_mutex_t lock; /* everything down to `stopping` */
 	pthread_cond_t wake;
-	struct blob *sample; /* the latest sample's JSON object */
-	struct blob *prom;   /* its /metrics text (without the process part) */
+	struct blob *sample; /* the JSON object of sample number sample_seq */
+	struct blob *prom;   /* the /metrics text (without the process part) of sample prom_seq */
+	uint64_t sample_seq;
+	uint64_t prom_seq;
+	struct sample_copy *latest; /* what `sample` and `prom` are rendered from, on demand */
+	uint64_t latest_seq;        /* samples published; 0: none, the empty blobs are current */
 	struct active_alert *active;
 	size_t active_count;
 	struct blob *recent[RECENT_MAX];
@@ -94,11 +104,13 @@ struct server_state {
 	/* every connection, from accept to close: limits, header deadline (the notifier sweeps) */
 	struct conn_guard guard;
 
-	/* the loop thread's scratch */
+	/* the loop thread's scratch, and the copy it reuses when no handler holds it */
+	struct sample_copy *spare;
 	struct json j;
 	struct buf text;
 };
 
+struct blob *blob_new(const char *data, size_t len);
 struct blob *blob_ref(struct blob *b);
 /** Drops a reference; NULL is a no-op. */
 void blob_unref(struct blob *b);
@@ -116,6 +128,17 @@ int server_notifier_start(struct server_state *st, stream_resume_fn *resume);
 /* The loop thread publishes. */
 void server_publish_sample(struct server_state *st, const struct sample *s);
 void server_publish_alert(struct server_state *st, const struct alert_event *ev);
+
+/* The latest sample, rendered on demand (server_render.c) */
+
+/** The loop: makes S the latest sample; nothing is rendered yet. */
+void server_render_publish(struct server_state *st, const struct sample *s);
+/** A reference to the latest sample's JSON object, rendered by the first caller after a sample. */
+struct blob *server_render_sample(struct server_state *st);
+/** The same for the /metrics text (without the process part). */
+struct blob *server_render_prom(struct server_state *st);
+/** Frees the copies; after the daemon stopped. */
+void server_render_fini(struct server_state *st);
 
 /* The HTTP threads read: whole bodies appended to OUT. */
 void server_snapshot(struct server_state *st, struct buf *out);

@@ -28,7 +28,7 @@ static const char empty_sample_json[] = "{\"seq\":0,\"ts\":null,\"time_ms\":null
 
 /* ---- blobs ---- */
 
-static struct blob *
+struct blob *
 blob_new(const char *data, size_t len)
 {
 	struct blob *b = xrealloc(NULL, sizeof(*b) + len + 1, 1);
@@ -155,6 +155,7 @@ server_state_fini(struct server_state *st)
 {
 	blob_unref(st->sample);
 	blob_unref(st->prom);
+	server_render_fini(st);
 	for (size_t i = 0; i < st->active_count; i++) {
 		blob_unref(st->active[i].json);
 		blob_unref(st->active[i].prom);
@@ -193,12 +194,12 @@ push_event_locked(struct server_state *st, struct blob *ev)
 }
 
 static struct blob *
-render_event(struct server_state *st, const char *kind, const struct json *j)
+render_event(struct server_state *st, const char *kind, const char *json, size_t len)
 {
 	buf_reset(&st->text);
 	/* event_next changes only on this thread, so it can be read without the lock */
 	buf_addf(&st->text, "id: %llu\nevent: %s\ndata: ", (unsigned long long)st->event_next, kind);
-	buf_add(&st->text, j->out.buf, j->out.len);
+	buf_add(&st->text, json, len);
 	buf_adds(&st->text, "\n\n");
 	return blob_new(st->text.buf, st->text.len);
 }
@@ -206,28 +207,36 @@ render_event(struct server_state *st, const char *kind, const struct json *j)
 void
 server_publish_sample(struct server_state *st, const struct sample *s)
 {
-	json_reset(&st->j);
-	sample_to_json(&st->j, s);
-	struct blob *sample = blob_new(st->j.out.buf, st->j.out.len);
-	struct blob *ev = render_event(st, "sample", &st->j);
-	buf_reset(&st->text);
-	prom_format_sample(&st->text, s, &st->board);
-	struct blob *prom = blob_new(st->text.buf, st->text.len);
+	/* the snapshot JSON and /metrics are rendered when asked for (server_render.c) */
+	server_render_publish(st, s);
 
 	pthread_mutex_lock(&st->hist_lock);
 	history_add(st->hist, s);
 	pthread_mutex_unlock(&st->hist_lock);
 
+	/*
+	 * The stream event only when the stream has readers. Without, its id
+	 * is used all the same (a slot without an event, a gap for a reader
+	 * resuming from before), decided under the lock so a reader that
+	 * attaches meanwhile gets a rendered event.
+	 */
+	struct blob *old_ev = NULL;
 	pthread_mutex_lock(&st->lock);
-	struct blob *old_sample = st->sample, *old_prom = st->prom;
-	st->sample = sample;
-	st->prom = prom;
-	st->last_sample_event = st->event_next;
-	struct blob *old_ev = push_event_locked(st, ev);
+	bool readers = st->streams != NULL;
+	if (!readers) {
+		st->last_sample_event = st->event_next;
+		old_ev = push_event_locked(st, NULL);
+	}
 	pthread_mutex_unlock(&st->lock);
-
-	blob_unref(old_sample);
-	blob_unref(old_prom);
+	if (readers) {
+		struct blob *json = server_render_sample(st);
+		struct blob *ev = render_event(st, "sample", json->data, json->len);
+		blob_unref(json);
+		pthread_mutex_lock(&st->lock);
+		st->last_sample_event = st->event_next;
+		old_ev = push_event_locked(st, ev);
+		pthread_mutex_unlock(&st->lock);
+	}
 	blob_unref(old_ev);
 	atomic_store(&st->last_sample_mono_ms, monotonic_ms());
 }
@@ -291,7 +300,7 @@ on_alert(struct server_state *st, const struct alert_event *ev)
 	alert_event_to_json(&st->j, ev);
 	struct blob *a = blob_new(st->j.out.buf, st->j.out.len);
 	struct blob *p = render_alert_series(ev);
-	struct blob *e = ev->restored ? NULL : render_event(st, "alert", &st->j);
+	struct blob *e = ev->restored ? NULL : render_event(st, "alert", st->j.out.buf, st->j.out.len);
 	struct blob *drop[4] = {NULL, NULL, NULL, NULL};
 
 	pthread_mutex_lock(&st->lock);
@@ -349,8 +358,8 @@ server_snapshot(struct server_state *st, struct buf *out)
 		 (long long)((monotonic_ms() - st->start_mono_ms) / 1000));
 	struct buf alerts;
 	buf_init(&alerts);
+	struct blob *sample = server_render_sample(st);
 	pthread_mutex_lock(&st->lock);
-	struct blob *sample = blob_ref(st->sample);
 	add_active_locked(st, &alerts);
 	pthread_mutex_unlock(&st->lock);
 	/* the sample's fields without its braces */
@@ -383,9 +392,7 @@ server_alerts(struct server_state *st, struct buf *out)
 void
 server_metrics(struct server_state *st, struct buf *out)
 {
-	pthread_mutex_lock(&st->lock);
-	struct blob *prom = blob_ref(st->prom);
-	pthread_mutex_unlock(&st->lock);
+	struct blob *prom = server_render_prom(st);
 	buf_add(out, prom->data, prom->len);
 	blob_unref(prom);
 	pthread_mutex_lock(&st->lock);
@@ -499,10 +506,11 @@ server_stream_attach(struct server_state *st, struct stream *s, int64_t last_id)
 	uint64_t oldest = st->event_next > EVENT_RING ? st->event_next - EVENT_RING : 1;
 	if (last_id >= 0 && (uint64_t)last_id < st->event_next) {
 		s->cursor = (uint64_t)last_id + 1; /* a reconnect resumes where it stopped */
-	} else if (st->last_sample_event >= oldest && st->last_sample_event > 0) {
+	} else if (st->last_sample_event >= oldest && st->last_sample_event > 0 &&
+		   st->events[st->last_sample_event % EVENT_RING]) {
 		s->cursor = st->last_sample_event; /* a new reader starts with the latest sample */
 	} else {
-		s->cursor = st->event_next;
+		s->cursor = st->event_next; /* (or the next one, when the latest had no reader) */
 	}
 	s->next = st->streams;
 	if (s->next) {

@@ -421,6 +421,27 @@ class WebTest(unittest.TestCase):
         self.assertEqual(alerts[0]["rule"], "web-test-early")
         self.assertIn(alerts[0]["transition"], ("repeat", "firing"))
 
+    def test_rendered_on_demand_follows_samples(self):
+        # /metrics and the snapshot are rendered by the first request after a sample and kept
+        # for that sample only: each new sample must show, never a text kept from an older one
+        def scraped_seq():
+            _, _, _, body = self.get("/metrics")
+            line = [l for l in body.decode().splitlines() if l.startswith("tegrawatch_agent_samples_total ")]
+            return int(float(line[0].split()[1]))
+        first = self.wait_seq(3)["seq"]
+        seen = set()
+        deadline = time.time() + 20
+        while len(seen) < 3 and time.time() < deadline:
+            seq = self.get_json("/api/v1/snapshot")["seq"]
+            m = scraped_seq()
+            again = self.get_json("/api/v1/snapshot")["seq"]
+            if seq == again:  # no sample came between the two snapshots
+                self.assertEqual(m, seq)
+                seen.add(seq)
+            time.sleep(0.05)
+        self.assertGreaterEqual(len(seen), 3, "three samples in a row, each rendered fresh")
+        self.assertGreater(min(seen), first - 1)
+
     def test_events_gap(self):
         # more than the 64 events of the ring since id 1: a reader resuming there skips ahead
         self.wait_seq(80)
