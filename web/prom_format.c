@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/numfmt.h"
 #include "agent/core/xalloc.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -300,7 +301,9 @@ prom_format_value(struct buf *out, double v)
 		buf_adds(out, v > 0 ? "+Inf" : "-Inf");
 	} else {
 		/* 15 digits: exact for every value a sensor gives, no 0.30000000000000004 */
-		buf_addf(out, "%.15g", v == 0 ? 0.0 : v);
+		char tmp[NUMFMT_MAX];
+		size_t n = numfmt_g15(tmp, v == 0 ? 0.0 : v);
+		buf_add(out, tmp, n);
 	}
 }
 

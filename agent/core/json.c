@@ -1,10 +1,11 @@
 /* JSON writer: its bytes live in a struct buf, which aborts on OOM. */
 #include "json.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "numfmt.h"
 
 /* buf, len and cap are read as out's fields: same types at the same places */
 
@@ -155,33 +156,29 @@ json_number(struct json *j, double v)
 		json_null(j);
 		return;
 	}
-	char tmp[40];
-	int n;
-	if (v == floor(v) && fabs(v) < 1e15) {
-		n = snprintf(tmp, sizeof(tmp), "%.0f", v);
-	} else {
-		n = snprintf(tmp, sizeof(tmp), "%.15g", v);
-	}
+	char tmp[NUMFMT_MAX];
+	/* whole numbers below 1e15 as "%.0f" would, the rest as "%.15g": numfmt_g15 does both */
+	size_t n = numfmt_g15(tmp, v);
 	before_value(j);
-	json_raw(j, tmp, (size_t)n);
+	json_raw(j, tmp, n);
 }
 
 void
 json_int(struct json *j, int64_t v)
 {
-	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+	char tmp[NUMFMT_MAX];
+	size_t n = numfmt_i64(tmp, v);
 	before_value(j);
-	json_raw(j, tmp, (size_t)n);
+	json_raw(j, tmp, n);
 }
 
 void
 json_uint(struct json *j, uint64_t v)
 {
-	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	char tmp[NUMFMT_MAX];
+	size_t n = numfmt_u64(tmp, v);
 	before_value(j);
-	json_raw(j, tmp, (size_t)n);
+	json_raw(j, tmp, n);
 }
 
 void
