@@ -106,9 +106,19 @@ static void
 put_escaped(struct json *j, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
+	/* a metric name needs no escape: its plain head goes in one copy */
+	size_t plain = 0;
+	while (plain < len) {
+		unsigned char c = (unsigned char)s[plain];
+		if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) {
+			break;
+		}
+		plain++;
+	}
 	buf_reserve(&j->out, len + 2);
 	put_char(j, '"');
-	for (size_t i = 0; i < len; i++) {
+	json_raw(j, s, plain);
+	for (size_t i = plain; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\') {
 			put_char(j, '\\');
