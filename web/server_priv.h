@@ -87,6 +87,7 @@ struct server_state {
 	struct blob *events[EVENT_RING]; /* event seq s is at s % EVENT_RING */
 	uint64_t event_next;             /* seq of the next event, from 1; written by the loop only */
 	uint64_t last_sample_event;
+	uint64_t last_sample_copy; /* latest_seq when last_sample_event was taken without an event */
 	struct stream *streams;
 	bool stopping;
 
@@ -137,6 +138,11 @@ void server_render_publish(struct server_state *st, const struct sample *s);
 struct blob *server_render_sample(struct server_state *st);
 /** The same for the /metrics text (without the process part). */
 struct blob *server_render_prom(struct server_state *st);
+/**
+ * The stream event of the latest sample, "id: ID", rendered from the copy
+ * on behalf of a reader that arrives after samples nobody read. Lock held.
+ */
+struct blob *server_render_event_locked(struct server_state *st, uint64_t id);
 /** Frees the copies; after the daemon stopped. */
 void server_render_fini(struct server_state *st);
 

@@ -133,6 +133,23 @@ server_render_prom(struct server_state *st)
 	return cached(st, &st->prom, &st->prom_seq, render_prom);
 }
 
+struct blob *
+server_render_event_locked(struct server_state *st, uint64_t id)
+{
+	struct json j;
+	json_init(&j);
+	sample_to_json(&j, &st->latest->s);
+	struct buf text;
+	buf_init(&text);
+	buf_addf(&text, "id: %llu\nevent: sample\ndata: ", (unsigned long long)id);
+	buf_add(&text, j.out.buf, j.out.len);
+	buf_adds(&text, "\n\n");
+	struct blob *b = blob_new(text.buf, text.len);
+	buf_free(&text);
+	json_free(&j);
+	return b;
+}
+
 void
 server_render_fini(struct server_state *st)
 {

@@ -225,6 +225,7 @@ server_publish_sample(struct server_state *st, const struct sample *s)
 	bool readers = st->streams != NULL;
 	if (!readers) {
 		st->last_sample_event = st->event_next;
+		st->last_sample_copy = st->latest_seq;
 		old_ev = push_event_locked(st, NULL);
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -506,11 +507,17 @@ server_stream_attach(struct server_state *st, struct stream *s, int64_t last_id)
 	uint64_t oldest = st->event_next > EVENT_RING ? st->event_next - EVENT_RING : 1;
 	if (last_id >= 0 && (uint64_t)last_id < st->event_next) {
 		s->cursor = (uint64_t)last_id + 1; /* a reconnect resumes where it stopped */
-	} else if (st->last_sample_event >= oldest && st->last_sample_event > 0 &&
-		   st->events[st->last_sample_event % EVENT_RING]) {
+	} else if (st->last_sample_event >= oldest && st->last_sample_event > 0) {
 		s->cursor = st->last_sample_event; /* a new reader starts with the latest sample */
+		struct blob **slot = &st->events[st->last_sample_event % EVENT_RING];
+		if (!*slot && st->last_sample_copy == st->latest_seq) {
+			/* nobody read it when it came: render it now, once, from the copy */
+			*slot = server_render_event_locked(st, st->last_sample_event);
+		} else if (!*slot) {
+			s->cursor = st->event_next; /* a newer sample is on its way, rendered */
+		}
 	} else {
-		s->cursor = st->event_next; /* (or the next one, when the latest had no reader) */
+		s->cursor = st->event_next;
 	}
 	s->next = st->streams;
 	if (s->next) {

@@ -184,6 +184,44 @@ class Agent:
         return self.proc.returncode
 
 
+class FirstEventTest(unittest.TestCase):
+    """A slow agent (a sample every 5 s) whose stream had no reader: a new reader still gets the latest sample at
+    once (rendered for it then), not the next one seconds later."""
+
+    def test_new_reader_gets_latest_sample_at_once(self):
+        d = tempfile.mkdtemp(prefix="tw-web-first-")
+        port = free_port()
+        cfg = os.path.join(d, "tegrawatch.yaml")
+        write_config(cfg, port)
+        agent = Agent(cfg, speed=0.2)
+        try:
+            agent.wait_ready(port)
+            deadline = time.time() + 10
+            seq = 0
+            while seq < 1 and time.time() < deadline:
+                seq = json.loads(request(port, "GET", "/api/v1/snapshot")[3])["seq"]
+                time.sleep(0.1)
+            self.assertGreaterEqual(seq, 1)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            t0 = time.time()
+            conn.request("GET", "/api/v1/events")
+            resp = conn.getresponse()
+            data = None
+            while data is None:
+                line = resp.readline().decode()
+                self.assertTrue(line, "stream ended")
+                if line.startswith("data: {\"seq\""):
+                    data = json.loads(line[len("data: "):])
+            took = time.time() - t0
+            conn.close()
+            # the next sample is up to 5 s away; the latest one comes at once
+            self.assertLess(took, 2.5)
+            self.assertIn(data["seq"], (seq, seq + 1))
+        finally:
+            agent.stop()
+            shutil.rmtree(d, ignore_errors=True)
+
+
 class WebTest(unittest.TestCase):
     """One agent replaying the demo at 10x with the web server on; the tests share it."""
 
