@@ -66,7 +66,6 @@ struct sse_client {
 	struct server_state *st;
 	struct MHD_Connection *conn;
 	struct conn_entry *entry; /* the guard's: alive while the connection is */
-	bool started;             /* "retry:" sent */
 	/* what is being sent: a shared event or a line of its own */
 	struct blob *cur;
 	const char *out;
@@ -417,15 +416,6 @@ handle_healthz(struct web_server *srv, struct MHD_Connection *conn)
 
 /* ---- the event stream ---- */
 
-static void
-sse_send_line(struct sse_client *c, const char *text)
-{
-	snprintf(c->line, sizeof(c->line), "%s", text);
-	c->out = c->line;
-	c->out_len = strlen(c->line);
-	c->out_off = 0;
-}
-
 static ssize_t
 sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -437,49 +427,22 @@ sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		c->cur = NULL;
 		int64_t now = monotonic_ms();
 		pthread_mutex_lock(&st->lock);
-		uint64_t oldest = st->event_next > EVENT_RING ? st->event_next - EVENT_RING : 1;
-		if (st->stopping) {
+		enum stream_step step =
+			server_stream_step_locked(st, &c->stream, now, c->line, sizeof(c->line), &c->cur);
+		if (step == STREAM_END) {
 			pthread_mutex_unlock(&st->lock);
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
-		if (!c->started) {
-			c->started = true;
-			sse_send_line(c, "retry: 2000\n\n");
-		} else if (c->stream.cursor < oldest ||
-			   (c->stream.cursor < st->event_next && !st->events[c->stream.cursor % EVENT_RING])) {
-			/*
-			 * fell behind the ring, or samples went by while nobody read
-			 * the stream (no event rendered): skip ahead, say how much was
-			 * lost
-			 */
-			uint64_t to = c->stream.cursor < oldest ? oldest : c->stream.cursor;
-			/* past the last slot without an event, so one gap says it all */
-			for (uint64_t k = to; k < st->event_next; k++) {
-				if (!st->events[k % EVENT_RING]) {
-					to = k + 1;
-				}
-			}
-			char text[80];
-			snprintf(text, sizeof(text), "event: gap\ndata: {\"missed\":%llu}\n\n",
-				 (unsigned long long)(to - c->stream.cursor));
-			sse_send_line(c, text);
-			c->stream.cursor = to;
-		} else if (c->stream.cursor < st->event_next) {
-			c->cur = blob_ref(st->events[c->stream.cursor % EVENT_RING]);
-			c->stream.cursor++;
-			c->out = c->cur->data;
-			c->out_len = c->cur->len;
-			c->out_off = 0;
-		} else if (now - c->stream.last_write_ms >= KEEPALIVE_MS) {
-			sse_send_line(c, ": keepalive\n\n");
-		} else {
-			/* nothing to say: park until the notifier resumes us */
+		if (step == STREAM_PARK) {
 			c->stream.suspended = true;
 			conn_guard_stream_progress(c->entry, now, true);
 			MHD_suspend_connection(c->conn);
 			pthread_mutex_unlock(&st->lock);
 			return 0;
 		}
+		c->out = step == STREAM_EVENT ? c->cur->data : c->line;
+		c->out_len = step == STREAM_EVENT ? c->cur->len : strlen(c->line);
+		c->out_off = 0;
 		pthread_mutex_unlock(&st->lock);
 	}
 	/* the socket took what we gave last time: the client reads */

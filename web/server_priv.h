@@ -55,7 +55,16 @@ struct stream {
 	struct stream *prev, *next;
 	uint64_t cursor; /* seq of the next event to send */
 	bool suspended;  /* parked until the notifier resumes it */
+	bool started;    /* "retry:" sent */
 	int64_t last_write_ms;
+};
+
+/* What a stream sends next (server_stream_step_locked). */
+enum stream_step {
+	STREAM_END,   /* the server stops */
+	STREAM_TEXT,  /* a line of its own, in the caller's TEXT */
+	STREAM_EVENT, /* a shared event, referenced in *EVENT */
+	STREAM_PARK,  /* nothing to say: park until the notifier resumes it */
 };
 
 /* Resumes a parked stream (http_mhd.c): called without the lock. */
@@ -154,6 +163,16 @@ void server_metrics(struct server_state *st, struct buf *out);
 int server_history(struct server_state *st, const char *metric, int64_t seconds, int tier, struct json *j);
 /** Milliseconds since the last sample (or the start). */
 int64_t server_sample_age_ms(struct server_state *st);
+
+/**
+ * Decides what stream S sends next at NOW_MS, the caller holding st->lock:
+ * the retry line first, a gap event when it fell behind the ring (or
+ * samples went by while nobody read, with no event rendered), the next
+ * event, a keepalive comment, or nothing (park). The cursor moves past
+ * what it is given.
+ */
+enum stream_step server_stream_step_locked(struct server_state *st, struct stream *s, int64_t now_ms, char *text,
+					   size_t size, struct blob **event);
 
 /** Adds S to the readers; LAST_ID is the Last-Event-ID of a reconnect, or -1. */
 void server_stream_attach(struct server_state *st, struct stream *s, int64_t last_id);

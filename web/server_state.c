@@ -500,6 +500,43 @@ server_sample_age_ms(struct server_state *st)
 
 /* ---- event streams ---- */
 
+enum stream_step
+server_stream_step_locked(struct server_state *st, struct stream *s, int64_t now_ms, char *text, size_t size,
+			  struct blob **event)
+{
+	uint64_t oldest = st->event_next > EVENT_RING ? st->event_next - EVENT_RING : 1;
+	if (st->stopping) {
+		return STREAM_END;
+	}
+	if (!s->started) {
+		s->started = true;
+		snprintf(text, size, "retry: 2000\n\n");
+		return STREAM_TEXT;
+	}
+	if (s->cursor < oldest || (s->cursor < st->event_next && !st->events[s->cursor % EVENT_RING])) {
+		uint64_t to = s->cursor < oldest ? oldest : s->cursor;
+		/* past the last slot without an event, so one gap says it all */
+		for (uint64_t k = to; k < st->event_next; k++) {
+			if (!st->events[k % EVENT_RING]) {
+				to = k + 1;
+			}
+		}
+		snprintf(text, size, "event: gap\ndata: {\"missed\":%llu}\n\n", (unsigned long long)(to - s->cursor));
+		s->cursor = to;
+		return STREAM_TEXT;
+	}
+	if (s->cursor < st->event_next) {
+		*event = blob_ref(st->events[s->cursor % EVENT_RING]);
+		s->cursor++;
+		return STREAM_EVENT;
+	}
+	if (now_ms - s->last_write_ms >= KEEPALIVE_MS) {
+		snprintf(text, size, ": keepalive\n\n");
+		return STREAM_TEXT;
+	}
+	return STREAM_PARK;
+}
+
 void
 server_stream_attach(struct server_state *st, struct stream *s, int64_t last_id)
 {
