@@ -149,11 +149,11 @@ def header_of(raw, name):
 
 
 class Agent:
-    def __init__(self, cfg, speed=SPEED, stderr_path=None):
+    def __init__(self, cfg, speed=SPEED, stderr_path=None, log=None):
         self.err_path = stderr_path or cfg + ".stderr"
         self.err = open(self.err_path, "w")
-        self.proc = subprocess.Popen([BIN, "run", "--replay", LOG, "--root", ROOT, "--speed", str(speed), "-c", cfg],
-                                     stdout=subprocess.DEVNULL, stderr=self.err)
+        self.proc = subprocess.Popen([BIN, "run", "--replay", log or LOG, "--root", ROOT, "--speed", str(speed),
+                                      "-c", cfg], stdout=subprocess.DEVNULL, stderr=self.err)
 
     def wait_ready(self, port, timeout=15):
         deadline = time.time() + timeout
@@ -182,6 +182,48 @@ class Agent:
                 self.proc.wait()
         self.err.close()
         return self.proc.returncode
+
+
+class JetPack7MetricsTest(unittest.TestCase):
+    """JetPack 7 lines (three-value rails, two-value temperatures): their running maxima get families of their own,
+    and promtool still accepts /metrics."""
+
+    def test_jp7_families(self):
+        promtool = shutil.which("promtool")
+        self.assertIsNotNone(promtool, "promtool is missing: apt-get install prometheus (scripts/deps.txt)")
+        with tempfile.TemporaryDirectory(prefix="tw-web-jp7-") as d:
+            log = os.path.join(d, "jp7.log")
+            with open(log, "w") as f:
+                for i in range(600):
+                    f.write("05-15-2026 09:%02d:%02d RAM 21034/125772MB (lfb 40x4MB) CPU [12%%@2601,8%%@2601] "
+                            "GR3D_FREQ @[1575,1575,1400] NVENC0 off NVJPG1 off cpu@45.%dC/46.5C "
+                            "VDD_GPU_SOC 5139mW/5002mW/5301mW VDD_IN 3462mW/3522mW/3582mW\n"
+                            % (i // 60, i % 60, i % 10))
+            port = free_port()
+            cfg = os.path.join(d, "tw.yaml")
+            write_config(cfg, port)
+            agent = Agent(cfg, log=log)
+            try:
+                agent.wait_ready(port)
+                deadline = time.time() + 20
+                while time.time() < deadline:
+                    status, _, _, body = request(port, "GET", "/metrics")
+                    if b'tegrawatch_power_max_watts{rail="vdd_in"}' in body:
+                        break
+                    time.sleep(0.2)
+            finally:
+                agent.stop()
+        self.assertEqual(status, 200)
+        p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, (p.stdout + p.stderr).decode())
+        text = body.decode()
+        for line in ('# TYPE tegrawatch_power_max_watts gauge', 'tegrawatch_power_max_watts{rail="vdd_in"} 3.582',
+                     'tegrawatch_power_max_watts{rail="vdd_gpu_soc"} 5.301',
+                     'tegrawatch_power_watts{rail="vdd_in"} 3.462',
+                     'tegrawatch_power_average_watts{rail="vdd_in"} 3.522',
+                     '# TYPE tegrawatch_temperature_max_celsius gauge',
+                     'tegrawatch_temperature_max_celsius{sensor="cpu"} 46.5'):
+            self.assertIn(line + "\n", text)
 
 
 class FirstEventTest(unittest.TestCase):
