@@ -93,6 +93,7 @@ static const char *const patterns[] = {
 	"agent.mqtt_spool_depth",
 	"agent.mqtt_dropped_total",
 	"agent.mqtt_spool_corrupt_total",
+	"agent.mqtt_spool_write_errors_total",
 	"agent.json_lines_dropped_total",
 	"agent.record_errors_total",
 	"agent.record_rotations_total",

@@ -149,10 +149,23 @@ make_room(struct spool *sp, uint32_t disk_bytes, bool to_file)
 }
 
 /*
+ * The file refuses writes (a full disk): the tail's records wait in memory
+ * for a write that may not come. While the run waits in the file for the
+ * head, they yield their memory to it, oldest first; otherwise the run could
+ * never be read back and sending would stop for as long as the disk is full.
+ */
+static bool
+tail_must_yield(const struct spool *sp)
+{
+	return sp->fail_streak > 0 && sp->run_count > 0 && sp->tail.count > 0 && !tail_front_written(sp);
+}
+
+/*
  * With spill: frees one memory slot. A written tail record moves to the
  * run; otherwise (the file is behind or failing) the oldest record in
- * memory is dropped. The file cap is applied by spool_sync(), which may
- * read the file to drop from the run.
+ * memory is dropped, the tail's first when it must yield to the run. The
+ * file cap is applied by spool_sync(), which may read the file to drop from
+ * the run.
  */
 static void
 make_memory_room(struct spool *sp)
@@ -160,6 +173,8 @@ make_memory_room(struct spool *sp)
 	while (mem_count(sp) >= sp->mem_max) {
 		if (tail_front_written(sp)) {
 			spill_tail_front(sp);
+		} else if (tail_must_yield(sp)) {
+			drop_tail_front(sp);
 		} else if (sp->head.count > 0) {
 			drop_head(sp);
 		} else {
@@ -273,6 +288,9 @@ refill(struct spool *sp)
 	while (sp->head.count < sp->head.cap && sp->run_count > 0) {
 		while (mem_count(sp) >= sp->mem_max && tail_front_written(sp)) {
 			spill_tail_front(sp);
+		}
+		while (mem_count(sp) >= sp->mem_max && tail_must_yield(sp)) {
+			drop_tail_front(sp);
 		}
 		if (mem_count(sp) >= sp->mem_max) {
 			break; /* memory holds records not written yet: the next sync frees it */

@@ -287,4 +287,5 @@ mqtt_pub_add_metrics(struct sink *sink, struct metric_set *m)
 	metric_set_put(m, "agent.mqtt_spool_depth", (double)st.depth);
 	metric_set_put(m, "agent.mqtt_dropped_total", (double)(st.dropped + s->local_drops));
 	metric_set_put(m, "agent.mqtt_spool_corrupt_total", (double)st.corrupt_records);
+	metric_set_put(m, "agent.mqtt_spool_write_errors_total", (double)st.write_errors);
 }

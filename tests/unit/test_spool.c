@@ -747,6 +747,67 @@ check_bounded(const struct spool *sp, size_t max_records, size_t heap_base, size
 }
 
 /*
+ * A full disk behind a spill (goal A10): the run waits in the file, the
+ * newest records in memory cannot be written. The memory they hold must
+ * yield to the run, or the head never refills and sending stops for as long
+ * as the disk is full (before: nothing after the first window came out).
+ * Expected: the run in order, then the newest of memory; what is missing
+ * was dropped and counted.
+ */
+static void
+spill_full_disk_child(void)
+{
+	signal(SIGXFSZ, SIG_IGN);
+	struct spool_options o = {.max_records = 8, .path = spool_path, .spill = true};
+	struct spool *sp = NULL;
+	CHILD_CHECK(spool_open(&o, &sp) == 0);
+	char payload[BIG_PAYLOAD];
+	memset(payload, 'x', sizeof(payload));
+	for (unsigned i = 1; i <= 20; i++) {
+		CHILD_CHECK(spool_push(sp, "tw/dev/state", payload, sizeof(payload), 1, false) == 0);
+		CHILD_CHECK(spool_sync(sp) == 0);
+	}
+	struct stat fst;
+	CHILD_CHECK(stat(spool_path, &fst) == 0);
+	struct rlimit lim = {.rlim_cur = (rlim_t)fst.st_size, .rlim_max = RLIM_INFINITY};
+	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	for (unsigned i = 21; i <= 40; i++) {
+		CHILD_CHECK(spool_push(sp, "tw/dev/state", payload, sizeof(payload), 1, false) == 0);
+		CHILD_CHECK(spool_sync(sp) < 0);
+	}
+	uint64_t got[40], n = 0;
+	for (const struct spool_record *r; n < 40 && (r = spool_peek_next(sp)) != NULL;) {
+		got[n++] = r->id;
+		spool_ack(sp, r->id);
+	}
+	struct spool_stats st;
+	spool_get_stats(sp, &st);
+	CHILD_CHECK(n >= 20);
+	for (uint64_t i = 0; i < 20; i++) {
+		CHILD_CHECK(got[i] == i + 1); /* the whole run, in order */
+	}
+	for (uint64_t i = 20; i < n; i++) {
+		CHILD_CHECK(got[i] > got[i - 1]);
+	}
+	CHILD_CHECK(got[n - 1] == 40); /* the newest kept */
+	CHILD_CHECK(st.dropped == 40 - n && st.depth == 0);
+	CHILD_CHECK(st.memory_records <= 8);
+	/* live records still go through while the disk stays full */
+	CHILD_CHECK(spool_push(sp, "tw/dev/state", payload, sizeof(payload), 1, false) == 0);
+	const struct spool_record *r = spool_peek_next(sp);
+	CHILD_CHECK(r && r->id == 41);
+	spool_close(sp);
+	_exit(0);
+}
+
+static void
+test_spill_full_disk_keeps_sending(void **state)
+{
+	(void)state;
+	run_child(spill_full_disk_child);
+}
+
+/*
  * Finding 1: a long outage with a small memory bound and a file. 5,000
  * records of 1 KB (5 MB) through a 16-record memory window: none dropped,
  * delivered in order after the outage while new records keep coming, with
@@ -1363,6 +1424,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unwritable_path, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_write_errors_keep_memory, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_spill_long_outage, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_spill_full_disk_keeps_sending, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_spill_reopen, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_spill_file_cap, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_spill_random_ops, setup_dir, teardown_dir),
