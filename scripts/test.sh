@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs the whole test suite twice: a normal build (build/, every suite,
-# `slow` included) and an ASan+UBSan build (build-asan/, all but `slow`);
-# then builds and checks the small static build (build-small/). Ends with
-# "N passed, N failed[, N skipped]".
+# Runs the whole test suite twice: a normal build (build/, every suite) and
+# an ASan+UBSan build (build-asan/, all but `slow`); the `slow` suite of the
+# normal build (mostly waiting: a 10-minute broker outage, a 2-minute webhook
+# receiver outage) runs in the background next to everything after it. Then
+# the libFuzzer targets for a bounded number of runs (build-fuzz/, clang), the
+# threaded parts under ThreadSanitizer (build-tsan/), and the small static
+# build (build-small/). Ends with "N passed, N failed[, N skipped]".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test || exit 1
@@ -15,11 +18,17 @@ run_suite() {
 	[ -f "$dir/build.ninja" ] && reconf="--reconfigure"
 	meson setup $reconf "$dir" "$@" >/dev/null || { total_fail=$((total_fail + 1)); return; }
 	ninja -C "$dir" >/dev/null || { echo "test: build in $dir failed"; ninja -C "$dir" | tail -30; total_fail=$((total_fail + 1)); return; }
+	"${after_build:-true}"
 	local log
 	log=$(mktemp)
 	# shellcheck disable=SC2086 # test_args holds several words
 	meson test -C "$dir" --print-errorlogs --num-processes 2 ${test_args:-} 2>&1 | tee "$log"
-	local ok fail skip to
+	count_log "$log"
+	rm -f "$log"
+}
+# Adds the Ok/Fail/Skipped/Timeout counts of a `meson test` output to the totals.
+count_log() {
+	local log=$1 ok fail skip to
 	ok=$(awk '/^Ok:/ {print $2}' "$log")
 	fail=$(awk '/^Fail:/ {print $2}' "$log")
 	skip=$(awk '/^Skipped:/ {print $2}' "$log")
@@ -27,15 +36,51 @@ run_suite() {
 	total_ok=$((total_ok + ${ok:-0}))
 	total_fail=$((total_fail + ${fail:-0} + ${to:-0}))
 	total_skip=$((total_skip + ${skip:-0}))
-	rm -f "$log"
+	[ -n "$ok$fail" ] || total_fail=$((total_fail + 1)) # no summary: meson test itself failed
 }
 
 echo "== normal build (build/)"
-run_suite build --buildtype=debugoptimized
+slow_log=$(mktemp)
+# the slow suite starts as soon as the build is done and runs next to the rest (its own log files)
+start_slow() {
+	meson test -C build --no-rebuild --print-errorlogs --num-processes 2 --suite slow --logbase testlog-slow \
+		>"$slow_log" 2>&1 &
+	slow_pid=$!
+}
+test_args="--no-suite slow" after_build=start_slow run_suite build --buildtype=debugoptimized
 echo "== ASan+UBSan build (build-asan/)"
-# the slow suite (a two-minute webhook receiver outage) ran in the normal build: once is enough
+# the slow suite runs in the normal build: once is enough
 test_args="--no-suite slow" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suite build-asan -Db_sanitize=address,undefined -Dbuildtype=debug -Dbench=false
+
+# Goal B2: the libFuzzer targets (parser, configuration, spool reader, HTTP router) under ASan+UBSan for a
+# bounded number of executions over their corpora (tests/fuzz/run.sh), one result per target.
+echo "== fuzzing (build-fuzz/, clang)"
+fuzz_check() {
+	local reconf="" targets="" t
+	[ -f build-fuzz/build.ninja ] && reconf="--reconfigure"
+	CC=clang meson setup $reconf build-fuzz -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dbench=false >/dev/null || return 1
+	for t in tegrastats cfg_tree config spool http; do targets="$targets tests/fuzz/fuzz_$t"; done
+	# shellcheck disable=SC2086 # several targets
+	ninja -C build-fuzz $targets >/dev/null || return 1
+	tests/fuzz/run.sh build-fuzz
+}
+fuzz_log=$(mktemp)
+fuzz_check 2>&1 | tee "$fuzz_log"
+fuzz_ok=$(grep -c '^fuzz .*: ok' "$fuzz_log")
+total_ok=$((total_ok + fuzz_ok))
+[ "$fuzz_ok" -eq 5 ] || total_fail=$((total_fail + 5 - fuzz_ok))
+rm -f "$fuzz_log"
+
+# Goal G: the threaded parts under ThreadSanitizer: the webhook delivery thread, libmicrohttpd's polling
+# thread and the server's notifier thread (web/), through their unit and integration tests. libmosquitto runs
+# in the agent's loop (no thread); glibc's getaddrinfo_a thread (MQTT host names) is not visible to TSan, which
+# crashes in it, so the `mqtt` test is not run here.
+echo "== ThreadSanitizer build (build-tsan/)"
+test_args="webhook_delivery webhook web_util web_limits web web-limits webhooks mqtt-signals" \
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	run_suite build-tsan -Db_sanitize=thread -Dbuildtype=debug -Dbench=false
 
 # Optional dependencies really are optional, and the small build (static,
 # without MQTT, web and libsensors: the one under 2 MiB RSS, bench/README.md)
@@ -67,6 +112,17 @@ else
 	echo "small build: FAILED"
 	total_fail=$((total_fail + 1))
 fi
+
+if [ -n "${slow_pid:-}" ]; then
+	echo "== slow suite of the normal build (started after the build, in the background)"
+	wait "$slow_pid"
+	cat "$slow_log"
+	count_log "$slow_log"
+else
+	echo "slow suite: not started (the normal build failed)"
+	total_fail=$((total_fail + 1))
+fi
+rm -f "$slow_log"
 
 echo
 if [ "$total_skip" -gt 0 ]; then
