@@ -480,10 +480,15 @@ class JitterTest(Base):
             h.kill()
         self.assertIsNone(a.proc.poll(), a.stderr())
         self.assertEqual(a.stop(), 0)
-        self.assertGreater(m["agent.mqtt_connects_total"] + 1, 0)
+        # the faults were there: the broker refused (retried), the webhook reached the tarpit and hangs there
         self.assertEqual(m["agent.mqtt_connected"], 0)
+        self.assertIn("Connection refused", a.stderr())
+        tarpit.settimeout(0)
+        conn, _ = tarpit.accept()  # BlockingIOError: the webhook never came
+        conn.close()
         self.assertGreater(m["agent.alerts_firing"], 0)
-        self.assertGreaterEqual(len(a.samples()), 600)
+        # 60 s of faults at 10 Hz: a late tick restarts the schedule (and costs the time it was late), hence 95 %
+        self.assertGreaterEqual(len(a.samples()), 570)
         self.check_cadence(a, "B1 under faults")
 
 
