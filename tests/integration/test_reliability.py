@@ -13,7 +13,8 @@ real agent on a fixture board and a real mosquitto, on 127.0.0.1 only:
 Each test writes the figures it measured to stderr (docs/reliability.md
 quotes them).
 
-Usage: test_reliability.py TEGRAWATCH SOURCE_ROOT [--slow]
+Usage: test_reliability.py TEGRAWATCH SOURCE_ROOT [--slow | --jitter]
+(no flag: A2, A3, A8, A10; --jitter: B1; --slow: A1)
 Needs: mosquitto and python3-paho-mqtt (exit 77 = skipped without them).
 """
 import json
@@ -549,13 +550,13 @@ class OutageTest(Base):
 if __name__ == "__main__":
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     tm.BIN, tm.SRC = BIN, SRC
-    slow = "--slow" in sys.argv
-    only = [n for n in sys.argv[3:] if n != "--slow"]  # Class.test_name, to run some only
+    slow, jitter = "--slow" in sys.argv, "--jitter" in sys.argv
+    only = [n for n in sys.argv[3:] if not n.startswith("--")]  # Class.test_name, to run some only
     del sys.argv[1:]
     if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO):
         print("skipped: needs mosquitto and python3-paho-mqtt")
         sys.exit(77)
-    classes = [OutageTest] if slow else [DeliveryTest, JitterTest]
+    classes = [OutageTest] if slow else [JitterTest] if jitter else [DeliveryTest]
     if only:
         suite = unittest.defaultTestLoader.loadTestsFromNames(only, sys.modules[__name__])
     else:
