@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/numfmt.h"
 #include "agent/core/sample_json.h"
 #include "agent/core/xalloc.h"
 
@@ -304,15 +305,17 @@ mqtt_info_json(struct json *j, const struct mqtt_info *info, const char *device_
 bool
 mqtt_format_value(double v, char *buf, size_t size)
 {
-	if (!isfinite(v)) {
+	if (!isfinite(v) || size == 0) {
 		return false;
 	}
 	/* the same digits as the JSON of the state topic */
-	if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, size, "%.0f", v);
-	} else {
-		snprintf(buf, size, "%.15g", v);
+	char text[NUMFMT_MAX];
+	size_t n = numfmt_g15(text, v);
+	if (n >= size) {
+		n = size - 1;
 	}
+	memcpy(buf, text, n);
+	buf[n] = '\0';
 	return true;
 }
 

@@ -330,6 +330,13 @@ test_format_value(void **state)
 	assert_string_equal(buf, "-0.125");
 	assert_false(mqtt_format_value(NAN, buf, sizeof(buf)));
 	assert_false(mqtt_format_value(INFINITY, buf, sizeof(buf)));
+	/* the digits of the JSON (numfmt): %.15g, whole numbers without a fraction */
+	assert_true(mqtt_format_value(1e15, buf, sizeof(buf)));
+	assert_string_equal(buf, "1e+15");
+	assert_true(mqtt_format_value(0.1 + 0.2, buf, sizeof(buf)));
+	assert_string_equal(buf, "0.3");
+	assert_true(mqtt_format_value(2201.6, buf, 5)); /* cut to the buffer, never past it */
+	assert_string_equal(buf, "2201");
 }
 
 /* ---- Home Assistant discovery ---- */
