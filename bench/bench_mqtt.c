@@ -3,8 +3,10 @@
  *
  * 1. bytes on the wire: the state JSON the agent publishes, its topic and
  *    the MQTT PUBLISH header (QoS 1, MQTT 3.1.1 and 5), plus the 4-byte
- *    PUBACK coming back; TCP/IP and TLS framing are not counted;
- * 2. CPU to build that JSON (mqtt_state_json);
+ *    PUBACK coming back; TCP/IP and TLS framing are not counted; the same
+ *    for the limits message (sent when a limit changes, not per sample) and
+ *    for the state with mqtt.state_full (every metric, the older shape);
+ * 2. CPU to build that JSON (mqtt_state_json, the limits object with it);
  * 3. with a broker PORT on 127.0.0.1: CPU per published sample through the
  *    real sink (JSON, spool push, libmosquitto publish, socket writes,
  *    PUBACK reads), publishing N samples and waiting until every one is
@@ -168,6 +170,18 @@ publish_bench(int port, unsigned long n, const struct sample *s)
 	return r < 0;
 }
 
+static void
+print_message(const char *what, const char *topic, size_t payload)
+{
+	size_t tlen = strlen(topic);
+	printf("%s on %s (%zu bytes of topic):\n", what, topic, tlen);
+	printf("  payload:                  %zu bytes of JSON\n", payload);
+	printf("  PUBLISH QoS 1, MQTT 3.1.1: %zu bytes (+ 4 bytes PUBACK back)\n",
+	       mqtt_publish_wire_bytes(tlen, payload, 1, false));
+	printf("  PUBLISH QoS 1, MQTT 5:     %zu bytes (+ 4 bytes PUBACK back)\n",
+	       mqtt_publish_wire_bytes(tlen, payload, 1, true));
+}
+
 static int
 parse_ulong(const char *text, unsigned long max, unsigned long *out)
 {
@@ -216,25 +230,31 @@ main(int argc, char **argv)
 
 	char topic[MQTT_TOPIC_MAX];
 	mqtt_topic(topic, sizeof(topic), "tegrawatch", DEVICE, "state");
-	struct json j;
+	struct json j, limits, full;
 	json_init(&j);
-	mqtt_state_json(&j, s, BOOT, 123456);
-	size_t payload = j.out.len, tlen = strlen(topic);
+	json_init(&limits);
+	json_init(&full);
+	mqtt_state_json(&j, &limits, s, BOOT, 123456, false);
 	printf("board %s: %zu metrics in the sample\n", root, s->metrics.count);
-	printf("state message on %s (%zu bytes of topic):\n", topic, tlen);
-	printf("  payload:                  %zu bytes of JSON\n", payload);
-	printf("  PUBLISH QoS 1, MQTT 3.1.1: %zu bytes (+ 4 bytes PUBACK back)\n",
-	       mqtt_publish_wire_bytes(tlen, payload, 1, false));
-	printf("  PUBLISH QoS 1, MQTT 5:     %zu bytes (+ 4 bytes PUBACK back)\n",
-	       mqtt_publish_wire_bytes(tlen, payload, 1, true));
+	print_message("state message", topic, j.out.len);
+	mqtt_topic(topic, sizeof(topic), "tegrawatch", DEVICE, "limits");
+	mqtt_state_json(&full, &limits, s, BOOT, 123456, true);
+	json_reset(&j);
+	mqtt_limits_json(&j, s, BOOT, 123456, &limits);
+	print_message("limits message (on change only)", topic, j.out.len);
+	mqtt_topic(topic, sizeof(topic), "tegrawatch", DEVICE, "state");
+	print_message("state message with mqtt.state_full", topic, full.out.len);
 
 	int64_t c0 = cpu_ns();
 	for (int i = 0; i < JSON_ROUNDS; i++) {
 		json_reset(&j);
-		mqtt_state_json(&j, s, BOOT, (uint64_t)i);
+		mqtt_state_json(&j, &limits, s, BOOT, (uint64_t)i, false);
 	}
-	printf("  JSON build (mqtt_state_json): %.2f us CPU\n", (double)(cpu_ns() - c0) / 1e3 / JSON_ROUNDS);
+	printf("JSON build (mqtt_state_json, state + limits object): %.2f us CPU\n",
+	       (double)(cpu_ns() - c0) / 1e3 / JSON_ROUNDS);
 	json_free(&j);
+	json_free(&limits);
+	json_free(&full);
 
 	r = 0;
 	if (port) {

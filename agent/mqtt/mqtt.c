@@ -100,6 +100,9 @@ mqtt_destroy(struct sink *sink)
 	free(s->ha_view);
 	free(s->ha_edges);
 	free(s->info_json);
+	free(s->limits_metrics);
+	free(s->limits_json);
+	json_free(&s->limits);
 	free(s->throttle_json);
 	free(s->throttle_signature);
 	free(s->inflight);
@@ -162,6 +165,7 @@ make_topics(struct mqtt_sink *s, const struct mqtt_config *cfg)
 	int r = 0;
 	r = r ? r : mqtt_topic(s->t_status, sizeof(s->t_status), p, id, "status");
 	r = r ? r : mqtt_topic(s->t_state, sizeof(s->t_state), p, id, "state");
+	r = r ? r : mqtt_topic(s->t_limits, sizeof(s->t_limits), p, id, "limits");
 	r = r ? r : mqtt_topic(s->t_alerts, sizeof(s->t_alerts), p, id, "alerts");
 	r = r ? r : mqtt_topic(s->t_active, sizeof(s->t_active), p, id, "alerts/active");
 	r = r ? r : mqtt_topic(s->t_throttle, sizeof(s->t_throttle), p, id, "throttle");
@@ -261,9 +265,11 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	s->ha_interval_ms = cfg->ha_interval_ms;
 	s->display_name = xstrdup(info->display_name ? info->display_name : "");
 	s->numeric_host = is_numeric_address(cfg->host);
+	s->state_full = cfg->state_full;
 	s->discovery_due_ms = -1;
 	s->seq_fd = -1;
 	json_init(&s->j);
+	json_init(&s->limits);
 
 	char host[256] = "";
 	const char *raw_id = cfg->device_id[0]                          ? cfg->device_id

@@ -84,6 +84,7 @@ static const struct cfg_key mqtt_keys[] = {
 	CFG_BOOL("ha_discovery", struct mqtt_config, ha_discovery, "true"),
 	CFG_STRING("ha_prefix", struct mqtt_config, ha_prefix, "homeassistant", CFG_F_NOT_EMPTY),
 	CFG_DURATION("ha_interval", struct mqtt_config, ha_interval_ms, "5s", 0, 1000, 3600 * 1000),
+	CFG_BOOL("state_full", struct mqtt_config, state_full, "false"),
 };
 
 /*

@@ -47,6 +47,7 @@ struct mqtt_config {
 	int ha_discovery;       /* bool, true */
 	char *ha_prefix;        /* "homeassistant" */
 	int64_t ha_interval_ms; /* the Home Assistant view (PREFIX/ID/ha) at most this often, 5 s */
+	int state_full;         /* bool: the state keeps the limits too (the shape before PREFIX/ID/limits) */
 };
 
 /** The key table and checks: cert_file and key_file together, a readable password_file. */

@@ -481,6 +481,7 @@ on_connected(struct mqtt_sink *s, int64_t now)
 	mqtt_conn_publish(s, s->t_info, s->info_json, strlen(s->info_json), 1, true);
 	s->throttle_dirty = true;
 	s->active_dirty = true;
+	s->limits_dirty = true;
 	mqtt_pub_latest(s);
 	if (s->ha) {
 		int rc = mosquitto_subscribe(s->mosq, NULL, s->t_ha_status, 0);

@@ -132,8 +132,69 @@ mqtt_seq_base_from_uptime(int64_t boottime_ms)
 
 /* ---- payloads ---- */
 
-void
-mqtt_state_json(struct json *j, const struct sample *s, const char *boot_id, uint64_t seq)
+static bool
+ends_with(const char *name, size_t len, const char *suffix, size_t suffix_len)
+{
+	return len >= suffix_len && memcmp(name + len - suffix_len, suffix, suffix_len) == 0;
+}
+
+static bool
+starts_with(const char *name, size_t len, const char *prefix, size_t prefix_len)
+{
+	return len >= prefix_len && memcmp(name, prefix, prefix_len) == 0;
+}
+
+#define STARTS(lit) starts_with(name, len, lit, sizeof(lit) - 1)
+#define ENDS(lit) ends_with(name, len, lit, sizeof(lit) - 1)
+
+bool
+mqtt_is_limit(const char *name, size_t len)
+{
+	if (len == 0) {
+		return false;
+	}
+	/* every sample asks for every metric: the first and last letters sort out most names at once */
+	switch (name[0]) {
+	case 't':
+		if (STARTS("trip.")) {
+			return true;
+		}
+		break;
+	case 'a':
+		if (STARTS("agent.")) {
+			return STARTS("agent.memory_");
+		}
+		break;
+	case 'n':
+		if (len == 11 && memcmp(name, "nvpmodel.id", 11) == 0) {
+			return true;
+		}
+		break;
+	default:
+		break;
+	}
+	switch (name[len - 1]) {
+	case 'z':
+		return ENDS(".max_freq_mhz") || ENDS(".min_freq_mhz") || ENDS(".hw_max_freq_mhz");
+	case 'b':
+		return ENDS(".total_mb") || ENDS(".total_kb");
+	case 'e':
+		return ENDS(".max_state") || (STARTS("cpu.") && ENDS(".online"));
+	case 'a':
+		return STARTS("power.") && ENDS(".crit_ma");
+	case 'd':
+		return STARTS("oc.") && ENDS(".throttle_enabled");
+	default:
+		return false;
+	}
+}
+
+#undef STARTS
+#undef ENDS
+
+/* Opens a state or limits message: {"ts","time_ms","boot_id","seq" of the sample it is taken from. */
+static void
+open_message(struct json *j, const struct sample *s, const char *boot_id, uint64_t seq)
 {
 	char ts[32];
 	iso_local_time(s->time_ms, ts, sizeof(ts));
@@ -146,7 +207,51 @@ mqtt_state_json(struct json *j, const struct sample *s, const char *boot_id, uin
 	json_string(j, boot_id);
 	json_key(j, "seq");
 	json_uint(j, seq);
-	sample_body_to_json(j, s);
+}
+
+void
+mqtt_state_json(struct json *state, struct json *limits, const struct sample *s, const char *boot_id, uint64_t seq,
+		bool full)
+{
+	open_message(state, s, boot_id, seq);
+	json_key(state, "power_mode");
+	if (s->power_mode[0]) {
+		json_string(state, s->power_mode);
+	} else {
+		json_null(state);
+	}
+	/* each metric formatted once, into whichever document carries it */
+	json_reset(limits);
+	json_object_begin(limits);
+	json_key(state, "metrics");
+	json_object_begin(state);
+	for (size_t i = 0; i < s->metrics.count; i++) {
+		const struct metric *m = &s->metrics.items[i];
+		if (!mqtt_is_limit(m->name, m->len)) {
+			json_key(state, m->name);
+			json_number(state, m->value);
+			continue;
+		}
+		json_key(limits, m->name);
+		json_number(limits, m->value);
+		if (full) {
+			json_key(state, m->name);
+			json_number(state, m->value);
+		}
+	}
+	json_object_end(state);
+	json_object_end(limits);
+	json_key(state, "throttle");
+	throttle_to_json(state, &s->throttle);
+	json_object_end(state);
+}
+
+void
+mqtt_limits_json(struct json *j, const struct sample *s, const char *boot_id, uint64_t seq, const struct json *metrics)
+{
+	open_message(j, s, boot_id, seq);
+	json_key(j, "metrics");
+	json_raw(j, metrics->out.buf, metrics->out.len); /* the last member: no comma follows the raw value */
 	json_object_end(j);
 }
 

@@ -1,6 +1,6 @@
 /*
  * What the MQTT sink publishes, as pure functions: topic names, the JSON
- * of the state, alert, alerts/active, throttle and info topics, Home
+ * of the state, limits, alert, alerts/active, throttle and info topics, Home
  * Assistant discovery configs and view (mqtt_ha.c), the reconnect
  * back-off and the per-boot sequence file format. No libmosquitto and no I/O here, so every payload
  * shape is unit-tested (tests/unit/test_mqtt_payload.c) and documented in
@@ -73,8 +73,33 @@ uint64_t mqtt_seq_base_from_uptime(int64_t boottime_ms);
 
 /* ---- payloads ---- */
 
-/** PREFIX/ID/state: {"ts","time_ms","boot_id","seq","power_mode","metrics","throttle"}. */
-void mqtt_state_json(struct json *j, const struct sample *s, const char *boot_id, uint64_t seq);
+/**
+ * Whether the metric NAME (LEN bytes) is a limit: a value that changes only
+ * with a setting, the power mode or the hardware (trip points, clock
+ * ceilings and floors, CPUs online, capacities, current limits, throttle
+ * enables, the power mode id, the agent's memory settings). Limits go out
+ * on PREFIX/ID/limits when they change, not in every state; by name only,
+ * so the split is the same on every board (docs/mqtt.md lists the shapes).
+ */
+bool mqtt_is_limit(const char *name, size_t len);
+
+/**
+ * One pass over the sample: PREFIX/ID/state appended to STATE,
+ * {"ts","time_ms","boot_id","seq","power_mode","metrics","throttle"} with
+ * every metric but the limits (every metric with FULL: mqtt.state_full),
+ * and the limits' {"name": value, ...} object written into LIMITS (reset
+ * first), in set order.
+ */
+void mqtt_state_json(struct json *state, struct json *limits, const struct sample *s, const char *boot_id, uint64_t seq,
+		     bool full);
+
+/**
+ * PREFIX/ID/limits: {"ts","time_ms","boot_id","seq","metrics"}: the sample
+ * the values were first seen in, its state's seq, and METRICS, the object
+ * mqtt_state_json() wrote into its LIMITS.
+ */
+void mqtt_limits_json(struct json *j, const struct sample *s, const char *boot_id, uint64_t seq,
+		      const struct json *metrics);
 
 /** True for the transitions published on PREFIX/ID/alerts (not pending, not cancelled). */
 bool mqtt_alert_published(enum alert_transition t);

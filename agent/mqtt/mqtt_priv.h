@@ -6,7 +6,7 @@
  *   mqtt_conn.c     the connection: resolve, connect, back-off, the
  *                   libmosquitto callbacks, keepalive and loss; the only
  *                   file that includes <mosquitto.h>
- *   mqtt_publish.c  what goes out: state, alerts, alerts/active, throttle,
+ *   mqtt_publish.c  what goes out: state, limits, alerts, alerts/active, throttle,
  *                   discovery, the Home Assistant view, metric topics,
  *                   pumping the spool, the sequence file
  *
@@ -70,9 +70,11 @@ struct mqtt_sink {
 	char *display_name;
 	char device_id[MQTT_ID_MAX];
 	bool numeric_host;
+	bool state_full;
 
 	char t_status[MQTT_TOPIC_MAX];
 	char t_state[MQTT_TOPIC_MAX];
+	char t_limits[MQTT_TOPIC_MAX];
 	char t_alerts[MQTT_TOPIC_MAX];
 	char t_active[MQTT_TOPIC_MAX];
 	char t_throttle[MQTT_TOPIC_MAX];
@@ -112,6 +114,11 @@ struct mqtt_sink {
 	char lib_error[ERROR_TEXT_MAX];  /* the last error libmosquitto logged (TLS details) */
 	char last_error[ERROR_TEXT_MAX]; /* the last failure logged, to log repeats quietly */
 
+	struct json limits;     /* this sample's limits object (mqtt_state_json) */
+	char *limits_metrics;   /* the limits object last published, to see a change */
+	char *limits_json;      /* the limits message last published: again on every connect */
+	uint64_t limits_pushed; /* the spool's pushed count once it took that message */
+	bool limits_dirty;
 	char *throttle_json;
 	char *throttle_signature; /* mqtt_throttle_signature() of the published state */
 	bool throttle_dirty;

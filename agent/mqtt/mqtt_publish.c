@@ -1,7 +1,7 @@
 /*
- * What the MQTT sink publishes: state samples and alert events through the
- * spool (pumped to the connection at most `inflight` at a time), the
- * retained throttle and alerts/active topics, metric topics, Home
+ * What the MQTT sink publishes: state samples, limits when they change
+ * and alert events through the spool (pumped to the connection at most
+ * `inflight` at a time), the retained throttle and alerts/active topics, metric topics, Home
  * Assistant discovery, and the per-boot sequence file that numbers them.
  * Messages go out through mqtt_conn.c; no libmosquitto here.
  */
@@ -135,6 +135,15 @@ mqtt_pub_latest(struct mqtt_sink *s)
 	if (s->state != CONN_CONNECTED) {
 		return;
 	}
+	if (s->limits_dirty && s->limits_json) {
+		/* not while the spool still holds it: the backlog delivers it in its place, after the older states */
+		struct spool_stats st;
+		spool_get_stats(s->spool, &st);
+		if (st.depth <= st.pushed - s->limits_pushed) {
+			mqtt_conn_publish(s, s->t_limits, s->limits_json, strlen(s->limits_json), 1, true);
+		}
+		s->limits_dirty = false;
+	}
 	if (s->throttle_dirty && s->throttle_json) {
 		mqtt_conn_publish(s, s->t_throttle, s->throttle_json, strlen(s->throttle_json), 1, true);
 		s->throttle_dirty = false;
@@ -204,13 +213,46 @@ publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
 	mqtt_conn_publish(s, s->t_ha, s->j.out.buf, s->j.out.len, 0, true);
 }
 
+/*
+ * The limits when they differ from the last ones published: spooled
+ * (retained, QoS 1) just before the state they were first seen with, so
+ * the backlog after an outage keeps every change in its place; the latest
+ * goes out again on every connect (mqtt_pub_latest).
+ */
+static void
+push_limits(struct mqtt_sink *s, const struct sample *smp, uint64_t seq)
+{
+	const struct buf *now = &s->limits.out;
+	if (s->limits_metrics && strlen(s->limits_metrics) == now->len &&
+	    memcmp(s->limits_metrics, now->buf, now->len) == 0) {
+		return;
+	}
+	free(s->limits_metrics);
+	s->limits_metrics = xstrdup(now->buf);
+	struct json j;
+	json_init(&j);
+	mqtt_limits_json(&j, smp, s->boot_id, seq, &s->limits);
+	free(s->limits_json);
+	s->limits_json = xstrdup(j.out.buf);
+	json_free(&j);
+	int r = spool_push(s->spool, s->t_limits, s->limits_json, strlen(s->limits_json), 1, true);
+	if (r < 0) {
+		log_warn("mqtt: cannot queue the limits: %s", strerror(-r));
+		return;
+	}
+	struct spool_stats st;
+	spool_get_stats(s->spool, &st);
+	s->limits_pushed = st.pushed;
+}
+
 int
 mqtt_pub_write(struct sink *sink, const struct sample *smp)
 {
 	struct mqtt_sink *s = (struct mqtt_sink *)sink;
 	uint64_t seq = next_seq(s);
 	json_reset(&s->j);
-	mqtt_state_json(&s->j, smp, s->boot_id, seq);
+	mqtt_state_json(&s->j, &s->limits, smp, s->boot_id, seq, s->state_full);
+	push_limits(s, smp, seq);
 	int r = spool_push(s->spool, s->t_state, s->j.out.buf, s->j.out.len, s->qos, false);
 
 	mqtt_throttle_signature(&s->j, &smp->throttle);

@@ -317,8 +317,13 @@ class MqttTest(unittest.TestCase):
         # state: one per sample, the documented keys, one seq counter shared with alerts
         states = s.json("tegrawatch/t1/state")
         self.assertEqual(len(states), 40)
+        # limits: once for the 40 samples (the demo's limits never change), with the first state's seq
+        limits = s.json("tegrawatch/t1/limits")
+        self.assertEqual([x["seq"] for x in limits], [states[0]["seq"]])
+        self.assertEqual(limits[0]["metrics"]["trip.tj.passive_c"], 95)
         for st in states:
             self.assertEqual(list(st), STATE_KEYS)
+            self.assertNotIn("trip.tj.passive_c", st["metrics"])
             self.assertEqual(st["boot_id"], BOOT_ID)
             self.assertEqual(st["power_mode"], "MAXN_SUPER")
             for c in AGENT_COUNTERS:
@@ -361,6 +366,7 @@ class MqttTest(unittest.TestCase):
         self.assertEqual(json.loads(retained["tegrawatch/t1/info"])["device_id"], "t1")
         self.assertEqual(json.loads(retained["tegrawatch/t1/alerts/active"]), [])
         self.assertIn("tegrawatch/t1/throttle", retained)
+        self.assertEqual(json.loads(retained["tegrawatch/t1/limits"]), limits[0])
         self.assertIn("homeassistant/sensor/t1_temp_tj_c/config", retained)
         self.assertIn("tegrawatch/t1/ha", retained)  # the view Home Assistant reads: the present at once
         self.assertNotIn("tegrawatch/t1/state", retained)
@@ -738,10 +744,14 @@ class MqttTest(unittest.TestCase):
         a = self.agent("a", base_cfg(port, "dmg", spool_file=spool))
         time.sleep(2.5)
         self.assertEqual(a.stop(), 0)
-        recs = parse_spool(spool)
+        # the limits went into the spool too, once, right before the first state (same seq)
+        topics = [r["topic"] for r in parse_spool(spool)]
+        self.assertEqual(topics[:2], ["tegrawatch/dmg/limits", "tegrawatch/dmg/state"])
+        self.assertEqual(topics.count("tegrawatch/dmg/limits"), 1)
+        recs = [r for r in parse_spool(spool) if r["topic"] == "tegrawatch/dmg/state"]
         self.assertGreaterEqual(len(recs), 15)
         seqs = [json.loads(r["payload"])["seq"] for r in recs]
-        # a flipped byte inside record 3, and a torn last record
+        # a flipped byte inside state record 3, and a torn last record
         data = bytearray(read_bytes(spool))
         data[recs[3]["off"] + recs[3]["len"] // 2] ^= 0x55
         data = data[:recs[-1]["off"] + recs[-1]["len"] // 2]
@@ -840,6 +850,19 @@ class MqttTest(unittest.TestCase):
         for a in (good, bad):
             for secret in ("canary-right-7Q", "canary-wrong-9X"):
                 self.assertNotIn(secret, a.stderr())
+
+
+def main_with_helpers(case):
+    """Runs the tests of another MQTT test file: CASE gets MqttTest's broker, subscriber and agent helpers."""
+    global BIN, SRC
+    for name in ("setUp", "tearDown", "broker", "sub", "agent", "wait_status"):
+        setattr(case, name, getattr(MqttTest, name))
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    if mqtt is None or not os.path.exists(MOSQUITTO):
+        print("skipped: needs mosquitto and python3-paho-mqtt")
+        sys.exit(77)
+    unittest.main(verbosity=2)
 
 
 if __name__ == "__main__":

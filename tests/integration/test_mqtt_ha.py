@@ -172,14 +172,5 @@ class HaViewTest(unittest.TestCase):
         self.assertEqual(a3.stop(), 0)
 
 
-# test_mqtt's broker, subscriber and agent helpers, without its tests
-for _name in ("setUp", "tearDown", "broker", "sub", "agent", "wait_status"):
-    setattr(HaViewTest, _name, getattr(tm.MqttTest, _name))
-
 if __name__ == "__main__":
-    tm.BIN, tm.SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO):
-        print("skipped: needs mosquitto and python3-paho-mqtt")
-        sys.exit(77)
-    unittest.main(verbosity=2)
+    tm.main_with_helpers(HaViewTest)

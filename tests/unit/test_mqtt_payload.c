@@ -130,22 +130,96 @@ test_state_json(void **state)
 {
 	(void)state;
 	struct sample *s = make_sample();
-	struct json j;
+	struct json j, limits;
 	json_init(&j);
-	mqtt_state_json(&j, s, BOOT, 17);
+	json_init(&limits);
+	mqtt_state_json(&j, &limits, s, BOOT, 17, false);
 	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
 				   "\",\"seq\":17,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":52.9,"
 				   "\"gpu.load_pct\":12},\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":"
 				   "\"cpu at 96 C\"},\"context\":\"\",\"causes\":[]}}");
+	assert_string_equal(limits.out.buf, "{}");
 	/* no power mode: null */
 	s->power_mode[0] = '\0';
 	json_reset(&j);
-	mqtt_state_json(&j, s, BOOT, 18);
+	mqtt_state_json(&j, &limits, s, BOOT, 18, false);
 	assert_non_null(strstr(j.out.buf, "\"seq\":18,\"power_mode\":null,"));
+	json_free(&limits);
 	json_reset(&j);
 	mqtt_throttle_json(&j, &s->throttle);
 	assert_string_equal(j.out.buf, "{\"active\":true,\"reasons\":{\"thermal\":\"cpu at 96 C\"},\"context\":\"\",\"causes\":[]}");
 	json_free(&j);
+	free(s);
+}
+
+static void
+test_limit_names(void **state)
+{
+	(void)state;
+	static const char *const limits[] = {
+		"trip.cpu.passive_c",	    "trip.tj.critical_c",    "cpu.0.max_freq_mhz",	   "cpu.11.min_freq_mhz",
+		"cpu.3.hw_max_freq_mhz", "gpu.max_freq_mhz",	     "gpu.min_freq_mhz",	   "gpu.hw_max_freq_mhz",
+		"cpu.7.online",		    "ram.total_mb",	     "swap.total_mb",		   "iram.total_kb",
+		"cooling.pwm_fan.max_state", "power.vdd_in.crit_ma", "oc.2.throttle_enabled",    "nvpmodel.id",
+		"agent.memory_budget_bytes", "agent.memory_max_bytes", "agent.memory_budget_web_bytes",
+	};
+	static const char *const live[] = {
+		"temp.cpu_c",	      "cpu.0.freq_mhz",	      "gpu.freq_mhz",	      "cpu.load_pct",
+		"ram.used_mb",	      "swap.cached_mb",	      "cooling.pwm_fan.state", "power.vdd_in.mw",
+		"power.vdd_in.ma",    "power.vdd_in.crit_alarm", "power.vdd_in.max_alarm", "power.vdd_in.max_mw",
+		"oc.1.events",	      "fan.0.pwm",	      "throttle.active",      "agent.samples_total",
+		"agent.mqtt_connected", "cpu.edp_limit_mhz",    "temp_max.cpu_c",	      "trip",
+		"nvpmodel.idx",	      "agent.memory",	      "online",		      "gpu.online",
+		"power.crit_ma.mw",   "oc.throttle_enabled.x", "energy.vdd_in.joules_total", "",
+	};
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		if (!mqtt_is_limit(limits[i], strlen(limits[i]))) {
+			fail_msg("%s should be a limit", limits[i]);
+		}
+	}
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+		if (mqtt_is_limit(live[i], strlen(live[i]))) {
+			fail_msg("%s should stay in the state", live[i]);
+		}
+	}
+}
+
+/* The state and the limits split the metrics between them, each in set order; state_full keeps them all. */
+static void
+test_state_and_limits(void **state)
+{
+	(void)state;
+	struct sample *s = make_sample();
+	metric_set_put(&s->metrics, "gpu.max_freq_mhz", 1300.5);
+	metric_set_put(&s->metrics, "gpu.freq_mhz", 306);
+	metric_set_put(&s->metrics, "trip.tj.critical_c", 105);
+	metric_set_put(&s->metrics, "agent.samples_total", 9);
+	struct json j, limits, msg;
+	json_init(&j);
+	json_init(&limits);
+	json_init(&msg);
+	mqtt_state_json(&j, &limits, s, BOOT, 21, false);
+	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.load_pct\":12,\"gpu.freq_mhz\":306,"
+					  "\"agent.samples_total\":9},\"throttle\":"));
+	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
+	mqtt_limits_json(&msg, s, BOOT, 21, &limits);
+	assert_string_equal(msg.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
+					 "\",\"seq\":21,\"metrics\":{\"gpu.max_freq_mhz\":1300.5,"
+					 "\"trip.tj.critical_c\":105}}");
+	/* state_full: the old shape, every metric in set order; the limits object is the same */
+	json_reset(&j);
+	mqtt_state_json(&j, &limits, s, BOOT, 22, true);
+	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.load_pct\":12,\"gpu.max_freq_mhz\":"
+					  "1300.5,\"gpu.freq_mhz\":306,\"trip.tj.critical_c\":105,\"agent.samples_total\":9}"));
+	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
+	/* a value that is not finite is null in either, as in every JSON of a sample */
+	metric_set_put(&s->metrics, "gpu.max_freq_mhz", NAN);
+	json_reset(&j);
+	mqtt_state_json(&j, &limits, s, BOOT, 23, false);
+	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":null,\"trip.tj.critical_c\":105}");
+	json_free(&j);
+	json_free(&limits);
+	json_free(&msg);
 	free(s);
 }
 
@@ -682,6 +756,8 @@ main(void)
 		cmocka_unit_test(test_boot_id),
 		cmocka_unit_test(test_seq_file),
 		cmocka_unit_test(test_state_json),
+		cmocka_unit_test(test_limit_names),
+		cmocka_unit_test(test_state_and_limits),
 		cmocka_unit_test(test_alert_json),
 		cmocka_unit_test(test_active_list),
 		cmocka_unit_test(test_info_json),

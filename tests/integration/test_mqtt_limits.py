@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The limits topic against a real mosquitto on a free 127.0.0.1 port: the state carries what changes,
+PREFIX/ID/limits (retained) what rarely does; together they are the metrics of the full state (mqtt.state_full);
+limits go out once, again when a limit changes (a cpufreq ceiling rewritten in place under a copied --root board)
+and on every connect, and after an outage the backlog carries each change in its place.
+
+Usage: test_mqtt_limits.py TEGRAWATCH SOURCE_ROOT (helpers from test_mqtt.py; exit 77 = skipped without mosquitto).
+"""
+import os
+import re
+import shutil
+import time
+import unittest
+
+import test_mqtt as tm
+from test_mqtt import base_cfg, wait_until
+
+# the shapes docs/mqtt.md lists for the limits topic
+LIMIT = re.compile(r"^(trip\..*|agent\.memory_.*|nvpmodel\.id|cpu\.[^.]+\.online|power\..*\.crit_ma"
+                   r"|oc\..*\.throttle_enabled|.*\.(max_freq_mhz|min_freq_mhz|hw_max_freq_mhz|total_mb|total_kb"
+                   r"|max_state))$")
+POLICY0 = "sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq"
+
+
+def by_seq(msgs):
+    """Messages without repeats (the same boot_id and seq), in arrival order."""
+    seen, out = set(), []
+    for m in msgs:
+        if (m["boot_id"], m["seq"]) not in seen:
+            seen.add((m["boot_id"], m["seq"]))
+            out.append(m)
+    return out
+
+
+class LimitsTest(unittest.TestCase):
+    def board(self):
+        root = os.path.join(self.d, "root")
+        shutil.copytree(os.path.join(tm.SRC, "tests/fixtures/boards/agx-orin-jp5"), root, symlinks=True)
+        return root
+
+    def set_ceiling(self, root, khz):
+        # rewritten in place, as sysfs does: the agent keeps the file open and reads it again
+        with open(os.path.join(root, POLICY0), "w") as f:
+            f.write("%d\n" % khz)
+
+    def test_split_once_and_on_change(self):
+        b = self.broker()
+        s = self.sub(b.port, ["tegrawatch/lim/#", "tegrawatch/full/#"])
+        root = self.board()
+        args = ("--root", root, "--interval", "100", "--no-tegrastats")
+        lim = self.agent("lim", base_cfg(b.port, "lim"), args=args)
+        full = self.agent("full", base_cfg(b.port, "full", state_full="true"), args=args)
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/state")) >= 30
+                                   and len(s.all("tegrawatch/full/state")) >= 30, 20), lim.stderr())
+        states = s.json("tegrawatch/lim/state")
+        limits = s.json("tegrawatch/lim/limits")
+        # published once for 30 samples, retained, QoS 1 (the subscription's), before the first state it holds for
+        self.assertEqual(len(limits), 1, [x["seq"] for x in limits])
+        first = limits[0]
+        self.assertEqual(list(first), ["ts", "time_ms", "boot_id", "seq", "metrics"])
+        self.assertEqual(first["boot_id"], tm.BOOT_ID)
+        self.assertEqual(first["seq"], states[0]["seq"])
+        self.assertEqual(first["time_ms"], states[0]["time_ms"])
+        arrival = [(m[1], m[2]) for m in s.all() if m[1] in ("tegrawatch/lim/state", "tegrawatch/lim/limits")]
+        self.assertEqual(arrival[0][0], "tegrawatch/lim/limits")
+        self.assertEqual(first["metrics"]["cpu.0.max_freq_mhz"], 2201.6)
+        self.assertEqual(first["metrics"]["trip.tj.critical_c"], 105)
+        # the state lacks every limit; the limits hold only limits; together they are the full state's metrics
+        full_states = s.json("tegrawatch/full/state")
+        for st in states:
+            self.assertEqual([k for k in st["metrics"] if LIMIT.match(k)], [])
+            self.assertIn("cpu.0.freq_mhz", st["metrics"])
+        self.assertTrue(all(LIMIT.match(k) for k in first["metrics"]), first["metrics"])
+        for st in full_states[2:]:
+            union = list(states[-1]["metrics"]) + list(first["metrics"])
+            self.assertEqual(sorted(union), sorted(st["metrics"]))
+            self.assertEqual(len(union), len(set(union)))
+            for k, v in first["metrics"].items():
+                self.assertEqual(st["metrics"][k], v, k)
+        # state_full still publishes the limits (retained) for subscribers that read them
+        self.assertEqual(s.json("tegrawatch/full/limits")[0]["metrics"], first["metrics"])
+
+        # a ceiling lowered (nvpmodel, a user): one more limits message, with the sample it was first seen in
+        t_write = time.time() * 1000
+        self.set_ceiling(root, 1497600)
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/limits")) >= 2, 10), lim.stderr())
+        n0 = len(s.all("tegrawatch/lim/state"))
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/state")) >= n0 + 30, 20))
+        limits = s.json("tegrawatch/lim/limits")
+        self.assertEqual(len(limits), 2, [x["seq"] for x in limits])
+        new = limits[1]
+        changed = {k for k in new["metrics"] if new["metrics"][k] != first["metrics"].get(k)}
+        self.assertEqual(changed, {"cpu.%d.max_freq_mhz" % i for i in range(4)})
+        self.assertEqual(new["metrics"]["cpu.0.max_freq_mhz"], 1497.6)
+        self.assertGreaterEqual(new["time_ms"], t_write - 150)
+        self.assertLessEqual(new["time_ms"], t_write + 1000)
+        states = s.json("tegrawatch/lim/state")
+        match = [x for x in states if x["seq"] == new["seq"]]
+        self.assertEqual(len(match), 1)
+        self.assertEqual(match[0]["time_ms"], new["time_ms"])
+        # it arrived right before that state
+        order = [(m[1], tm.json.loads(m[2])["seq"]) for m in s.all() if m[1].startswith("tegrawatch/lim/")
+                 and m[1].rsplit("/", 1)[1] in ("state", "limits")]
+        i = order.index(("tegrawatch/lim/limits", new["seq"]))
+        self.assertEqual(order[i + 1], ("tegrawatch/lim/state", new["seq"]))
+
+        # a subscriber arriving later gets the latest limits at once (retained)
+        late = self.sub(b.port, ["tegrawatch/lim/limits"])
+        self.assertTrue(wait_until(lambda: late.all(), 5))
+        self.assertTrue(late.all()[0][3])
+        self.assertEqual(late.json("tegrawatch/lim/limits")[0], new)
+        self.assertEqual(lim.stop(), 0)
+        self.assertEqual(full.stop(), 0)
+
+    def test_republished_on_connect(self):
+        """A broker restarted without persistence forgets retained messages: the agent publishes the limits
+        again on connect (nothing changed, so the same message, its seq included)."""
+        b = self.broker()
+        s = self.sub(b.port, ["tegrawatch/rc/limits"])
+        a = self.agent("rc", base_cfg(b.port, "rc"), args=("--root", self.board(), "--interval", "100",
+                                                           "--no-tegrastats"))
+        self.assertTrue(wait_until(lambda: s.all(), 10), a.stderr())
+        before = s.json("tegrawatch/rc/limits")
+        self.assertEqual(len(before), 1)
+        b.stop()
+        time.sleep(1)
+        b.start()
+        self.wait_connects(a, b.port, 2)
+        late = self.sub(b.port, ["tegrawatch/rc/limits"])
+        self.assertTrue(wait_until(lambda: late.all(), 5), a.stderr())
+        self.assertTrue(late.all()[0][3])
+        self.assertEqual(late.json("tegrawatch/rc/limits"), before)
+        self.assertEqual(a.stop(), 0)
+
+    def wait_connects(self, a, port, n):
+        probe = self.sub(port, ["tegrawatch/rc/state"])
+        self.assertTrue(wait_until(lambda: any(x["metrics"]["agent.mqtt_connects_total"] >= n
+                                               for x in probe.json("tegrawatch/rc/state")), 15), a.stderr())
+
+    def test_outage_keeps_changes_in_place(self):
+        """A limit changed while the broker was away: the backlog delivers the states before the change, then the
+        limits message, then the states after it; the latest is retained afterwards."""
+        b = self.broker(persistence=True)
+        s = self.sub(b.port, ["tegrawatch/og/state", "tegrawatch/og/limits"], client_id="tw-limits-persistent",
+                     clean=False)
+        root = self.board()
+        a = self.agent("og", base_cfg(b.port, "og"), args=("--root", root, "--interval", "100", "--no-tegrastats"))
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/state")) >= 10, 10), a.stderr())
+        b.stop()
+        time.sleep(2)
+        self.set_ceiling(root, 1497600)
+        time.sleep(2)
+        b.start()
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/limits")) >= 2, 20), a.stderr())
+        n0 = len(s.all("tegrawatch/og/state"))
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/state")) >= n0 + 10, 10))
+        self.assertEqual(a.stop(), 0)
+        time.sleep(0.5)
+        msgs = [(m[1].rsplit("/", 1)[1], tm.json.loads(m[2])) for m in s.all()]
+        limits = by_seq([x for t, x in msgs if t == "limits"])
+        self.assertEqual([x["metrics"]["cpu.0.max_freq_mhz"] for x in limits], [2201.6, 1497.6])
+        change = limits[1]
+        held = [x for t, x in msgs if t == "state" and x["metrics"]["agent.mqtt_connected"] == 0]
+        self.assertGreater(len([x for x in held if x["seq"] < change["seq"]]), 5)
+        self.assertGreater(len([x for x in held if x["seq"] >= change["seq"]]), 5)
+        # a subscriber applying the latest limits it received to each state is exact: every state after the change
+        # (and none before it) arrives after the new limits
+        in_force, seen = None, set()
+        for t, x in msgs:
+            if t == "limits":
+                in_force = x
+            elif (x["boot_id"], x["seq"]) not in seen:
+                seen.add((x["boot_id"], x["seq"]))
+                self.assertEqual(in_force["seq"] == change["seq"], x["seq"] >= change["seq"], x["seq"])
+        late = self.sub(b.port, ["tegrawatch/og/limits"])
+        self.assertTrue(wait_until(lambda: late.all(), 5))
+        self.assertEqual(late.json("tegrawatch/og/limits")[0], change)
+
+
+if __name__ == "__main__":
+    tm.main_with_helpers(LimitsTest)
