@@ -11,24 +11,37 @@
 #include "agent/core/xalloc.h"
 
 /*
- * One metric. Its memory is one block: tier 0 values (cap floats), then
- * tier 1 mins, means and maxes (buckets floats each), then the bucket
- * counts (buckets x count_width bytes). A bucket count of 0 marks a minute
- * without the metric.
+ * One metric. Its memory is one block: tier 1 mins, means and maxes
+ * (buckets floats each) and the bucket counts (buckets x count_width
+ * bytes), then tier 0 (cap values, at a 4-byte boundary). A bucket count
+ * of 0 marks a minute without the metric.
+ *
+ * Tier 0 is narrow (2 bytes a value) while every value the ring holds is
+ * a whole number of 1/scale (scale 1, 10, 100 or 1000: MHz, tenths of a
+ * MHz, thousandths of a degree) within 32,767 steps of base: the value is
+ * (base + k) / scale, and gives back exactly the float a wide ring would
+ * store. The first value that cannot be written so, even after a finer
+ * scale or a new base, makes the ring wide (32-bit floats) for good.
  */
 struct ring {
 	char name[METRIC_NAME_MAX];
-	float *values;
+	unsigned char *block;
 	double sum;           /* of the minute being filled */
 	uint64_t born;        /* sample index of the first slot that belongs to this ring */
 	uint64_t last_seen;   /* sample index of the latest value */
 	uint64_t born_bucket; /* bucket index of the first bucket that belongs to this ring */
 	uint64_t last_bucket; /* bucket index of the latest value */
+	int64_t base;         /* narrow tier 0: value = (base + k) / scale */
+	uint16_t scale;       /* 0: wide tier 0 */
 	bool used;
 };
 
-/* a ring and its two index slots fit what history_bytes() counts for them */
-_Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
+#define NARROW_ABSENT INT16_MIN
+#define NARROW_MAX 32767 /* |k| */
+#define SCALE_FINEST 1000
+
+/* a ring, its two index slots and the pad before tier 0 fit what history_bytes() counts for them */
+_Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) + 3 <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
 
 struct history {
 	size_t cap;
@@ -126,7 +139,7 @@ history_destroy(struct history *h)
 		return;
 	}
 	for (size_t i = 0; i < h->rings_end; i++) {
-		free(h->rings[i].values);
+		free(h->rings[i].block);
 	}
 	free(h->rings);
 	free(h->index);
@@ -135,30 +148,62 @@ history_destroy(struct history *h)
 	free(h);
 }
 
-/* ---- a ring's tier 1 arrays ---- */
+/* ---- a ring's block ---- */
+
+/* bytes of tier 1, rounded up so tier 0 starts at a 4-byte boundary */
+static size_t
+tier1_bytes(const struct history *h)
+{
+	return (h->buckets * (3 * sizeof(float) + h->count_width) + 3) & ~(size_t)3;
+}
+
+static size_t
+block_bytes(const struct history *h, bool wide)
+{
+	return tier1_bytes(h) + h->cap * (wide ? sizeof(float) : sizeof(int16_t));
+}
 
 static float *
 mins_of(const struct history *h, const struct ring *r)
 {
-	return r->values + h->cap;
+	(void)h;
+	return (float *)r->block;
 }
 
 static float *
 means_of(const struct history *h, const struct ring *r)
 {
-	return r->values + h->cap + h->buckets;
+	return (float *)r->block + h->buckets;
 }
 
 static float *
 maxs_of(const struct history *h, const struct ring *r)
 {
-	return r->values + h->cap + 2 * h->buckets;
+	return (float *)r->block + 2 * h->buckets;
+}
+
+static unsigned char *
+counts_of(const struct history *h, const struct ring *r)
+{
+	return r->block + 3 * h->buckets * sizeof(float);
+}
+
+static float *
+wide_of(const struct history *h, const struct ring *r)
+{
+	return (float *)(r->block + tier1_bytes(h));
+}
+
+static int16_t *
+narrow_of(const struct history *h, const struct ring *r)
+{
+	return (int16_t *)(r->block + tier1_bytes(h));
 }
 
 static uint32_t
 bucket_count(const struct history *h, const struct ring *r, size_t slot)
 {
-	const unsigned char *c = (const unsigned char *)(r->values + h->cap + 3 * h->buckets);
+	const unsigned char *c = counts_of(h, r);
 	if (h->count_width == 1) {
 		return c[slot];
 	}
@@ -170,13 +215,130 @@ bucket_count(const struct history *h, const struct ring *r, size_t slot)
 static void
 set_bucket_count(const struct history *h, struct ring *r, size_t slot, uint32_t n)
 {
-	unsigned char *c = (unsigned char *)(r->values + h->cap + 3 * h->buckets);
+	unsigned char *c = counts_of(h, r);
 	if (h->count_width == 1) {
 		c[slot] = (unsigned char)n;
 	} else {
 		uint16_t v = (uint16_t)n;
 		memcpy(c + 2 * slot, &v, sizeof(v));
 	}
+}
+
+/* ---- tier 0 values, narrow or wide ---- */
+
+static float
+narrow_value(int64_t steps, uint16_t scale)
+{
+	/* a correctly rounded division: the double nearest steps / scale, as a parser reads the decimal */
+	return (float)((double)steps / scale);
+}
+
+/* V as whole steps of 1/SCALE, when they give back V's float exactly. */
+static bool
+steps_of(double v, uint16_t scale, int64_t *steps)
+{
+	double x = v * scale;
+	if (!(fabs(x) < 1e15)) { /* NAN and infinities too */
+		return false;
+	}
+	int64_t n = llround(x);
+	if (narrow_value(n, scale) != (float)v) {
+		return false;
+	}
+	*steps = n;
+	return true;
+}
+
+static float
+value_at(const struct history *h, const struct ring *r, size_t slot)
+{
+	if (!r->scale) {
+		return wide_of(h, r)[slot];
+	}
+	int16_t k = narrow_of(h, r)[slot];
+	return k == NARROW_ABSENT ? NAN : narrow_value(r->base + k, r->scale);
+}
+
+/* The first sample index whose slot holds one of R's values (the slot being written excluded). */
+static uint64_t
+first_kept(const struct history *h, const struct ring *r)
+{
+	uint64_t first = h->count + 1 > h->cap ? h->count + 1 - h->cap : 0;
+	return r->born > first ? r->born : first;
+}
+
+/*
+ * Writes R's kept values in steps of 1/SCALE (a multiple of the ring's
+ * scale) around a new base that puts STEPS in reach too. False, touching
+ * nothing, when they span more than the narrow range.
+ */
+static bool
+recode(struct history *h, struct ring *r, uint16_t scale, int64_t steps)
+{
+	int16_t *k = narrow_of(h, r);
+	int64_t f = scale / r->scale;
+	int64_t lo = steps, hi = steps;
+	for (uint64_t i = first_kept(h, r); i < h->count; i++) {
+		int16_t v = k[i % h->cap];
+		if (v != NARROW_ABSENT) {
+			int64_t n = (r->base + v) * f;
+			lo = n < lo ? n : lo;
+			hi = n > hi ? n : hi;
+		}
+	}
+	if (hi - lo > 2 * NARROW_MAX) {
+		return false;
+	}
+	int64_t base = lo + (hi - lo) / 2;
+	for (uint64_t i = first_kept(h, r); i < h->count; i++) {
+		int16_t *v = &k[i % h->cap];
+		if (*v != NARROW_ABSENT) {
+			*v = (int16_t)((r->base + *v) * f - base);
+		}
+	}
+	r->base = base;
+	r->scale = scale;
+	return true;
+}
+
+/* R's tier 0 as 32-bit floats from now on. */
+static void
+widen(struct history *h, struct ring *r)
+{
+	unsigned char *block = xrealloc(NULL, block_bytes(h, true), 1);
+	memcpy(block, r->block, tier1_bytes(h));
+	float *w = (float *)(block + tier1_bytes(h));
+	for (uint64_t i = first_kept(h, r); i < h->count; i++) {
+		w[i % h->cap] = value_at(h, r, (size_t)(i % h->cap));
+	}
+	free(r->block);
+	r->block = block;
+	r->scale = 0;
+}
+
+/* Writes V (NAN: absent) in R's tier 0 SLOT, the slot of sample h->count. */
+static void
+put_value(struct history *h, struct ring *r, size_t slot, double v)
+{
+	if (r->scale && isnan(v)) {
+		narrow_of(h, r)[slot] = NARROW_ABSENT;
+		return;
+	}
+	int64_t n;
+	if (r->scale && steps_of(v, r->scale, &n) && n - r->base >= -NARROW_MAX && n - r->base <= NARROW_MAX) {
+		narrow_of(h, r)[slot] = (int16_t)(n - r->base);
+		return;
+	}
+	for (uint16_t scale = r->scale; scale && scale <= SCALE_FINEST; scale *= 10) {
+		if (steps_of(v, scale, &n) && recode(h, r, scale, n)) {
+			narrow_of(h, r)[slot] = (int16_t)(n - r->base);
+			return;
+		}
+	}
+	if (r->scale) {
+		widen(h, r);
+	}
+	wide_of(h, r)[slot] = (float)v;
 }
 
 /* Empties R's bucket being filled. */
@@ -245,9 +407,10 @@ new_ring(struct history *h, const char *name)
 		pos++;
 	}
 	struct ring *r = &h->rings[pos];
-	/* not zeroed: pages are touched only as samples arrive */
-	size_t bytes = (h->cap + 3 * h->buckets) * sizeof(float) + h->buckets * h->count_width;
-	r->values = xrealloc(NULL, bytes, 1);
+	/* not zeroed: pages are touched only as samples arrive; narrow until a value says otherwise */
+	r->block = xrealloc(NULL, block_bytes(h, false), 1);
+	r->base = 0;
+	r->scale = 1;
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->born = h->count;
 	r->last_seen = h->count;
@@ -279,7 +442,7 @@ evict(struct history *h)
 	for (size_t i = 0; i < h->rings_end; i++) {
 		struct ring *r = &h->rings[i];
 		if (r->used && ring_empty(h, r)) {
-			free(r->values);
+			free(r->block);
 			memset(r, 0, sizeof(*r));
 			h->rings_used--;
 			freed = true;
@@ -336,7 +499,7 @@ history_add(struct history *h, const struct sample *s)
 	h->times[slot] = s->time_ms;
 	for (size_t i = 0; i < h->rings_end; i++) {
 		if (h->rings[i].used) {
-			h->rings[i].values[slot] = NAN; /* absent unless the sample has it */
+			put_value(h, &h->rings[i], slot, NAN); /* absent unless the sample has it */
 		}
 	}
 	if (h->buckets) {
@@ -353,7 +516,7 @@ history_add(struct history *h, const struct sample *s)
 				continue;
 			}
 		}
-		r->values[slot] = (float)m->value;
+		put_value(h, r, slot, m->value);
 		r->last_seen = h->count;
 		if (h->buckets && !isnan(m->value)) {
 			bucket_add(h, r, m->value);
@@ -401,7 +564,7 @@ history_window(const struct history *h, const char *name, int64_t window_ms, str
 		int64_t newest = h->times[(h->count - 1) % h->cap];
 		for (uint64_t k = first; k < h->count; k++) {
 			size_t slot = (size_t)(k % h->cap);
-			float v = r->values[slot];
+			float v = value_at(h, r, slot);
 			if (isnan(v)) {
 				continue;
 			}
@@ -528,6 +691,29 @@ size_t
 history_bucket_count(const struct history *h)
 {
 	return h->buckets;
+}
+
+uint64_t
+history_held_bytes(const struct history *h)
+{
+	uint64_t n = (h->cap + h->buckets) * sizeof(int64_t);
+	for (size_t i = 0; i < h->rings_end; i++) {
+		const struct ring *r = &h->rings[i];
+		if (r->used) {
+			n += block_bytes(h, !r->scale) + HISTORY_RING_BYTES;
+		}
+	}
+	return n;
+}
+
+size_t
+history_narrow_count(const struct history *h)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < h->rings_end; i++) {
+		n += h->rings[i].used && h->rings[i].scale;
+	}
+	return n;
 }
 
 size_t

@@ -14,9 +14,12 @@
  * Memory bound (history_bytes()): C x 8 B + B x 8 B + R x (C x 4 B +
  * B x (12 B + W) + HISTORY_RING_BYTES), with C samples, B buckets, R =
  * HISTORY_MAX_METRICS and W = 1 count byte when a minute holds at most 255
- * samples (interval >= 236 ms), else 2. Defaults (1 h at 1 Hz, 24 h of
- * minutes): 33,261 B per metric, 4.4 MiB for an Orin's 139 metrics. Ring
- * memory is touched only as samples arrive.
+ * samples (interval >= 236 ms), else 2. A metric whose values are whole
+ * steps of 1, 0.1, 0.01 or 0.001 in a range of 65,534 steps takes C x 2 B
+ * in tier 0 instead (the values read back are the same floats). Defaults
+ * (1 h at 1 Hz, 24 h of minutes): at most 33,277 B per metric, 26,077 B at
+ * 2 bytes a sample: about 3.5 MiB for an Orin's 139 metrics. Ring memory is
+ * touched only as samples arrive.
  */
 #ifndef TEGRAWATCH_HISTORY_H
 #define TEGRAWATCH_HISTORY_H
@@ -31,7 +34,7 @@
 #define HISTORY_MAX_CAPACITY (1u << 22) /* samples; a week at 7 Hz */
 #define HISTORY_BUCKET_MS 60000         /* tier 1: one minute */
 #define HISTORY_MAX_BUCKETS (1u << 16)  /* 45 days of minutes */
-#define HISTORY_RING_BYTES 128          /* a ring's name and bookkeeping */
+#define HISTORY_RING_BYTES 144          /* a ring's name and bookkeeping */
 
 struct history;
 
@@ -109,6 +112,10 @@ double history_float_value(float f);
 
 size_t history_capacity(const struct history *h);
 size_t history_bucket_count(const struct history *h);
+/** What the rings in use and the shared times hold now: history_bytes() with narrow tier 0 rings at C x 2 B. */
+uint64_t history_held_bytes(const struct history *h);
+/** Rings whose tier 0 is narrow (2 bytes a value) now. */
+size_t history_narrow_count(const struct history *h);
 /** Rings in use now. */
 size_t history_metric_count(const struct history *h);
 /** The most rings this history keeps at once. */

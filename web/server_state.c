@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/core/clock.h"
+#include "agent/core/log.h"
 #include "agent/core/sample_json.h"
 #include "agent/core/xalloc.h"
 #include "proc_self.h"
@@ -168,6 +169,9 @@ server_state_fini(struct server_state *st)
 	}
 	free(st->active);
 	free(st->wake_list);
+	log_info("web: the history held %.1f KiB for %zu metrics (%zu of them 2 bytes a sample)",
+		 (double)history_held_bytes(st->hist) / 1024, history_metric_count(st->hist),
+		 history_narrow_count(st->hist));
 	history_destroy(st->hist);
 	json_free(&st->j);
 	buf_free(&st->text);

@@ -141,9 +141,9 @@ test_history_bounds(void **state)
 	assert_int_equal(history_buckets_for(60001, 1000), 3);
 	assert_int_equal(history_buckets_for(24 * 3600 * 1000, 600000), 145); /* one bucket a sample */
 	/* the documented sizes: 1 count byte at 1 Hz, 2 at 10 Hz */
-	assert_int_equal(history_bytes(3600, 1441, 1000, 1), 3600 * 8 + 1441 * 8 + 3600 * 4 + 1441 * 13 + 128);
+	assert_int_equal(history_bytes(3600, 1441, 1000, 1), 3600 * 8 + 1441 * 8 + 3600 * 4 + 1441 * 13 + 144);
 	assert_int_equal(history_bytes(36000, 1441, 100, 2),
-			 36000 * 8 + 1441 * 8 + 2 * (36000 * 4 + 1441 * 14 + 128));
+			 36000 * 8 + 1441 * 8 + 2 * (36000 * 4 + 1441 * 14 + 144));
 }
 
 /* The tier 1 buckets of NAME over WINDOW_MS, asserting it has a ring. */
