@@ -762,6 +762,30 @@ class FaultsTest(WebhookCase):
         self.assertEqual(len(r.got()), 4)
 
 
+class LazyLibcurlTest(WebhookCase):
+    """libcurl is loaded by the first webhook action only: an agent without one never maps it."""
+
+    def mapped(self, agent):
+        with open("/proc/%d/maps" % agent.proc.pid) as f:
+            return f.read()
+
+    def test_mapped_only_with_a_webhook_action(self):
+        plain = self.agent(config("  {}\n", rule("cpu-hot", "temp.cpu_c", ["log"])),
+                           name="plain")
+        plain.wait_metrics(lambda m: True, "a sample")
+        self.assertFalse("libcurl" in self.mapped(plain), "libcurl mapped without a webhook action")
+        plain.stop()
+
+        r = self.receiver().start()
+        hooked = self.agent(config(json_action("hook", r.url("/hook")), rule("cpu-hot", "temp.cpu_c", ["hook"])),
+                            name="hooked")
+        hooked.wait_metrics(lambda m: True, "a sample")
+        self.assertTrue("libcurl" in self.mapped(hooked), "libcurl not mapped with a webhook action")
+        self.board.set("temp.cpu_c", HOT)
+        self.assertEqual(events(r.wait(1)), [("cpu-hot", "firing")])
+        hooked.stop()
+
+
 class SignalsTest(WebhookCase):
     def test_sighup_reloads_and_sigterm_stops_with_webhooks(self):
         """The delivery thread must not take the signals the loop reads (it once did: SIGHUP killed the agent)."""
