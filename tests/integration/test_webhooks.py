@@ -657,6 +657,22 @@ class FaultsTest(WebhookCase):
         self.assertIn("webhook flaky: delivery failed (HTTP 500); retrying with back-off", err)
         self.assertIn("webhook flaky: the receiver takes notifications again", err)
 
+    def test_redirect_is_not_followed(self):
+        # goal F6: a 302 is the receiver's answer, not an address to go to: counted as refused, never followed
+        other = self.receiver().start()
+        r = self.receiver(script=[(302, {"Location": other.url("/elsewhere")})]).start()
+        agent = self.agent(config(json_action("moved", r.url("/hook")), rule("cpu-hot", "temp.cpu_c", ["moved"])),
+                           backoff="100,1000")
+        self.board.set("temp.cpu_c", HOT)
+        r.wait(1)
+        m = agent.wait_metrics(lambda m: m["webhook.moved.failed_total"] == 1, "the redirect counted as refused")
+        self.assertEqual((m["webhook.moved.sent_total"], m["webhook.moved.retried_total"]), (0, 0))
+        time.sleep(1)
+        self.assertEqual(len(r.got()), 1)  # not retried
+        self.assertEqual(other.got(), [])  # not followed
+        self.assertEqual(agent.stop(), 0)
+        self.assertIn("webhook moved: the receiver refused a notification", agent.stderr())
+
     def test_429_retry_after_is_honoured(self):
         r = self.receiver(script=[(429, {"Retry-After": "2"})]).start()
         # a plain back-off would retry within 100 ms; Retry-After is honoured up to the cap (10 s here)
