@@ -98,7 +98,7 @@ sample_to_json(struct json *j, const struct sample *s)
 }
 
 void
-sample_body_to_json(struct json *j, const struct sample *s)
+power_mode_to_json(struct json *j, const struct sample *s)
 {
 	json_key(j, "power_mode");
 	if (s->power_mode[0]) {
@@ -106,6 +106,12 @@ sample_body_to_json(struct json *j, const struct sample *s)
 	} else {
 		json_null(j);
 	}
+}
+
+void
+sample_body_to_json(struct json *j, const struct sample *s)
+{
+	power_mode_to_json(j, s);
 	json_key(j, "metrics");
 	metrics_to_json(j, &s->metrics);
 	json_key(j, "throttle");

@@ -29,6 +29,9 @@ void throttle_causes_to_json(struct json *j, const struct throttle_cause *causes
 /** Writes the throttle state: {"active": b, "reasons": {...}, "context": "..."}. */
 void throttle_to_json(struct json *j, const struct throttle_state *t);
 
+/** Writes the "power_mode" member: the nvpmodel name, or null when unknown. */
+void power_mode_to_json(struct json *j, const struct sample *s);
+
 /**
  * Writes the "power_mode", "metrics" and "throttle" members of a sample
  * into an object the caller has opened (shared by every sample shape).

@@ -382,12 +382,7 @@ mqtt_ha_view_json(struct json *j, const struct sample *s, bool timed)
 		json_key(j, "time_ms");
 		json_int(j, s->time_ms);
 	}
-	json_key(j, "power_mode");
-	if (s->power_mode[0]) {
-		json_string(j, s->power_mode);
-	} else {
-		json_null(j);
-	}
+	power_mode_to_json(j, s);
 	json_key(j, "metrics");
 	json_object_begin(j);
 	for (size_t i = 0; i < s->metrics.count; i++) {
