@@ -98,7 +98,6 @@ mqtt_destroy(struct sink *sink)
 	free(s->ha_prefix);
 	free(s->display_name);
 	free(s->ha_view);
-	free(s->ha_edges);
 	free(s->info_json);
 	free(s->limits_metrics);
 	free(s->limits_json);

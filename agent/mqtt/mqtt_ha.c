@@ -370,18 +370,17 @@ mqtt_ha_round(double v, int digits)
 	return round(v * scale) / scale;
 }
 
-void
-mqtt_ha_view_json(struct json *j, const struct sample *s, bool timed)
+size_t
+mqtt_ha_view_json(struct json *j, const struct sample *s)
 {
+	char ts[32];
+	iso_local_time(s->time_ms, ts, sizeof(ts));
 	json_object_begin(j);
-	if (timed) {
-		char ts[32];
-		iso_local_time(s->time_ms, ts, sizeof(ts));
-		json_key(j, "ts");
-		json_string(j, ts);
-		json_key(j, "time_ms");
-		json_int(j, s->time_ms);
-	}
+	json_key(j, "ts");
+	json_string(j, ts);
+	json_key(j, "time_ms");
+	json_int(j, s->time_ms);
+	size_t body = j->out.len;
 	power_mode_to_json(j, s);
 	json_key(j, "metrics");
 	json_object_begin(j);
@@ -409,24 +408,25 @@ mqtt_ha_view_json(struct json *j, const struct sample *s, bool timed)
 	json_object_end(j);
 	json_object_end(j);
 	json_object_end(j);
+	return body;
 }
 
 void
-mqtt_ha_view_edges(struct json *j, const struct sample *s)
+mqtt_ha_view_edges(const struct sample *s, struct mqtt_ha_edges *out)
 {
 	/* what an automation reacts to: throttling and its reasons, alerts firing, the power mode */
-	json_reset(j);
-	json_array_begin(j);
-	json_bool(j, s->throttle.active);
-	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
-		json_bool(j, s->throttle.reason[r]);
+	out->active = s->throttle.active;
+	memcpy(out->reason, s->throttle.reason, sizeof(out->reason));
+	if (!metric_set_get(&s->metrics, "agent.alerts_firing", &out->alerts_firing)) {
+		out->alerts_firing = NAN;
 	}
-	double firing = 0;
-	if (metric_set_get(&s->metrics, "agent.alerts_firing", &firing)) {
-		json_number(j, firing);
-	} else {
-		json_null(j);
-	}
-	json_string(j, s->power_mode);
-	json_array_end(j);
+	snprintf(out->power_mode, sizeof(out->power_mode), "%s", s->power_mode);
+}
+
+bool
+mqtt_ha_edges_equal(const struct mqtt_ha_edges *a, const struct mqtt_ha_edges *b)
+{
+	bool same_firing = a->alerts_firing == b->alerts_firing || (isnan(a->alerts_firing) && isnan(b->alerts_firing));
+	return a->active == b->active && memcmp(a->reason, b->reason, sizeof(a->reason)) == 0 && same_firing &&
+	       strcmp(a->power_mode, b->power_mode) == 0;
 }

@@ -200,19 +200,27 @@ bool mqtt_ha_view_digits(const char *metric, int *digits);
 double mqtt_ha_round(double v, int digits);
 
 /**
- * The view: {"ts","time_ms" (with TIMED),"power_mode","metrics":{only
- * those an entity reads, rounded},"throttle":{"active","reasons"}}. The
- * same shape as the state topic, so the templates read either; without
- * TIMED it is what the publisher compares to see a change.
+ * Writes the view: {"ts","time_ms","power_mode","metrics":{only those an
+ * entity reads, rounded},"throttle":{"active","reasons"}}. The same shape
+ * as the state topic, so the templates read either. Returns the offset in
+ * J's output where the untimed part starts (the comma before
+ * "power_mode"): what the publisher compares to see a change.
  */
-void mqtt_ha_view_json(struct json *j, const struct sample *s, bool timed);
+size_t mqtt_ha_view_json(struct json *j, const struct sample *s);
 
-/**
- * Writes into J (reset first) what makes the view go out at once, without
- * waiting for ha_interval: throttling and each reason on or off, the
- * number of alerts firing, the power mode.
- */
-void mqtt_ha_view_edges(struct json *j, const struct sample *s);
+/* What makes the view go out at once, without waiting for ha_interval. */
+struct mqtt_ha_edges {
+	bool active;
+	bool reason[THROTTLE_REASON_COUNT];
+	double alerts_firing; /* NAN when the sample has no count */
+	char power_mode[POWER_MODE_NAME_MAX];
+};
+
+/** Fills OUT with the edges of S. */
+void mqtt_ha_view_edges(const struct sample *s, struct mqtt_ha_edges *out);
+
+/** Whether A and B are the same edges. */
+bool mqtt_ha_edges_equal(const struct mqtt_ha_edges *a, const struct mqtt_ha_edges *b);
 
 /* ---- connection ---- */
 

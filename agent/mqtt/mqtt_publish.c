@@ -187,29 +187,25 @@ publish_metric_topics(struct mqtt_sink *s, const struct metric_set *set)
 static void
 publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
 {
-	mqtt_ha_view_edges(&s->j, smp);
-	bool edge = !s->ha_edges || strcmp(s->ha_edges, s->j.out.buf) != 0;
+	struct mqtt_ha_edges edges;
+	mqtt_ha_view_edges(smp, &edges);
+	bool edge = !s->ha_view || !mqtt_ha_edges_equal(&edges, &s->ha_edges);
 	int64_t since = smp->time_ms - s->ha_view_ms;
 	bool back = since < 0; /* the clock was set back: start again from now */
 	if (!edge && !s->ha_view_due && !back && since < s->ha_interval_ms) {
 		return;
 	}
-	char *edges = xstrdup(s->j.out.buf);
 	json_reset(&s->j);
-	mqtt_ha_view_json(&s->j, smp, false);
-	bool changed = !s->ha_view || strcmp(s->ha_view, s->j.out.buf) != 0;
+	const char *body = s->j.out.buf + mqtt_ha_view_json(&s->j, smp);
+	bool changed = !s->ha_view || strcmp(s->ha_view, body) != 0;
 	if (!edge && !changed && !s->ha_view_due && !back && since < mqtt_ha_refresh_ms(s->ha_interval_ms)) {
-		free(edges);
 		return;
 	}
 	free(s->ha_view);
-	s->ha_view = xstrdup(s->j.out.buf);
-	free(s->ha_edges);
+	s->ha_view = xstrdup(body);
 	s->ha_edges = edges;
 	s->ha_view_ms = smp->time_ms;
 	s->ha_view_due = false;
-	json_reset(&s->j);
-	mqtt_ha_view_json(&s->j, smp, true);
 	mqtt_conn_publish(s, s->t_ha, s->j.out.buf, s->j.out.len, 0, true);
 }
 
