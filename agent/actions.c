@@ -17,12 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/core/child.h"
-#include "agent/core/clock.h"
-#include "agent/core/log.h"
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
-#include "agent/webhook/webhook.h"
+#include "core/child.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
+#include "webhook/webhook.h"
 
 extern char **environ;
 

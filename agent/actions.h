@@ -3,7 +3,7 @@
  * bound to its severity (per rule, else the global `notify:` binding) and
  * runs them: `log` writes a line, `exec` starts a program without a shell,
  * with the alert in TEGRAWATCH_* environment variables, `webhook` hands it
- * to the webhook delivery (agent/webhook/, its own thread). Nothing here
+ * to the webhook delivery (webhook/, its own thread). Nothing here
  * blocks the loop: programs are reaped and timed out from actions_poll().
  */
 #ifndef TEGRAWATCH_ACTIONS_H

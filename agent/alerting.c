@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "actions.h"
-#include "agent/core/log.h"
-#include "agent/core/xalloc.h"
+#include "core/log.h"
+#include "core/xalloc.h"
 #include "thresholds/engine.h"
 
 struct alerting {

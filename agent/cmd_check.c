@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/core/exit_codes.h"
+#include "core/exit_codes.h"
 #include "commands.h"
 #include "config.h"
-#include "agent/core/diag.h"
+#include "core/diag.h"
 
 static const char check_usage[] = "Usage: tegrawatch check [-c FILE]\n"
 				  "Validates FILE (default " CONFIG_DEFAULT_PATH "), its included rule files and the\n"

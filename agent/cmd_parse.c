@@ -7,11 +7,11 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "agent/core/exit_codes.h"
-#include "agent/core/json.h"
-#include "agent/core/log.h"
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
+#include "core/exit_codes.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
 #include "commands.h"
 #include "tegra/tegrastats.h"
 

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/core/exit_codes.h"
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
+#include "core/exit_codes.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
 #include "commands.h"
 #include "setup.h"
 

@@ -2,7 +2,7 @@
  * `tegrawatch report RECORDING`: what happened on the board during a run.
  * The recording (a tegrastats log or a `run --record` file) plays through
  * the pipeline as fast as it can (the throttle stage and, with -c, the
- * rules in dry-run mode), into a report sink (agent/report/). Also the
+ * rules in dry-run mode), into a report sink (report/). Also the
  * helper `run --record` uses.
  */
 #include <errno.h>
@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/exit_codes.h"
-#include "agent/core/xalloc.h"
-#include "agent/report/record.h"
-#include "agent/report/report_out.h"
-#include "agent/report/report_series.h"
+#include "core/exit_codes.h"
+#include "core/xalloc.h"
+#include "report/record.h"
+#include "report/report_out.h"
+#include "report/report_series.h"
 #include "build_config.h"
 #include "commands.h"
 #include "setup.h"

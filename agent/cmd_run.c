@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/exit_codes.h"
-#include "agent/core/log.h"
+#include "core/exit_codes.h"
+#include "core/log.h"
 #include "build_config.h"
 #include "commands.h"
 #include "setup.h"

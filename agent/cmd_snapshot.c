@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/core/exit_codes.h"
-#include "agent/core/json.h"
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
+#include "core/exit_codes.h"
+#include "core/json.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
 #include "commands.h"
 #include "tegra/board.h"
 #include "tegra/sources.h"

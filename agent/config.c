@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/cfg_tree.h"
-#include "agent/core/log.h"
-#include "agent/core/xalloc.h"
+#include "core/cfg_decode.h"
+#include "core/cfg_tree.h"
+#include "core/log.h"
+#include "core/xalloc.h"
 #include "config_priv.h"
 #include "memory_budget.h"
 #include "thresholds/rules_load.h"

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/diag.h"
-#include "agent/core/exit_codes.h"
-#include "agent/mqtt/mqtt_config.h"
-#include "agent/webhook/webhook_config.h"
+#include "core/diag.h"
+#include "core/exit_codes.h"
+#include "mqtt/mqtt_config.h"
+#include "webhook/webhook_config.h"
 #include "thresholds/rules.h"
 #include "web/web_config.h"
 
@@ -33,7 +33,7 @@ struct action_def {
 	char **argv; /* ACTION_EXEC: program and arguments, NULL-terminated; no shell */
 	size_t argc;
 	int64_t timeout_ms;            /* ACTION_EXEC: kill the program after this long (default 10 s) */
-	struct webhook_config webhook; /* ACTION_WEBHOOK (agent/webhook/webhook_config.h) */
+	struct webhook_config webhook; /* ACTION_WEBHOOK (webhook/webhook_config.h) */
 };
 
 enum json_lines_mode {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/xalloc.h"
+#include "core/cfg_decode.h"
+#include "core/xalloc.h"
 
 #define DEFAULT_ACTION "log"
 

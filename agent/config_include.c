@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/readfile.h"
-#include "agent/core/xalloc.h"
+#include "core/cfg_decode.h"
+#include "core/readfile.h"
+#include "core/xalloc.h"
 
 /* ---- files ---- */
 

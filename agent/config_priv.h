@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "agent/core/cfg_tree.h"
-#include "agent/core/diag.h"
+#include "core/cfg_tree.h"
+#include "core/diag.h"
 #include "config.h"
 #include "thresholds/rules_load.h"
 

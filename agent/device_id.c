@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/core/readfile.h"
-#include "agent/core/sha256.h"
+#include "core/readfile.h"
+#include "core/sha256.h"
 
 /* changing it changes every board's id: never */
 #define DEVICE_ID_CONTEXT "tegrawatch device id"

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/core/diag.h"
-#include "agent/core/exit_codes.h"
-#include "agent/core/log.h"
+#include "core/diag.h"
+#include "core/exit_codes.h"
+#include "core/log.h"
 #include "build_config.h"
 #include "commands.h"
 #include "config.h"

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/log.h"
-#include "agent/core/metrics.h"
-#include "agent/core/xalloc.h"
-#include "agent/mqtt/mqtt_config.h"
-#include "agent/webhook/webhook_config.h"
+#include "core/cfg_decode.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/xalloc.h"
+#include "mqtt/mqtt_config.h"
+#include "webhook/webhook_config.h"
 #include "web/web_config.h"
 
 #define MIB (1024.0 * 1024.0)

@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/core/cfg_tree.h"
-#include "agent/core/diag.h"
-#include "agent/core/pipeline.h"
+#include "core/cfg_tree.h"
+#include "core/diag.h"
+#include "core/pipeline.h"
 #include "config.h"
 
 /* The agent without its buffers: measured 1.9-2.3 MiB RssAnon on the demo, doubled for stacks and slack. */

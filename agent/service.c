@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "agent/core/clock.h"
-#include "agent/core/log.h"
-#include "agent/core/xalloc.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/xalloc.h"
 #include "build_config.h"
 
 #if HAVE_SYSTEMD

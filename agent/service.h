@@ -8,7 +8,7 @@
 #ifndef TEGRAWATCH_SERVICE_H
 #define TEGRAWATCH_SERVICE_H
 
-#include "agent/core/pipeline.h"
+#include "core/pipeline.h"
 
 /**
  * The notifier as a stage, to be added first (it announces a reload before

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/exit_codes.h"
-#include "agent/core/log.h"
+#include "core/exit_codes.h"
+#include "core/log.h"
 #include "alerting.h"
 #include "device_id.h"
 #include "memory_budget.h"
@@ -18,7 +18,7 @@
 #include "tegra/board.h"
 #include "tegra/sources.h"
 #if HAVE_MQTT
-#include "agent/mqtt/mqtt.h"
+#include "mqtt/mqtt.h"
 #endif
 #if HAVE_WEB
 #include "web/web.h"

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/core/agent.h"
+#include "core/agent.h"
 #include "config.h"
 
 struct setup_options {

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/log.h"
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
+#include "core/log.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
 
 struct jsonl_sink {
 	struct sink base;

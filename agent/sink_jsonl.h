@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "agent/core/pipeline.h"
+#include "core/pipeline.h"
 
 /**
  * Creates a sink writing to FD (borrowed). BLOCKING: wait for the reader

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/core/sample.h"
+#include "core/sample.h"
 #include "tegra/board.h"
 #include "thresholds/engine.h"
 

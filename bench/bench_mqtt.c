@@ -23,10 +23,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "agent/core/json.h"
-#include "agent/mqtt/mqtt.h"
-#include "agent/mqtt/mqtt_payload.h"
-#include "agent/core/sample.h"
+#include "core/json.h"
+#include "mqtt/mqtt.h"
+#include "mqtt/mqtt_payload.h"
+#include "core/sample.h"
 #include "tegra/board.h"
 #include "tegra/throttle.h"
 

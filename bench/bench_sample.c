@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "agent/core/sample.h"
+#include "core/sample.h"
 #include "tegra/board.h"
 
 #ifndef BENCH_DEFAULT_ROOT

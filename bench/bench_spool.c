@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/core/spool.h"
+#include "core/spool.h"
 
 #define PAYLOAD_BYTES 600
 #define TOPIC "tegrawatch/jetson/state"

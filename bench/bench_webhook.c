@@ -30,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/core/clock.h"
-#include "agent/core/log.h"
-#include "agent/core/spool.h"
-#include "agent/webhook/webhook.h"
-#include "agent/webhook/webhook_sign.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/spool.h"
+#include "webhook/webhook.h"
+#include "webhook/webhook_sign.h"
 
 static const struct alert_label labels[] = {{"team", "robots"}, {"zone", "cpu-thermal"}, {"site", "lab-7"}};
 static const struct webhook_board board = {"orin-01", "1421019054321", "http://orin-01:9474/"};

@@ -3,4 +3,4 @@
 set -eu
 cd "$(dirname "$0")/.."
 cf=$(command -v clang-format-14 || command -v clang-format)
-git ls-files 'agent/*.[ch]' 'tegra/*.[ch]' 'thresholds/*.[ch]' 'web/*.[ch]' | xargs "$cf" -i
+git ls-files '*.[ch]' | grep / | grep -vE '^(tests|bench|scripts|docs)/' | xargs "$cf" -i

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/clock.h"
-#include "agent/core/xalloc.h"
+#include "core/clock.h"
+#include "core/xalloc.h"
 #include "board_priv.h"
 
 #define MEMINFO_MAX (64u * 1024)

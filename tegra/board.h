@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/core/sample.h"
+#include "core/sample.h"
 #include "identity.h"
 #include "nvpmodel.h"
 

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/core/metrics.h"
-#include "agent/core/sample.h"
+#include "core/metrics.h"
+#include "core/sample.h"
 #include "board.h"
 #include "nvpmodel.h"
 #include "procfs.h"

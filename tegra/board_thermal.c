@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/xalloc.h"
+#include "core/xalloc.h"
 #include "board_priv.h"
 #include "tegrastats.h"
 

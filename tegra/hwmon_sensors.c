@@ -10,8 +10,8 @@
 
 #include <sensors/sensors.h>
 
-#include "agent/core/metrics.h"
-#include "agent/core/xalloc.h"
+#include "core/metrics.h"
+#include "core/xalloc.h"
 
 #define NAME_PART_MAX 40
 #define PREFIXES_MAX 64

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/core/board_info.h"
+#include "core/board_info.h"
 
 /**
  * Parses the first line of /etc/nv_tegra_release

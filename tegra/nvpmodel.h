@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/core/board_info.h"
+#include "core/board_info.h"
 
 /** Parses nvpmodel.conf text. Returns 0 and *OUT, or -EINVAL when it has no POWER_MODEL. */
 int nvpmodel_parse_conf(const char *text, struct nvpmodel_conf *out);

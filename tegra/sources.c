@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/core/child.h"
-#include "agent/core/clock.h"
-#include "agent/core/log.h"
-#include "agent/core/xalloc.h"
+#include "core/child.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/xalloc.h"
 #include "hwmon_sensors.h"
 #include "tegrastats.h"
 

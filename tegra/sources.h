@@ -1,12 +1,12 @@
 /*
- * What tegra/ gives the pipeline (agent/core/pipeline.h): the board
+ * What tegra/ gives the pipeline (core/pipeline.h): the board
  * sources (sysfs through struct board, a recorded tegrastats log, a live
  * tegrastats process, generic hwmon) and the throttle stage.
  */
 #ifndef TEGRAWATCH_SOURCES_H
 #define TEGRAWATCH_SOURCES_H
 
-#include "agent/core/pipeline.h"
+#include "core/pipeline.h"
 #include "board.h"
 
 /** A source reading BOARD (owned by the source from now on) on every tick. Cannot fail. */

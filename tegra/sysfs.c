@@ -32,8 +32,8 @@
 #endif
 #endif
 
-#include "agent/core/clock.h"
-#include "agent/core/xalloc.h"
+#include "core/clock.h"
+#include "core/xalloc.h"
 #include "sysfs_priv.h"
 
 #define LINKS_MAX 40

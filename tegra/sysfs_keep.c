@@ -22,7 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "agent/core/xalloc.h"
+#include "core/xalloc.h"
 #include "sysfs_priv.h"
 
 /* f_type of the kernel's attribute file systems (linux/magic.h) */

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/log.h"
-#include "agent/core/xalloc.h"
+#include "core/log.h"
+#include "core/xalloc.h"
 #include "sysfs_priv.h"
 
 #define BACKOFF_FIRST_MS 1000

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/core/metrics.h"
-#include "agent/core/parse_error.h"
+#include "core/metrics.h"
+#include "core/parse_error.h"
 
 struct tegrastats_stamp {
 	bool present;                               /* the line started with "MM-DD-YYYY HH:MM:SS " */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/xalloc.h"
+#include "core/xalloc.h"
 #include "sources.h"
 
 #define OC_MAX 16

@@ -6,7 +6,7 @@
 #ifndef TEGRAWATCH_THROTTLE_H
 #define TEGRAWATCH_THROTTLE_H
 
-#include "agent/core/sample.h"
+#include "core/sample.h"
 
 struct throttle_detector;
 

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/readfile.h"
+#include "core/readfile.h"
 
 #define STATE_HEADER "# tegrawatch alert state 1"
 #define STATE_LINE_MAX 1024

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/xalloc.h"
+#include "core/xalloc.h"
 #include "template.h"
 
 /* ---- fingerprints, instances ---------------------------------------- */

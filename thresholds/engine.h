@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/diag.h"
-#include "agent/core/sample.h"
+#include "core/diag.h"
+#include "core/sample.h"
 #include "rules.h"
 
 enum alert_state {

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/alert.h"
-#include "agent/core/metrics.h"
+#include "core/alert.h"
+#include "core/metrics.h"
 
 enum rule_op {
 	RULE_ABOVE,     /* value >= threshold fires */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/xalloc.h"
+#include "core/cfg_decode.h"
+#include "core/xalloc.h"
 #include "catalog.h"
 #include "threshold_expr.h"
 

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "agent/core/cfg_tree.h"
-#include "agent/core/diag.h"
+#include "core/cfg_tree.h"
+#include "core/diag.h"
 #include "rules.h"
 
 /* The summary of a rule that has none. */

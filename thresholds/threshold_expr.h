@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "agent/core/cfg_decode.h"
+#include "core/cfg_decode.h"
 #include "rules.h"
 
 /**

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/log.h"
-#include "agent/core/xalloc.h"
+#include "core/log.h"
+#include "core/xalloc.h"
 #include "web_util.h"
 
 static int

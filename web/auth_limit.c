@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "agent/core/log.h"
+#include "core/log.h"
 
 #define REPORT_MS 60000
 

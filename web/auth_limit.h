@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/core/metrics.h"
+#include "core/metrics.h"
 
 #define AUTH_FAILS_MAX 10
 #define AUTH_WINDOW_MS 60000

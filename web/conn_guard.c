@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "agent/core/log.h"
+#include "core/log.h"
 
 #define REPORT_MS 60000 /* shed connections are logged at most this often */
 

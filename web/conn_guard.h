@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/metrics.h"
+#include "core/metrics.h"
 
 #define CONN_STUCK_MS 2000 /* an answer that takes longer has a client that does not read */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/xalloc.h"
+#include "core/xalloc.h"
 
 /*
  * One metric. Its memory is one block: tier 1 mins, means and maxes

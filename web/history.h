@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/sample.h"
+#include "core/sample.h"
 
 /* as many as a sample can hold: every metric of a sample gets history */
 #define HISTORY_MAX_METRICS METRIC_SET_MAX

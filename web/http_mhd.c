@@ -22,12 +22,12 @@
 
 #include <microhttpd.h>
 
-#include "agent/core/buf.h"
-#include "agent/core/clock.h"
-#include "agent/core/json.h"
-#include "agent/core/log.h"
-#include "agent/core/metrics.h"
-#include "agent/core/xalloc.h"
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/xalloc.h"
 #include "auth.h"
 #include "dashboard.h"
 #include "route.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/numfmt.h"
-#include "agent/core/xalloc.h"
+#include "core/numfmt.h"
+#include "core/xalloc.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/core/sample.h"
-#include "agent/core/buf.h"
+#include "core/sample.h"
+#include "core/buf.h"
 
 #define PROM_LABELS_MAX 2
 

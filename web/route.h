@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/metrics.h"
+#include "core/metrics.h"
 
 #define WEB_URI_MAX 2048 /* longer request targets get 414 */
 

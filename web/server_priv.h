@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/core/alert.h"
-#include "agent/core/board_info.h"
-#include "agent/core/buf.h"
-#include "agent/core/json.h"
-#include "agent/core/sample.h"
+#include "core/alert.h"
+#include "core/board_info.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/sample.h"
 #include "conn_guard.h"
 #include "history.h"
 #include "prom_format.h"

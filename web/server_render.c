@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
 #include "server_priv.h"
 
 static struct sample_copy *

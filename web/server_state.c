@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/core/clock.h"
-#include "agent/core/log.h"
-#include "agent/core/sample_json.h"
-#include "agent/core/xalloc.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/sample_json.h"
+#include "core/xalloc.h"
 #include "proc_self.h"
 
 #define HTTP_NICE 10 /* the HTTP threads' nice value, above the loop's */

@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "agent/core/board_info.h"
-#include "agent/core/pipeline.h"
+#include "core/board_info.h"
+#include "core/pipeline.h"
 #include "web_config.h"
 
 /* What the server reports about the board and the agent (copied). */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "history.h"
-#include "agent/core/readfile.h"
+#include "core/readfile.h"
 #include "web_util.h"
 
 /* libmicrohttpd's memory pool of a connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT's default) */

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "agent/core/cfg_decode.h"
+#include "core/cfg_decode.h"
 
 /* web: the HTTP server (issue 5). listen "" = off. */
 struct web_config {

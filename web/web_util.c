@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/readfile.h"
-#include "agent/core/xalloc.h"
+#include "core/readfile.h"
+#include "core/xalloc.h"
 
 static int
 parse_port(const char *s, uint16_t *port)

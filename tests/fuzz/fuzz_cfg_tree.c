@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/cfg_tree.h"
-#include "agent/core/diag.h"
+#include "core/cfg_tree.h"
+#include "core/diag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

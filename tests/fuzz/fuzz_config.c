@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "agent/config.h"
-#include "agent/core/diag.h"
+#include "core/diag.h"
 #include "thresholds/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

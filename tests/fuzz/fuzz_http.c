@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/core/metrics.h"
+#include "core/metrics.h"
 #include "web/route.h"
 #include "web/web_util.h"
 

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/core/crc32.h"
-#include "agent/core/log.h"
-#include "agent/core/spool.h"
+#include "core/crc32.h"
+#include "core/log.h"
+#include "core/spool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,9 @@ if [ -z "$cf" ]; then
 	echo "skipped: clang-format 14 is not installed (apt-get install clang-format-14)"
 	exit 77
 fi
-files=$(git ls-files 'agent/*.[ch]' 'tegra/*.[ch]' 'thresholds/*.[ch]' 'web/*.[ch]' 2>/dev/null ||
-	find agent tegra thresholds web -name '*.[ch]')
+# every module's sources: the top folders but the supporting ones
+files=$(git ls-files '*.[ch]' 2>/dev/null | grep / | grep -vE '^(tests|bench|scripts|docs)/' ||
+	find . -name '*.[ch]' -not -path './tests/*' -not -path './bench/*' -not -path './scripts/*' -not -path './build*')
 if ! "$cf" --dry-run --Werror $files 2>&1 | head -40 | grep .; then
 	echo "format: $(printf '%s\n' $files | wc -l) files ok"
 	exit 0

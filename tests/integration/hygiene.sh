@@ -4,7 +4,7 @@
 set -u
 cd "${1:-$(dirname "$0")/../..}" || exit 1
 fail=0
-src=$(git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/' || find agent tegra thresholds web -name '*.[ch]')
+src=$(git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/' || find . -name '*.[ch]' -not -path './tests/*' -not -path './build*' | sed 's|^./||')
 
 for h in mosquitto.h microhttpd.h yaml.h curl/curl.h sensors/sensors.h; do
 	files=$(grep -l "#include <$h>" $src 2>/dev/null)
@@ -29,51 +29,33 @@ if grep -nE '\b(sprintf|vsprintf|strcat|strncat|gets|strtok|atoi)\s*\(' $src | g
 	fail=1
 fi
 
-# The include direction (docs/architecture.md): agent/core/ is the ground
-# floor and includes nothing else of the tree; the modules (tegra/,
-# thresholds/, web/, agent/mqtt/, agent/webhook/, agent/report/) include only agent/core/ and themselves;
-# only the composition root (agent/*.c) includes modules.
-module_of() {
-	case "$1" in
-	agent/core/*) echo agent/core ;;
-	agent/mqtt/*) echo agent/mqtt ;;
-	agent/webhook/*) echo agent/webhook ;;
-	agent/report/*) echo agent/report ;;
-	agent/*) echo agent ;;
-	tegra/*) echo tegra ;;
-	thresholds/*) echo thresholds ;;
-	web/*) echo web ;;
-	*) echo other ;;
-	esac
-}
-for f in $src; do
-	from=$(module_of "$f")
-	[ "$from" = agent ] || [ "$from" = other ] && continue
+# The include direction (docs/architecture.md), in one line: a top folder is a
+# module; core/ includes only itself; a module includes only core/ and itself;
+# only agent/ (the composition root) includes modules.
+prod=$(printf '%s\n' $src | grep -vE '^(bench|scripts|docs|tests)/' | grep /)
+for f in $prod; do
+	from=${f%%/*}
+	[ "$from" = agent ] && continue
 	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$inc" in
-		*/*) to=$(module_of "$inc") ;;
-		*) continue ;; # a sibling in the same folder
+		*/*) to=${inc%%/*} ;;
+		*) continue ;; # a sibling in the same folder, or build_config.h
 		esac
-		[ "$inc" = build_config.h ] && continue
-		if [ "$to" != "$from" ] && [ "$to" != agent/core ]; then
-			echo "FAIL: $f includes \"$inc\" ($from/ -> $to/)"
-			fail=1
-		elif [ "$from" = agent/core ] && [ "$to" != agent/core ]; then
-			echo "FAIL: $f includes \"$inc\" (agent/core/ is the ground floor)"
+		if [ "$to" != "$from" ] && [ "$to" != core ]; then
+			echo "FAIL: $f includes \"$inc\" ($from/ -> $to/: only agent/ includes modules)"
 			fail=1
 		fi
 	done
 done
 
-# One out-of-memory convention (agent/core/xalloc.h aborts) and one clock helper (agent/core/clock.h),
+# One out-of-memory convention (core/xalloc.h aborts) and one clock helper (core/clock.h),
 # in the product (bench/ programs measure with their own clocks).
-prod=$(printf '%s\n' $src | grep -E '^(agent|tegra|thresholds|web)/')
-if grep -nE '\babort\s*\(' $prod | grep -v '^agent/core/xalloc.h:'; then
-	echo "FAIL: abort() outside agent/core/xalloc.h (use xcalloc/xrealloc/xstrdup)"
+if grep -nE '\babort\s*\(' $prod | grep -v '^core/xalloc.h:'; then
+	echo "FAIL: abort() outside core/xalloc.h (use xcalloc/xrealloc/xstrdup)"
 	fail=1
 fi
-if grep -n 'clock_gettime' $prod | grep -v '^agent/core/clock.h:'; then
-	echo "FAIL: clock_gettime outside agent/core/clock.h (use clock_ms/monotonic_ms)"
+if grep -n 'clock_gettime' $prod | grep -v '^core/clock.h:'; then
+	echo "FAIL: clock_gettime outside core/clock.h (use clock_ms/monotonic_ms)"
 	fail=1
 fi
 # Files readable in one sitting (generated and embedded files aside).

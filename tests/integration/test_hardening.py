@@ -397,7 +397,7 @@ rules:
 
 class ParseErrorsTest(unittest.TestCase):
     """Finding 7: every rejected tegrastats line counts exactly one agent.parse_errors_total, and the
-    warnings about them are held back (agent/core/log.c: 10 per call site and minute)."""
+    warnings about them are held back (core/log.c: 10 per call site and minute)."""
 
     GARBAGE = 3000
 

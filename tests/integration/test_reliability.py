@@ -51,7 +51,7 @@ def percentile(values, p):
 
 def lateness_ms(samples, interval_ms):
     """Lateness of each tick against the agent's schedule. The loop plans tick n at start + n x interval
-    (agent/core/agent.c); a tick that ran a whole interval late restarts the schedule from its end (counted in
+    (core/agent.c); a tick that ran a whole interval late restarts the schedule from its end (counted in
     agent.late_ticks_total). Within one schedule, tick n ran late by time_ms - (t0 + n x interval), t0 the
     earliest tick of that schedule projected back (the on-time start). The tick that restarts a schedule is
     measured against the schedule it missed."""
@@ -327,7 +327,7 @@ class DeliveryTest(Base):
     def test_a8_kill9_loop(self):
         """A8: 20 rounds of kill -9 at a random time (0.6-2 s into a run) while the broker is away, spool file
         on. Each restart reloads the file. Once the broker is back, every sample is delivered except, per kill,
-        at most those of the last sync interval (1 s, agent/mqtt/mqtt_conn.c SYNC_INTERVAL_MS) and the tick in
+        at most those of the last sync interval (1 s, mqtt/mqtt_conn.c SYNC_INTERVAL_MS) and the tick in
         progress. Samples are matched by time_ms (each run's stdout holds what it produced)."""
         rounds, interval = 20, 50
         port = free_port()

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/sample.h"
+#include "core/sample.h"
 #include "tegra/board.h"
 
 #define BOARDS FIXTURES_DIR "/boards"

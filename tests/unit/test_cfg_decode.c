@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/cfg_tree.h"
-#include "agent/core/log.h"
+#include "core/cfg_decode.h"
+#include "core/cfg_tree.h"
+#include "core/log.h"
 
 struct obj {
 	int64_t interval_ms;

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "agent/core/cfg_tree.h"
-#include "agent/core/diag.h"
+#include "core/cfg_tree.h"
+#include "core/diag.h"
 
 /* Generous for a 2-core CI box under ASan; the loader itself takes well under 1 ms. */
 #define FAST_MS 100.0

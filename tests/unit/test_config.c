@@ -24,10 +24,10 @@
 
 #include <cmocka.h>
 
-#include "agent/core/cfg_decode.h"
+#include "core/cfg_decode.h"
 #include "agent/commands.h"
 #include "agent/config.h"
-#include "agent/core/log.h"
+#include "core/log.h"
 #include "thresholds/catalog.h"
 #include "thresholds/rules_load.h"
 

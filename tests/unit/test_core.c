@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "agent/core/buf.h"
-#include "agent/core/json.h"
-#include "agent/core/metrics.h"
-#include "agent/core/sample_json.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/metrics.h"
+#include "core/sample_json.h"
 
 static struct metric_set *
 new_set(void)

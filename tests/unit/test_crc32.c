@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/crc32.h"
+#include "core/crc32.h"
 
 static void
 test_check_values(void **state)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/sha256.h"
+#include "core/sha256.h"
 #include "agent/device_id.h"
 
 static void

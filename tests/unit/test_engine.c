@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "agent/core/diag.h"
-#include "agent/core/sample.h"
+#include "core/diag.h"
+#include "core/sample.h"
 #include "thresholds/engine.h"
 #include "thresholds/rules.h"
 

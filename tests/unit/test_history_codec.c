@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "agent/core/metrics.h"
-#include "agent/core/sample.h"
+#include "core/metrics.h"
+#include "core/sample.h"
 #include "web/history.h"
 
 /* Feeds VALUES[i] (NAN: absent) as metric "m" at second i, in a history of CAP samples. */

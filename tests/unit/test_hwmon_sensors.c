@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/metrics.h"
+#include "core/metrics.h"
 #include "tegra/hwmon_sensors.h"
 
 static const char expected[] =

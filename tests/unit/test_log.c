@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/log.h"
+#include "core/log.h"
 
 static int64_t fake_now_ms;
 

@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "agent/core/json.h"
-#include "agent/mqtt/mqtt_payload.h"
+#include "core/json.h"
+#include "mqtt/mqtt_payload.h"
 #include "thresholds/rules.h"
-#include "agent/core/sample.h"
+#include "core/sample.h"
 
 #define BOOT "6a6f29ab-1778-4cd2-af13-1dad09b5532e"
 

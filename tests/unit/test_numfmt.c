@@ -1,5 +1,5 @@
 /*
- * agent/core/numfmt.c: the hand-written "%.15g" must be printf's text byte
+ * core/numfmt.c: the hand-written "%.15g" must be printf's text byte
  * for byte (the golden outputs depend on it), and the values it writes by
  * hand must read back exactly. Checked on edge cases, sensor-like values
  * with 1 to 7 decimals, whole numbers around 1e15, and random bit patterns.
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/numfmt.h"
+#include "core/numfmt.h"
 
 /* xorshift64: a fixed sequence, the same on every run */
 static uint64_t

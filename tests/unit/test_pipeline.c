@@ -1,5 +1,5 @@
 /*
- * The pipeline (agent/core/pipeline.h, agent/core/agent.c): fake sources,
+ * The pipeline (core/pipeline.h, core/agent.c): fake sources,
  * stages and sinks record what the loop calls, in which order, and what
  * they see; the real rules stage shows that the sample on which an alert
  * fires carries agent.alerts_firing = 1.
@@ -17,8 +17,8 @@
 
 #include "agent/alerting.h"
 #include "agent/config.h"
-#include "agent/core/agent.h"
-#include "agent/core/diag.h"
+#include "core/agent.h"
+#include "core/diag.h"
 
 /* ---- a shared call log ---- */
 

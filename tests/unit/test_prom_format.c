@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "agent/core/metrics.h"
-#include "agent/core/sample.h"
+#include "core/metrics.h"
+#include "core/sample.h"
 #include "web/prom_format.h"
 
 static struct sample *

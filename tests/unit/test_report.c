@@ -1,4 +1,4 @@
-/* agent/report/: statistics, episodes, energy, phases, advice and the recording line reader, without I/O. */
+/* report/: statistics, episodes, energy, phases, advice and the recording line reader, without I/O. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "agent/core/sample_json.h"
-#include "agent/report/record.h"
-#include "agent/report/report.h"
-#include "agent/report/report_series.h"
+#include "core/sample_json.h"
+#include "report/record.h"
+#include "report/report.h"
+#include "report/report_series.h"
 
 static struct sample *
 new_sample(void)

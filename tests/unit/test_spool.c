@@ -24,8 +24,8 @@
 
 #include <cmocka.h>
 
-#include "agent/core/log.h"
-#include "agent/core/spool.h"
+#include "core/log.h"
+#include "core/spool.h"
 
 /* ---- helpers ---- */
 

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "agent/core/log.h"
+#include "core/log.h"
 #include "tegra/sysfs.h"
 
 static char root[256];

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "agent/core/metrics.h"
-#include "agent/core/sample.h"
+#include "core/metrics.h"
+#include "core/sample.h"
 #include "web/history.h"
 #include "web/route.h"
 #include "web/web_util.h"

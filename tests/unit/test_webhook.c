@@ -19,13 +19,13 @@
 
 #include <cmocka.h>
 
-#include "agent/core/cfg_decode.h"
-#include "agent/core/cfg_tree.h"
-#include "agent/core/json.h"
-#include "agent/webhook/webhook_config.h"
-#include "agent/core/sample_json.h"
-#include "agent/webhook/webhook_format.h"
-#include "agent/webhook/webhook_sign.h"
+#include "core/cfg_decode.h"
+#include "core/cfg_tree.h"
+#include "core/json.h"
+#include "webhook/webhook_config.h"
+#include "core/sample_json.h"
+#include "webhook/webhook_format.h"
+#include "webhook/webhook_sign.h"
 #include "build_config.h"
 
 /* ---- events ---- */

@@ -28,11 +28,11 @@
 
 #include <cmocka.h>
 
-#include "agent/core/clock.h"
-#include "agent/core/log.h"
-#include "agent/core/metrics.h"
-#include "agent/webhook/webhook.h"
-#include "agent/webhook/webhook_sign.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "webhook/webhook.h"
+#include "webhook/webhook_sign.h"
 #include "build_config.h"
 
 /* ---- the receiver ---- */

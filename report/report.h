@@ -1,0 +1,174 @@
+/*
+ * A report of a run: what happened on the board over a recording, built
+ * one sample and one alert event at a time (pure code, no I/O), then
+ * written as JSON, a terminal summary or an HTML page (docs/report.md).
+ *
+ * Each sample stands for the time until the next one (left rectangles):
+ * its power is integrated over that interval, its power mode and throttle
+ * state are counted for it. The last sample stands for the mean interval;
+ * an interval over REPORT_GAP_MS (a pause in the recording) counts as the
+ * last normal one.
+ */
+#ifndef TEGRAWATCH_REPORT_H
+#define TEGRAWATCH_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/alert.h"
+#include "core/board_info.h"
+#include "core/json.h"
+#include "core/sample.h"
+#include "report_stats.h"
+
+#define REPORT_GAP_MS 60000
+#define REPORT_RAILS_MAX 16
+#define REPORT_EPISODES_MAX 10000
+#define REPORT_ALERTS_MAX 10000
+#define REPORT_PHASE_NAME_MAX 64
+
+/* A phase from --phases: times are absolute (ms since the epoch) or, when RELATIVE, seconds from the first sample. */
+struct report_phase_def {
+	char name[REPORT_PHASE_NAME_MAX];
+	bool relative;
+	double start_s, end_s; /* relative */
+	int64_t start_ms, end_ms;
+};
+
+struct report_episode {
+	int64_t start_ms, end_ms;
+	uint64_t samples;
+	bool reason[THROTTLE_REASON_COUNT];
+	char why[THROTTLE_REASON_COUNT][THROTTLE_WHY_MAX]; /* the first explanation of each reason */
+};
+
+struct report_alert {
+	int64_t at_ms;
+	char rule[64];
+	char metric[METRIC_NAME_MAX];
+	enum alert_transition transition;
+	enum severity severity;
+	double value, threshold;
+	char summary[160];
+};
+
+struct report_energy {
+	char rail[METRIC_NAME_MAX];
+	double joules;
+};
+
+/* Statistics and energy over a span of the run (the whole run, or a phase). */
+struct report_span {
+	uint64_t samples;
+	double seconds;          /* the intervals its samples stand for */
+	double throttle_seconds; /* of them, throttled */
+	double reason_seconds[THROTTLE_REASON_COUNT];
+	struct stats stats;
+	struct report_energy energy[REPORT_RAILS_MAX];
+	size_t rails;
+	int64_t first_ms, last_ms;
+};
+
+struct report_mode {
+	char name[POWER_MODE_NAME_MAX];
+	double seconds;
+};
+
+struct report_recommendation {
+	char id[32];
+	char text[512];
+	char *evidence; /* a JSON object */
+};
+
+/* Seconds the run spent in the conditions the advice looks for (report_advice.c). */
+struct report_signals {
+	double loaded_s;      /* GPU or CPU at >= 50 % */
+	double gpu_ceiling_s; /* GPU at its power-mode ceiling, below the hardware maximum, under >= 90 % load */
+	double cpu_ceiling_s; /* a CPU core likewise */
+	double gpu_ceiling_mhz, gpu_hw_max_mhz, cpu_ceiling_mhz, cpu_hw_max_mhz;
+	double cpu_bound_s;   /* CPU >= 90 % while the GPU is <= 20 % */
+	double swap_growth_s; /* under load with swap 64 MB or more above its level at the start */
+	double swap_start_mb, swap_max_loaded_mb, ram_max_pct_loaded;
+	bool swap_start_known;
+};
+
+struct report_series;
+
+struct report {
+	struct report_span all;
+	struct report_phase_def *phase_defs;
+	struct report_span *phases;
+	size_t phase_count;
+	struct board_identity board;
+	bool board_known;
+	/* the previous sample, waiting for the next one to know its interval */
+	struct pending {
+		bool valid;
+		int64_t time_ms;
+		char mode[POWER_MODE_NAME_MAX];
+		bool throttled;
+		bool reason[THROTTLE_REASON_COUNT];
+		double rail_mw[REPORT_RAILS_MAX];
+		char rail[REPORT_RAILS_MAX][METRIC_NAME_MAX];
+		size_t rails;
+		unsigned signals; /* SIG_* bits (report.c) */
+	} pending;
+	int64_t last_dt_ms;
+	double credited_ms; /* the sum of the intervals counted so far */
+	uint64_t gaps;
+	struct report_mode *modes;
+	size_t mode_count;
+	struct report_episode *episodes;
+	size_t episode_count;
+	uint64_t episodes_dropped;
+	bool in_episode;
+	struct report_alert *alerts;
+	size_t alert_count;
+	uint64_t alerts_dropped;
+	struct report_signals sig;
+	struct report_recommendation *recs;
+	size_t rec_count;
+	struct report_series *series; /* NULL unless asked for (the HTML page) */
+	bool finished;
+};
+
+/** Starts an empty report; PHASES (copied) split the statistics; SERIES keeps chart series for the HTML page. */
+void report_init(struct report *r, const struct report_phase_def *phases, size_t phase_count, bool series);
+void report_free(struct report *r);
+
+/** The board's identity, when known (a fixture root, a recording's header). */
+void report_set_board(struct report *r, const struct board_identity *id);
+
+/** Adds one finished sample (samples come in time order). */
+void report_add_sample(struct report *r, const struct sample *s);
+
+/** Adds one alert event (restored ones are ignored). */
+void report_add_alert(struct report *r, const struct alert_event *ev);
+
+/** Closes the last interval and episode, computes percentiles and the recommendations. Once. */
+void report_finish(struct report *r);
+
+/** Mean interval between samples in seconds (1 with fewer than two samples). */
+double report_interval_s(const struct report *r);
+
+/** Whether NAME is reported (the agent's own counters, agent.*, are not: they describe the agent, not the board). */
+bool report_metric_wanted(const char *name);
+
+/** Writes the report as one JSON object (docs/report.md). After report_finish(). */
+void report_to_json(const struct report *r, struct json *j);
+
+/**
+ * Parses a phases CSV (report_phases.c): lines "start,end,name", '#'
+ * comments, blank lines and a header line skipped. Times as the recording
+ * has them (YYYY-MM-DDTHH:MM:SS local, with Z for UTC, or the tegrastats
+ * MM-DD-YYYY HH:MM:SS) or seconds from the first sample. A sample belongs
+ * to a phase when start <= its time < end. Returns 0 with *OUT (free()) and
+ * *COUNT, or -EINVAL with the first mistake as "LINE: what" in ERR.
+ */
+int report_phases_parse(const char *text, struct report_phase_def **out, size_t *count, char *err, size_t err_size);
+
+/* report_advice.c: fills r->recs from the finished statistics. */
+void report_advise(struct report *r);
+
+#endif

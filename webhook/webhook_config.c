@@ -1,0 +1,480 @@
+/* A webhook action's settings: key table, the headers: map, checks and secret files (no libcurl, no OpenSSL). */
+#include "webhook_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/readfile.h"
+#include "core/xalloc.h"
+#include "build_config.h"
+
+#define HEADERS_MAX 32
+
+static const char *const format_names[] = {"alertmanager-api", "alertmanager", "json", NULL};
+static const int format_values[] = {WEBHOOK_ALERTMANAGER_API, WEBHOOK_ALERTMANAGER, WEBHOOK_JSON};
+
+/* Set by the module itself: a configured copy would send two or break the signature. */
+static const char *const reserved_headers[] = {
+	"content-type",      "content-length",    "host", "transfer-encoding", "connection", "expect", "webhook-id",
+	"webhook-timestamp", "webhook-signature",
+};
+
+/* RFC 9110 token characters, the only ones a header name may hold. */
+static bool
+is_tchar(unsigned char c)
+{
+	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool
+header_value_ok(const char *v)
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+			return false; /* CR/LF would split the request */
+		}
+	}
+	return true;
+}
+
+static void
+free_headers(char **headers, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(headers[i]);
+	}
+	free(headers);
+}
+
+/* headers: {Name: value, ...} -> "Name: value" strings */
+static int
+decode_headers(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct webhook_config *cfg = obj;
+	size_t before = dec->diags->count;
+	char got[CFG_SHOW_MAX + 8];
+	if (node->type != CFG_MAP) {
+		cfg_describe(node, got, sizeof(got));
+		cfg_report(dec, node, "headers: expected a map of header names to values, got %s", got);
+		return -EINVAL;
+	}
+	if (node->count > HEADERS_MAX) {
+		cfg_report(dec, node, "headers: at most %d headers, got %zu", HEADERS_MAX, node->count);
+		return -EINVAL;
+	}
+	char **list = xcalloc(node->count + 1, sizeof(*list));
+	size_t n = 0;
+	for (size_t i = 0; i < node->count; i++) {
+		const struct cfg_node *k = node->keys[i], *v = node->items[i];
+		char shown[CFG_SHOW_MAX];
+		cfg_show(k->value, shown, sizeof(shown));
+		bool name_ok = k->value[0] != '\0';
+		for (const char *p = k->value; *p; p++) {
+			name_ok = name_ok && is_tchar((unsigned char)*p);
+		}
+		if (!name_ok) {
+			cfg_report(dec, k, "headers: '%s' is not a header name (letters, digits and !#$%%&'*+-.^_`|~)",
+				   shown);
+			continue;
+		}
+		bool reserved = false;
+		for (size_t r = 0; r < sizeof(reserved_headers) / sizeof(reserved_headers[0]); r++) {
+			reserved = reserved || strcasecmp(k->value, reserved_headers[r]) == 0;
+		}
+		if (reserved) {
+			cfg_report(dec, k, "headers: '%s' is set by tegrawatch itself", shown);
+			continue;
+		}
+		if (v->type != CFG_SCALAR || cfg_node_is_null(v)) {
+			cfg_describe(v, got, sizeof(got));
+			cfg_report(dec, v, "headers: '%s': expected a text value, got %s", shown, got);
+			continue;
+		}
+		if (!header_value_ok(v->value)) {
+			/* the value may be a credential: never quoted */
+			cfg_report(dec, v, "headers: '%s': the value holds a line break or control character", shown);
+			continue;
+		}
+		size_t len = strlen(k->value) + strlen(v->value) + 3;
+		list[n] = xmalloc(len);
+		snprintf(list[n], len, "%s: %s", k->value, v->value);
+		n++;
+	}
+	if (dec->diags->count != before) {
+		free_headers(list, n);
+		return -EINVAL;
+	}
+	free_headers(cfg->headers, cfg->header_count);
+	cfg->headers = list;
+	cfg->header_count = n;
+	return 0;
+}
+
+static bool
+headers_equal(const void *a, const void *b)
+{
+	const struct webhook_config *x = a, *y = b;
+	if (x->header_count != y->header_count) {
+		return false;
+	}
+	for (size_t i = 0; i < x->header_count; i++) {
+		if (strcmp(x->headers[i], y->headers[i]) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+headers_release(void *obj)
+{
+	struct webhook_config *cfg = obj;
+	free_headers(cfg->headers, cfg->header_count);
+	cfg->headers = NULL;
+	cfg->header_count = 0;
+}
+
+#define R CFG_F_RELOADED
+const struct cfg_key webhook_keys[] = {
+	CFG_STRING("url", struct webhook_config, url, NULL, CFG_F_REQUIRED | CFG_F_NOT_EMPTY | R),
+	CFG_CHOICE("format", struct webhook_config, format, NULL, CFG_F_REQUIRED | R, format_names, format_values),
+	CFG_DURATION("timeout", struct webhook_config, timeout_ms, "10s", R, 100, 30 * 1000),
+	CFG_STRING("secret_file", struct webhook_config, secret_file, "", R | CFG_F_SECRET_FILE),
+	CFG_STRING("bearer_token_file", struct webhook_config, bearer_token_file, "", R | CFG_F_SECRET_FILE),
+	{.name = "headers",
+	 .kind = CFG_K_CUSTOM,
+	 .flags = R,
+	 .decode = decode_headers,
+	 .equal = headers_equal,
+	 .release = headers_release},
+	CFG_STRING("ca_file", struct webhook_config, ca_file, "", R),
+	CFG_STRING("queue_file", struct webhook_config, queue_file, "", 0),
+	CFG_INT("queue_max", struct webhook_config, queue_max, "1000", 0, 1, 100000),
+	CFG_DURATION("resend", struct webhook_config, resend_ms, "1m", R, 1000, 3600 * 1000),
+};
+#undef R
+const size_t webhook_key_count = sizeof(webhook_keys) / sizeof(webhook_keys[0]);
+
+uint64_t
+webhook_config_memory_bytes(const struct webhook_config *cfg)
+{
+	return (uint64_t)(cfg->queue_max > 0 ? cfg->queue_max : 1) * WEBHOOK_NOTIFICATION_BYTES;
+}
+
+void
+webhook_config_free(struct webhook_config *cfg)
+{
+	cfg_free_strings(webhook_keys, webhook_key_count, cfg);
+}
+
+static char *
+dup_or_empty(const char *s)
+{
+	return xstrdup(s ? s : "");
+}
+
+void
+webhook_config_copy(struct webhook_config *dst, const struct webhook_config *src)
+{
+	*dst = *src;
+	dst->url = dup_or_empty(src->url);
+	dst->secret_file = dup_or_empty(src->secret_file);
+	dst->bearer_token_file = dup_or_empty(src->bearer_token_file);
+	dst->ca_file = dup_or_empty(src->ca_file);
+	dst->queue_file = dup_or_empty(src->queue_file);
+	dst->headers = NULL;
+	if (src->header_count) {
+		dst->headers = xcalloc(src->header_count + 1, sizeof(*dst->headers));
+		for (size_t i = 0; i < src->header_count; i++) {
+			dst->headers[i] = xstrdup(src->headers[i]);
+		}
+	}
+}
+
+const char *
+webhook_format_name(int format)
+{
+	return format >= 0 && format <= WEBHOOK_JSON ? format_names[format] : "unknown";
+}
+
+bool
+webhook_supported(void)
+{
+	return HAVE_WEBHOOKS;
+}
+
+/* Reads a small regular file whole; *SIZE excludes the NUL added after it. */
+static int
+read_small_file(const char *path, char **out, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		return -errno;
+	}
+	struct stat st;
+	int r = 0;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+	} else if (st.st_size > WEBHOOK_SECRET_FILE_MAX) {
+		r = -EFBIG;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	if (r == 0) {
+		buf = xmalloc(WEBHOOK_SECRET_FILE_MAX + 1);
+		ssize_t n;
+		while (len <= WEBHOOK_SECRET_FILE_MAX &&
+		       (n = read(fd, buf + len, WEBHOOK_SECRET_FILE_MAX + 1 - len)) != 0) {
+			if (n < 0 && errno == EINTR) {
+				continue;
+			}
+			if (n < 0) {
+				r = -errno;
+				break;
+			}
+			len += (size_t)n;
+		}
+		if (r == 0 && len > WEBHOOK_SECRET_FILE_MAX) {
+			r = -EFBIG; /* grew after fstat */
+		}
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*size = len;
+	return 0;
+}
+
+static int
+b64_value(char c)
+{
+	const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = c ? strchr(alphabet, c) : NULL;
+	return p ? (int)(p - alphabet) : -1;
+}
+
+bool
+webhook_secret_syntax_ok(const char *text)
+{
+	if (strncmp(text, "whsec_", 6) != 0) {
+		return false;
+	}
+	const char *b = text + 6;
+	size_t len = strlen(b), pad = 0;
+	while (pad < 2 && len > pad && b[len - 1 - pad] == '=') {
+		pad++;
+	}
+	size_t chars = len - pad;
+	if (pad && len % 4 != 0) {
+		return false;
+	}
+	if (chars % 4 == 1) {
+		return false; /* no whole byte */
+	}
+	for (size_t i = 0; i < chars; i++) {
+		if (b64_value(b[i]) < 0) {
+			return false;
+		}
+	}
+	size_t bytes = chars * 3 / 4;
+	return bytes >= WEBHOOK_SECRET_MIN_BYTES && bytes <= WEBHOOK_SECRET_MAX_BYTES;
+}
+
+int
+webhook_read_secrets(const char *path, char *secrets[WEBHOOK_SECRETS_MAX], char *why, size_t why_size)
+{
+	char *buf;
+	size_t len;
+	int r = read_small_file(path, &buf, &len);
+	if (r < 0) {
+		snprintf(why, why_size, "%s",
+			 r == -EINVAL  ? "not a regular file"
+			 : r == -EFBIG ? "larger than 4 KiB"
+				       : strerror(-r));
+		return r;
+	}
+	int n = 0;
+	const char *sep = " \t\r\n";
+	char *save = NULL;
+	for (char *w = strtok_r(buf, sep, &save); w; w = strtok_r(NULL, sep, &save)) {
+		if (n == WEBHOOK_SECRETS_MAX) {
+			snprintf(why, why_size, "more than %d secrets", WEBHOOK_SECRETS_MAX);
+			r = -EINVAL;
+			break;
+		}
+		if (!webhook_secret_syntax_ok(w)) {
+			snprintf(why, why_size, "secret %d is not whsec_ followed by the base64 of %d to %d bytes",
+				 n + 1, WEBHOOK_SECRET_MIN_BYTES, WEBHOOK_SECRET_MAX_BYTES);
+			r = -EINVAL;
+			break;
+		}
+		secrets[n++] = xstrdup(w);
+	}
+	if (r == 0 && n == 0) {
+		snprintf(why, why_size, "no secret in the file");
+		r = -EINVAL;
+	}
+	memset(buf, 0, len);
+	free(buf);
+	if (r < 0) {
+		while (n > 0) {
+			n--;
+			memset(secrets[n], 0, strlen(secrets[n]));
+			free(secrets[n]);
+		}
+		return r;
+	}
+	return n;
+}
+
+int
+webhook_read_token(const char *path, char **token, char *why, size_t why_size)
+{
+	char *buf;
+	size_t len;
+	int r = read_small_file(path, &buf, &len);
+	if (r < 0) {
+		snprintf(why, why_size, "%s",
+			 r == -EINVAL  ? "not a regular file"
+			 : r == -EFBIG ? "larger than 4 KiB"
+				       : strerror(-r));
+		return r;
+	}
+	while (len > 0 && isspace((unsigned char)buf[len - 1])) {
+		buf[--len] = '\0';
+	}
+	for (size_t i = 0; i < len && r == 0; i++) {
+		if (buf[i] <= 0x20 || buf[i] >= 0x7f) {
+			snprintf(why, why_size, "the token holds a space, line break or non-ASCII byte");
+			r = -EINVAL;
+		}
+	}
+	if (r == 0 && len == 0) {
+		snprintf(why, why_size, "the file is empty");
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		memset(buf, 0, len);
+		free(buf);
+		return r;
+	}
+	*token = buf;
+	return 0;
+}
+
+/* http:// or https://, a host, no credentials and nothing a request line cannot carry. */
+static const char *
+url_problem(const char *url)
+{
+	size_t skip;
+	if (strncasecmp(url, "http://", 7) == 0) {
+		skip = 7;
+	} else if (strncasecmp(url, "https://", 8) == 0) {
+		skip = 8;
+	} else {
+		return "only http:// and https:// URLs are supported";
+	}
+	for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
+		if (*p <= 0x20 || *p >= 0x7f) {
+			return "the URL holds a space, control character or non-ASCII byte (percent-encode it)";
+		}
+	}
+	const char *host = url + skip;
+	size_t authority = strcspn(host, "/?#");
+	if (authority == 0 || host[0] == ':') {
+		return "the URL has no host";
+	}
+	if (memchr(host, '@', authority)) {
+		return "credentials in the URL would be logged and shown: use bearer_token_file or headers";
+	}
+	return NULL;
+}
+
+static int
+check_readable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		return -errno;
+	}
+	struct stat st;
+	int r = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	close(fd);
+	return r;
+}
+
+/* A secret only its owner may read (systemd credentials aside): E5 refuses anything else. */
+static void
+check_private(const char *path, const char *key, const struct cfg_place *place, struct diag_list *diags)
+{
+	unsigned mode;
+	if (path && path[0] && readfile_private(path, &mode) == -EACCES) {
+		cfg_report_key(diags, place, key,
+			       "%s.%s: %s can be read by group or others (mode %04o): it holds a secret; chmod 600 it",
+			       place->section, key, path, mode);
+	}
+}
+
+int
+webhook_config_validate(const struct webhook_config *cfg, const struct cfg_place *place, struct diag_list *diags)
+{
+	size_t before = diags->count;
+	const char *s = place->section;
+	char why[160];
+	const char *problem = cfg->url ? url_problem(cfg->url) : "no URL";
+	if (problem) {
+		cfg_report_key(diags, place, "url", "%s.url: %s", s, problem);
+	}
+	check_private(cfg->secret_file, "secret_file", place, diags);
+	check_private(cfg->bearer_token_file, "bearer_token_file", place, diags);
+	if (cfg->secret_file && cfg->secret_file[0]) {
+		char *secrets[WEBHOOK_SECRETS_MAX];
+		int n = webhook_read_secrets(cfg->secret_file, secrets, why, sizeof(why));
+		if (n < 0) {
+			cfg_report_key(diags, place, "secret_file", "%s.secret_file: cannot use %s: %s", s,
+				       cfg->secret_file, why);
+		}
+		for (int i = 0; i < n; i++) {
+			memset(secrets[i], 0, strlen(secrets[i]));
+			free(secrets[i]);
+		}
+	}
+	if (cfg->bearer_token_file && cfg->bearer_token_file[0]) {
+		char *token = NULL;
+		if (webhook_read_token(cfg->bearer_token_file, &token, why, sizeof(why)) < 0) {
+			cfg_report_key(diags, place, "bearer_token_file", "%s.bearer_token_file: cannot use %s: %s", s,
+				       cfg->bearer_token_file, why);
+		} else {
+			memset(token, 0, strlen(token));
+			free(token);
+		}
+		for (size_t i = 0; i < cfg->header_count; i++) {
+			if (strncasecmp(cfg->headers[i], "authorization:", 14) == 0) {
+				cfg_report_key(
+					diags, place, "headers",
+					"%s.headers: Authorization and bearer_token_file both set the same header", s);
+			}
+		}
+	}
+	if (cfg->ca_file && cfg->ca_file[0]) {
+		int r = check_readable(cfg->ca_file);
+		if (r < 0) {
+			cfg_report_key(diags, place, "ca_file", "%s.ca_file: cannot read %s: %s", s, cfg->ca_file,
+				       r == -EINVAL ? "not a regular file" : strerror(-r));
+		}
+	}
+	return diags->count == before ? 0 : -EINVAL;
+}
