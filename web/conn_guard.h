@@ -6,18 +6,29 @@
  * request, or an event stream.
  *
  * Why not libmicrohttpd's own limits: its per-address limit refuses the
- * newcomer, so on loopback (every local client is 127.0.0.1) 8 sockets
- * that trickle a byte now and then lock every other local user out, and
- * its global limit stops accepting altogether. Here a newcomer over a
- * limit evicts the connection that has waited longest for its request
- * head instead (or one whose client has not read its answer for
- * CONN_STUCK_MS); only when all are busy answering is the newcomer
- * refused. A client sends its request head right after connecting, so
- * even a flood of connections from its own address rarely evicts it
- * before it is read; a slow or idle socket is the first to go. Waiting longer
- * than the header timeout closes a connection whatever its idle timer
- * says (slowloris), and event streams have a budget of their own, so
- * they never take the slots requests need.
+ * newcomer, so on loopback (every local client is 127.0.0.1: a browser's
+ * tabs, an ssh tunnel, a proxy, a scraper) 8 sockets that trickle a byte
+ * now and then lock every other local user out, and its global limit stops
+ * accepting altogether.
+ *
+ * Here the limits count connections, but never close one that has not had
+ * its fair chance: libmicrohttpd accepts a burst before it reads any of it,
+ * so a connection whose request head sits unread in its socket is spared,
+ * and so is one that has sent nothing yet, for CONN_GRACE_MS (a browser's
+ * preconnect). Over a limit, the newcomer is admitted and room is made by
+ * closing, in this order: the connection that has waited longest for its
+ * request head beyond its grace; the one that has waited longest after
+ * sending something that has all been read (a slow head, or an idle
+ * kept-alive connection); one whose answer has waited in its socket for
+ * the client to take it for CONN_STUCK_MS (a slow machine making answers
+ * is nobody's fault). A socket whose client has gone never counts. The
+ * per-address limit therefore never refuses a newcomer: it decides whom of
+ * that address to evict. Only over twice the global limit, with nobody to
+ * evict, is the newcomer shut at once; the sweep trims what a burst left
+ * over once its grace is over. Waiting longer than the header timeout
+ * closes a connection whatever its idle timer says (slowloris), and event
+ * streams have a budget of their own, so they never take the slots
+ * requests need; a stream whose client has gone frees its place at once.
  *
  * Closing means shutdown(): libmicrohttpd then reads end-of-file and
  * closes the connection itself. The caller keeps the entries alive until
@@ -35,6 +46,7 @@
 #include "core/metrics.h"
 
 #define CONN_STUCK_MS 2000 /* an answer that takes longer has a client that does not read */
+#define CONN_GRACE_MS 2000 /* a new or idle connection that has not sent a request head within this may be evicted */
 
 enum conn_phase {
 	CONN_WAITING, /* no complete request head yet: new, or idle between requests */
@@ -63,7 +75,7 @@ struct conn_limits {
 };
 
 struct conn_stats {
-	uint64_t refused;         /* newcomers closed at once */
+	uint64_t refused;         /* newcomers closed at once: over twice the global limit, nobody evictable */
 	uint64_t evicted;         /* waiting connections closed for a newcomer */
 	uint64_t timed_out;       /* no complete request head within the header timeout */
 	uint64_t streams_refused; /* event streams answered 503 */
@@ -90,8 +102,9 @@ void conn_guard_fini(struct conn_guard *g);
 /**
  * Tracks E, a new connection on FD from ADDR. When it goes over a limit,
  * a connection of the same address (or any, for the global limit) is
- * evicted as the header says; without one, E itself is shut down and
- * false returned (E stays tracked until conn_guard_remove()).
+ * evicted as the header says; without one, E is admitted up to twice the
+ * global limit, and beyond that shut down and false returned (E stays
+ * tracked until conn_guard_remove()).
  */
 bool conn_guard_add(struct conn_guard *g, struct conn_entry *e, int fd, const unsigned char addr[16], int64_t now_ms);
 /** Forgets E: before its socket is closed. */
@@ -101,9 +114,11 @@ void conn_guard_set_phase(struct conn_guard *g, struct conn_entry *e, enum conn_
 /** Makes E an event stream: 0, or -EBUSY when the stream budget is spent (counted). */
 int conn_guard_start_stream(struct conn_guard *g, struct conn_entry *e, int64_t now_ms);
 /**
- * Closes what waited too long for a request head, and the event streams
- * that have had something to send (not parked) but whose reader has not
- * run for the stall time: their client stopped reading.
+ * Closes what waited too long for a request head, the event streams that
+ * have had something to send (not parked) but whose reader has not run for
+ * the stall time (their client stopped reading), and, while an address or
+ * the server is over its limit, the connections past their grace that
+ * waited longest for a request head.
  */
 void conn_guard_sweep(struct conn_guard *g, int64_t now_ms);
 void conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out);

@@ -197,6 +197,46 @@ class LimitsTest(unittest.TestCase):
         self.assertGreater(m["agent.http_connections_evicted_total"], 100, m)
         self.assertIn("web: connection limits reached", self.agent.stderr())
 
+    def test_burst_from_one_address_is_answered(self):
+        # issue 21: 24 clients on 127.0.0.1 each send one GET at the same moment, ten rounds: every one answered
+        clients, rounds = 24, 10
+        statuses = []
+        lock = threading.Lock()
+        for _ in range(rounds):
+            barrier = threading.Barrier(clients)
+
+            def one():
+                status = None
+                try:
+                    barrier.wait(30)
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
+                        s.sendall(b"GET /api/v1/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                        status = tw.status_of(s.recv(4096))
+                except (OSError, threading.BrokenBarrierError) as e:
+                    status = repr(e)
+                with lock:
+                    statuses.append(status)
+            threads = [threading.Thread(target=one) for _ in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+        self.assertEqual(statuses.count(200), clients * rounds, statuses)
+
+    def test_closed_streams_free_their_places(self):
+        # issue 21: event-stream clients coming and going within the budget (8) are never told 503
+        statuses = []
+        for _ in range(10):
+            socks = []
+            for _ in range(8):
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                socks.append(s)
+                s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                statuses.append(tw.status_of(s.recv(4096)))
+            for s in socks:
+                s.close()
+        self.assertEqual(statuses, [200] * 80)
+
     def test_idle_event_streams_do_not_lock_out(self):
         streams = []
         try:

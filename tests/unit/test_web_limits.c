@@ -13,7 +13,7 @@
 #include "web/auth_limit.h"
 #include "web/conn_guard.h"
 
-#define CONNS 12
+#define CONNS 16
 
 /* A connection as the guard sees it: our end of a socket pair, the peer's end to look at. */
 struct fake {
@@ -35,15 +35,35 @@ close_fake(struct conn_guard *g, struct fake *f)
 {
 	conn_guard_remove(g, &f->e);
 	close(f->ours);
-	close(f->peer);
+	if (f->peer >= 0) {
+		close(f->peer);
+	}
 }
 
 /* True when the guard shut the connection down: its peer reads end-of-file. */
 static bool
 shut(const struct fake *f)
 {
-	char c;
-	return recv(f->peer, &c, 1, MSG_DONTWAIT) == 0;
+	char buf[64];
+	ssize_t n;
+	while ((n = recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		/* an answer the test left unread */
+	}
+	return n == 0;
+}
+
+/* An answer written and not taken by the client. */
+static void
+answer_untaken(struct fake *f)
+{
+	assert_int_equal(send(f->ours, "HTTP", 4, 0), 4);
+}
+
+/* The client's request head, sent and not yet read by the server. */
+static void
+send_head(struct fake *f)
+{
+	assert_int_equal(send(f->peer, "G", 1, 0), 1);
 }
 
 static void
@@ -53,6 +73,19 @@ addr(unsigned char key[16], unsigned char last)
 	key[10] = key[11] = 0xff;
 	key[12] = 127;
 	key[15] = last;
+}
+
+static bool add(struct conn_guard *g, struct fake *f, unsigned char last, int64_t now);
+
+/* A connection whose client has sent its request head, not yet read by the server. */
+static bool
+add_head(struct conn_guard *g, struct fake *f, unsigned char last, int64_t now)
+{
+	unsigned char key[16];
+	addr(key, last);
+	open_fake(f);
+	send_head(f);
+	return conn_guard_add(g, &f->e, f->ours, key, now);
 }
 
 static const struct conn_limits limits = {
@@ -84,16 +117,17 @@ test_per_address_evicts_the_longest_waiting(void **state)
 	assert_true(add(&g, &f[1], 1, 1100));
 	assert_true(add(&g, &f[2], 1, 1200));
 	conn_guard_set_phase(&g, &f[1].e, CONN_BUSY, 1300);
-	/* a fourth evicts the one that has waited longest for its request head */
-	assert_true(add(&g, &f[3], 1, 1400));
+	/* a fourth, once their grace is over, evicts the one that has waited longest for its request head */
+	const int64_t t = 1200 + CONN_GRACE_MS;
+	assert_true(add(&g, &f[3], 1, t));
 	assert_true(shut(&f[0]));
 	assert_false(shut(&f[1]) || shut(&f[2]) || shut(&f[3]));
 	/* a busy connection counts; the next newcomer evicts the next waiting one */
-	assert_true(add(&g, &f[4], 1, 1500));
+	assert_true(add(&g, &f[4], 1, t + 100));
 	assert_true(shut(&f[2]));
 	assert_false(shut(&f[1]) || shut(&f[3]) || shut(&f[4]));
 	/* another address is not touched by the per-address limit */
-	assert_true(add(&g, &f[5], 2, 1600));
+	assert_true(add(&g, &f[5], 2, t + 200));
 	assert_false(shut(&f[5]));
 	struct conn_stats cs;
 	conn_guard_get_stats(&g, &cs);
@@ -108,8 +142,81 @@ test_per_address_evicts_the_longest_waiting(void **state)
 	conn_guard_fini(&g);
 }
 
+/* Issue 21: a burst of fresh connections from one address is read before anyone is evicted. */
 static void
-test_all_busy_refuses_the_newcomer(void **state)
+test_burst_is_admitted_then_trimmed(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	/* twice the global limit from one address at once, their heads sent and none read yet: all admitted */
+	for (int i = 0; i < 12; i++) {
+		assert_true(add_head(&g, &f[i], 1, 1000 + i));
+	}
+	for (int i = 0; i < 12; i++) {
+		assert_false(shut(&f[i]));
+	}
+	/* beyond twice the global limit, with nobody past its grace nor idle, the newcomer goes */
+	assert_false(add_head(&g, &f[12], 1, 1015));
+	assert_true(shut(&f[12]));
+	/* three are answered and kept alive; the sweep leaves everybody alone within the grace */
+	for (int i = 0; i < 3; i++) {
+		conn_guard_set_phase(&g, &f[i].e, CONN_BUSY, 1015);
+		conn_guard_set_phase(&g, &f[i].e, CONN_WAITING, 1020);
+	}
+	conn_guard_sweep(&g, 1000 + CONN_GRACE_MS - 1);
+	for (int i = 0; i < 12; i++) {
+		assert_false(shut(&f[i]));
+	}
+	/* past it, what never got its answer goes, oldest first, down to the per-address limit */
+	conn_guard_sweep(&g, 1020 + CONN_GRACE_MS - 1);
+	for (int i = 3; i < 12; i++) {
+		assert_true(shut(&f[i]));
+	}
+	assert_false(shut(&f[0]) || shut(&f[1]) || shut(&f[2]));
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.evicted, 9);
+	assert_int_equal(cs.refused, 1);
+	for (int i = 0; i < 13; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_fini(&g);
+}
+
+/* A connection whose client has closed its end frees its slot without evicting anyone. */
+static void
+test_gone_clients_do_not_count(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	/* two that never sent anything and whose clients went away */
+	assert_true(add(&g, &f[0], 1, 1000));
+	assert_true(add(&g, &f[1], 1, 1000));
+	close(f[0].peer);
+	close(f[1].peer);
+	f[0].peer = f[1].peer = -1;
+	/* six with their heads waiting fit under twice the limit without evicting anyone: the two gone do not count */
+	for (int i = 2; i < 8; i++) {
+		assert_true(add_head(&g, &f[i], 1, 1001));
+	}
+	for (int i = 2; i < 8; i++) {
+		assert_false(shut(&f[i]));
+	}
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.evicted + cs.refused, 0);
+	for (int i = 0; i < 8; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_fini(&g);
+}
+
+static void
+test_all_busy_admits_up_to_twice_the_limit(void **state)
 {
 	(void)state;
 	struct conn_guard g;
@@ -119,17 +226,31 @@ test_all_busy_refuses_the_newcomer(void **state)
 		assert_true(add(&g, &f[i], 1, 1000));
 		conn_guard_set_phase(&g, &f[i].e, CONN_BUSY, 1000);
 	}
-	/* answers under way for less than CONN_STUCK_MS: the newcomer goes */
-	assert_false(add(&g, &f[3], 1, 1000 + CONN_STUCK_MS - 1));
-	assert_true(shut(&f[3]));
-	/* an answer its client has not read for CONN_STUCK_MS makes room */
-	assert_true(add(&g, &f[4], 1, 1000 + CONN_STUCK_MS));
-	assert_true(shut(&f[0]));
+	/* answers under way for less than CONN_STUCK_MS: newcomers wait beside them, up to twice the global limit */
+	const int64_t t = 1000 + CONN_STUCK_MS - 1;
+	for (int i = 3; i < 12; i++) {
+		assert_true(add_head(&g, &f[i], 1, t));
+	}
+	assert_false(add_head(&g, &f[12], 1, t));
+	assert_true(shut(&f[12]));
+	/* answers being made for CONN_STUCK_MS (a slow machine) are nobody's fault: the newcomer is refused */
+	assert_false(add(&g, &f[13], 1, 1000 + CONN_STUCK_MS));
+	assert_false(shut(&f[0]) || shut(&f[1]) || shut(&f[2]));
+	/* answers waiting in their sockets for CONN_STUCK_MS (clients that do not read) make room */
+	for (int i = 0; i < 3; i++) {
+		answer_untaken(&f[i]);
+	}
+	assert_true(add(&g, &f[14], 1, 1000 + CONN_STUCK_MS));
+	assert_true(shut(&f[0]) && shut(&f[1]) && shut(&f[2]));
+	for (int i = 3; i < 12; i++) {
+		assert_false(shut(&f[i]));
+	}
+	assert_false(shut(&f[14]));
 	struct conn_stats cs;
 	conn_guard_get_stats(&g, &cs);
-	assert_int_equal(cs.refused, 1);
-	assert_int_equal(cs.evicted, 1);
-	for (int i = 0; i < 5; i++) {
+	assert_int_equal(cs.refused, 2);
+	assert_int_equal(cs.evicted, 3);
+	for (int i = 0; i < 15; i++) {
 		close_fake(&g, &f[i]);
 	}
 	conn_guard_fini(&g);
@@ -147,7 +268,7 @@ test_global_limit_and_header_timeout(void **state)
 		assert_true(add(&g, &f[i], (unsigned char)(2 + i / 2), 1000 + i));
 	}
 	/* a seventh, from yet another address, evicts the oldest waiting anywhere */
-	assert_true(add(&g, &f[6], 9, 2000));
+	assert_true(add(&g, &f[6], 9, 1000 + CONN_GRACE_MS + 3));
 	assert_true(shut(&f[0]));
 	/* the sweep closes what waited for its request head for the header timeout */
 	conn_guard_set_phase(&g, &f[1].e, CONN_BUSY, 1500);
@@ -168,8 +289,34 @@ test_global_limit_and_header_timeout(void **state)
 	struct conn_stats cs;
 	conn_guard_get_stats(&g, &cs);
 	assert_int_equal(cs.evicted, 1);
-	assert_int_equal(cs.timed_out, 6); /* f[2..5], f[6] at 2000 + 5000 <= 12000, f[1] */
+	assert_int_equal(cs.timed_out, 6); /* f[2..5], f[6] at 3003 + 5000 <= 12000, f[1] */
 	for (int i = 0; i < 7; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_fini(&g);
+}
+
+/* Issue 21: a stream whose client went away frees its place in the budget at once. */
+static void
+test_gone_stream_frees_its_place(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	for (int i = 0; i < 3; i++) {
+		assert_true(add(&g, &f[i], 1, 1000));
+		conn_guard_set_phase(&g, &f[i].e, CONN_BUSY, 1000);
+	}
+	assert_int_equal(conn_guard_start_stream(&g, &f[0].e, 1000), 0);
+	assert_int_equal(conn_guard_start_stream(&g, &f[1].e, 1000), 0);
+	close(f[0].peer);
+	f[0].peer = -1;
+	assert_int_equal(conn_guard_start_stream(&g, &f[2].e, 1000), 0);
+	struct conn_stats cs;
+	conn_guard_get_stats(&g, &cs);
+	assert_int_equal(cs.streams_refused, 0);
+	for (int i = 0; i < 3; i++) {
 		close_fake(&g, &f[i]);
 	}
 	conn_guard_fini(&g);
@@ -284,7 +431,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_address_evicts_the_longest_waiting),
-		cmocka_unit_test(test_all_busy_refuses_the_newcomer),
+		cmocka_unit_test(test_burst_is_admitted_then_trimmed),
+		cmocka_unit_test(test_gone_clients_do_not_count),
+		cmocka_unit_test(test_all_busy_admits_up_to_twice_the_limit),
+		cmocka_unit_test(test_gone_stream_frees_its_place),
 		cmocka_unit_test(test_global_limit_and_header_timeout),
 		cmocka_unit_test(test_streams_have_their_own_budget),
 		cmocka_unit_test(test_stalled_streams),
