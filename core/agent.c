@@ -38,6 +38,8 @@ struct agent {
 	struct sample *sample;
 	uint64_t seq;
 	uint64_t late_ticks;
+	struct clock_watch clock; /* steps of the wall clock between samples */
+	uint64_t clock_steps;
 	bool started; /* the stages replayed their active alerts */
 };
 
@@ -137,6 +139,24 @@ start(struct agent *agent)
 	}
 }
 
+/*
+ * A step of the wall clock is marked on the sample that sees it, counted
+ * and logged once: durations do not follow it (they come from mono_ms),
+ * the stamps do.
+ */
+static void
+note_clock_step(struct agent *agent, struct sample *s)
+{
+	s->clock_step_ms = clock_watch_step(&agent->clock, s->time_ms, s->mono_ms);
+	if (s->clock_step_ms == 0) {
+		return;
+	}
+	agent->clock_steps++;
+	log_warn("the wall clock stepped %s%.3f s (sample %llu); durations and timers are not affected",
+		 s->clock_step_ms > 0 ? "forward " : "back ", (double)llabs(s->clock_step_ms) / 1000.0,
+		 (unsigned long long)s->seq);
+}
+
 int
 agent_tick(struct agent *agent)
 {
@@ -148,6 +168,7 @@ agent_tick(struct agent *agent)
 	}
 	sample_clear(s);
 	s->time_ms = clock_ms(CLOCK_REALTIME);
+	s->mono_ms = monotonic_ms(); /* a replay's source sets both from the recording */
 	for (int i = 0; i < agent->source_count; i++) {
 		struct source *src = agent->sources[i];
 		int r = src->ops->read(src, s);
@@ -164,8 +185,10 @@ agent_tick(struct agent *agent)
 		return finished;
 	}
 	s->seq = ++agent->seq;
+	note_clock_step(agent, s);
 	metric_set_put(&s->metrics, "agent.samples_total", (double)agent->seq);
 	metric_set_put(&s->metrics, "agent.late_ticks_total", (double)agent->late_ticks);
+	metric_set_put(&s->metrics, "agent.clock_steps_total", (double)agent->clock_steps);
 	for (int i = 0; i < agent->sink_count; i++) {
 		struct sink *sink = agent->sinks[i];
 		if (sink->ops->add_metrics) {

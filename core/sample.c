@@ -20,6 +20,8 @@ sample_clear(struct sample *s)
 {
 	s->seq = 0;
 	s->time_ms = 0;
+	s->mono_ms = 0;
+	s->clock_step_ms = 0;
 	s->power_mode[0] = '\0';
 	metric_set_clear(&s->metrics);
 	memset(&s->throttle, 0, sizeof(s->throttle));

@@ -50,6 +50,8 @@ struct throttle_state {
 struct sample {
 	uint64_t seq;                         /* monotonic per agent run, from 1 */
 	int64_t time_ms;                      /* wall clock, ms since the epoch (local stamp for replays) */
+	int64_t mono_ms;                      /* durations: CLOCK_MONOTONIC ms (replays: the recording's time) */
+	int64_t clock_step_ms;                /* the wall clock stepped by this since the last sample; 0 = no */
 	char power_mode[POWER_MODE_NAME_MAX]; /* nvpmodel name, "" if unknown */
 	struct metric_set metrics;
 	struct throttle_state throttle;

@@ -82,6 +82,15 @@ throttle_to_json(struct json *j, const struct throttle_state *t)
 }
 
 void
+clock_step_to_json(struct json *j, const struct sample *s)
+{
+	if (s->clock_step_ms != 0) {
+		json_key(j, "clock_step_ms");
+		json_int(j, s->clock_step_ms);
+	}
+}
+
+void
 sample_to_json(struct json *j, const struct sample *s)
 {
 	char ts[32];
@@ -93,6 +102,7 @@ sample_to_json(struct json *j, const struct sample *s)
 	json_string(j, ts);
 	json_key(j, "time_ms");
 	json_int(j, s->time_ms);
+	clock_step_to_json(j, s);
 	sample_body_to_json(j, s);
 	json_object_end(j);
 }

@@ -38,7 +38,14 @@ void power_mode_to_json(struct json *j, const struct sample *s);
  */
 void sample_body_to_json(struct json *j, const struct sample *s);
 
-/** Writes {"seq", "ts", "time_ms", "power_mode", "metrics", "throttle"}. */
+/**
+ * Writes the "clock_step_ms" member when the wall clock stepped just
+ * before S (nothing otherwise): readers of a stream or a recording see the
+ * step instead of an hour of silence, and can take it out of durations.
+ */
+void clock_step_to_json(struct json *j, const struct sample *s);
+
+/** Writes {"seq", "ts", "time_ms", ["clock_step_ms",] "power_mode", "metrics", "throttle"}. */
 void sample_to_json(struct json *j, const struct sample *s);
 
 #endif

@@ -203,6 +203,7 @@ open_message(struct json *j, const struct sample *s, const char *boot_id, uint64
 	json_string(j, ts);
 	json_key(j, "time_ms");
 	json_int(j, s->time_ms);
+	clock_step_to_json(j, s);
 	json_key(j, "boot_id");
 	json_string(j, boot_id);
 	json_key(j, "seq");

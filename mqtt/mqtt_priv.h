@@ -127,7 +127,7 @@ struct mqtt_sink {
 	int64_t discovery_due_ms;      /* -1: none due */
 	char *ha_view;                 /* the view last published, without its time (mqtt_ha_view_json) */
 	struct mqtt_ha_edges ha_edges; /* its edges */
-	int64_t ha_view_ms;            /* the sample time of that view */
+	int64_t ha_view_ms;            /* the mono_ms of that view's sample */
 	bool ha_view_due;              /* publish with the next sample, changed or not (a new connection) */
 	size_t discovered;             /* metric sensors in the last discovery burst */
 	size_t metrics_seen;           /* the largest metric set seen: a larger one may bring new sensors */

@@ -190,8 +190,8 @@ publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
 	struct mqtt_ha_edges edges;
 	mqtt_ha_view_edges(smp, &edges);
 	bool edge = !s->ha_view || !mqtt_ha_edges_equal(&edges, &s->ha_edges);
-	int64_t since = smp->time_ms - s->ha_view_ms;
-	bool back = since < 0; /* the clock was set back: start again from now */
+	int64_t since = smp->mono_ms - s->ha_view_ms; /* a wall clock step is no time */
+	bool back = since < 0;                        /* a replay whose time went back: start again from now */
 	if (!edge && !s->ha_view_due && !back && since < s->ha_interval_ms) {
 		return;
 	}
@@ -204,7 +204,7 @@ publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
 	free(s->ha_view);
 	s->ha_view = xstrdup(body);
 	s->ha_edges = edges;
-	s->ha_view_ms = smp->time_ms;
+	s->ha_view_ms = smp->mono_ms;
 	s->ha_view_due = false;
 	mqtt_conn_publish(s, s->t_ha, s->j.out.buf, s->j.out.len, 0, true);
 }

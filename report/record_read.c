@@ -325,6 +325,9 @@ line_member(struct cursor *c, const char *key, void *data)
 		double v = read_number(c);
 		ls->have_time = !isnan(v);
 		ls->s->time_ms = (int64_t)v;
+	} else if (strcmp(key, "clock_step_ms") == 0) {
+		double v = read_number(c);
+		ls->s->clock_step_ms = isfinite(v) ? (int64_t)v : 0;
 	} else if (strcmp(key, "power_mode") == 0 && *c->p == '"') {
 		read_string(c, ls->s->power_mode, sizeof(ls->s->power_mode), NULL);
 	} else if (strcmp(key, "metrics") == 0 && *c->p == '{') {
@@ -371,6 +374,7 @@ struct record_source {
 	bool id_known;
 	/* a line is read into SCRATCH: a bad one leaves nothing half put in the sample */
 	struct sample *scratch;
+	int64_t stepped_ms; /* the wall clock steps the recording marked so far: durations leave them out */
 };
 
 static bool
@@ -397,10 +401,13 @@ record_read(struct source *src, struct sample *s)
 		metric_set_clear(&t->metrics);
 		t->power_mode[0] = '\0';
 		memset(&t->throttle, 0, sizeof(t->throttle));
+		t->clock_step_ms = 0;
 		int r = record_parse_line(rs->line, t, &id, &known, &column);
 		if (r == 1) {
 			metric_set_merge(&s->metrics, &t->metrics);
 			s->time_ms = t->time_ms;
+			rs->stepped_ms += t->clock_step_ms;
+			s->mono_ms = t->time_ms - rs->stepped_ms;
 			memcpy(s->power_mode, t->power_mode, sizeof(s->power_mode));
 			s->throttle = t->throttle;
 			metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);

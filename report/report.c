@@ -88,10 +88,14 @@ report_interval_s(const struct report *r)
 	return r->credited_ms / 1000.0 / (double)(r->all.samples - 1);
 }
 
+/* Absolute phases are wall clock times; relative ones count the time that passed since the first sample. */
 static bool
-in_phase(const struct report_phase_def *d, int64_t t)
+in_phase(const struct report_phase_def *d, int64_t wall_ms, int64_t mono_ms)
 {
-	return t >= d->start_ms && t < d->end_ms;
+	if (d->relative) {
+		return mono_ms >= d->mono_start_ms && mono_ms < d->mono_end_ms;
+	}
+	return wall_ms >= d->start_ms && wall_ms < d->end_ms;
 }
 
 /* "power.RAIL.mw": the rail, or NULL for every other name (power.RAIL.avg_mw included). */
@@ -165,7 +169,7 @@ credit(struct report *r, int64_t dt_ms)
 	double sec = (double)dt_ms / 1000.0;
 	span_credit(&r->all, p, sec);
 	for (size_t i = 0; i < r->phase_count; i++) {
-		if (in_phase(&r->phase_defs[i], p->time_ms)) {
+		if (in_phase(&r->phase_defs[i], p->time_ms, p->mono_ms)) {
 			span_credit(&r->phases[i], p, sec);
 		}
 	}
@@ -249,6 +253,17 @@ signals_of(struct report *r, const struct sample *s)
 	return bits;
 }
 
+/* Ends the open episode at END_MS (wall), END_MONO_MS: its start is the end less the time that passed. */
+static void
+end_episode(struct report *r, int64_t end_ms, int64_t end_mono_ms)
+{
+	if (r->episode_count > 0 && r->episodes[r->episode_count - 1].end_ms == 0) {
+		struct report_episode *e = &r->episodes[r->episode_count - 1];
+		e->end_ms = end_ms;
+		e->start_ms = end_ms - (end_mono_ms - e->mono_start_ms);
+	}
+}
+
 static void
 track_episode(struct report *r, const struct sample *s)
 {
@@ -256,9 +271,7 @@ track_episode(struct report *r, const struct sample *s)
 	if (!t->active) {
 		if (r->in_episode) {
 			r->in_episode = false;
-			if (r->episode_count > 0 && r->episodes[r->episode_count - 1].end_ms == 0) {
-				r->episodes[r->episode_count - 1].end_ms = s->time_ms;
-			}
+			end_episode(r, s->time_ms, s->mono_ms);
 		}
 		return;
 	}
@@ -272,6 +285,7 @@ track_episode(struct report *r, const struct sample *s)
 		struct report_episode *e = &r->episodes[r->episode_count++];
 		memset(e, 0, sizeof(*e));
 		e->start_ms = s->time_ms;
+		e->mono_start_ms = s->mono_ms;
 	}
 	struct report_episode *e = &r->episodes[r->episode_count - 1];
 	if (e->end_ms != 0) {
@@ -309,10 +323,10 @@ report_add_sample(struct report *r, const struct sample *s)
 		return;
 	}
 	if (r->pending.valid) {
-		int64_t dt = s->time_ms - r->pending.time_ms;
+		int64_t dt = s->mono_ms - r->pending.mono_ms; /* a wall clock step is not a gap */
 		if (dt <= 0 || dt > REPORT_GAP_MS) {
 			r->gaps += dt > REPORT_GAP_MS;
-			dt = r->last_dt_ms; /* a pause or a clock step: the last normal interval */
+			dt = r->last_dt_ms; /* a pause, or a recording's time going back: the last normal interval */
 		} else {
 			r->last_dt_ms = dt;
 		}
@@ -324,12 +338,15 @@ report_add_sample(struct report *r, const struct sample *s)
 			if (d->relative) {
 				d->start_ms = s->time_ms + (int64_t)llround(d->start_s * 1000);
 				d->end_ms = s->time_ms + (int64_t)llround(d->end_s * 1000);
+				d->mono_start_ms = s->mono_ms + (int64_t)llround(d->start_s * 1000);
+				d->mono_end_ms = s->mono_ms + (int64_t)llround(d->end_s * 1000);
 			}
 		}
 	}
 	struct pending *p = &r->pending;
 	p->valid = true;
 	p->time_ms = s->time_ms;
+	p->mono_ms = s->mono_ms;
 	snprintf(p->mode, sizeof(p->mode), "%s", s->power_mode);
 	p->throttled = s->throttle.active;
 	memcpy(p->reason, s->throttle.reason, sizeof(p->reason));
@@ -343,7 +360,7 @@ report_add_sample(struct report *r, const struct sample *s)
 	p->signals = signals_of(r, s);
 	span_add(&r->all, s);
 	for (size_t i = 0; i < r->phase_count; i++) {
-		if (in_phase(&r->phase_defs[i], s->time_ms)) {
+		if (in_phase(&r->phase_defs[i], s->time_ms, s->mono_ms)) {
 			span_add(&r->phases[i], s);
 		}
 	}
@@ -390,8 +407,8 @@ report_finish(struct report *r)
 	if (r->pending.valid) {
 		credit(r, dt);
 	}
-	if (r->in_episode && r->episode_count > 0 && r->episodes[r->episode_count - 1].end_ms == 0) {
-		r->episodes[r->episode_count - 1].end_ms = last_ms + dt;
+	if (r->in_episode) {
+		end_episode(r, last_ms + dt, r->pending.mono_ms + dt);
 	}
 	stats_finish(&r->all.stats);
 	for (size_t i = 0; i < r->phase_count; i++) {

@@ -34,10 +34,13 @@ struct report_phase_def {
 	bool relative;
 	double start_s, end_s; /* relative */
 	int64_t start_ms, end_ms;
+	int64_t mono_start_ms, mono_end_ms; /* relative: on the samples' mono_ms, which no clock step moves */
 };
 
+/* start_ms is end_ms minus the time that really passed (mono_ms): a clock step inside moves it, not the length */
 struct report_episode {
 	int64_t start_ms, end_ms;
+	int64_t mono_start_ms;
 	uint64_t samples;
 	bool reason[THROTTLE_REASON_COUNT];
 	char why[THROTTLE_REASON_COUNT][THROTTLE_WHY_MAX]; /* the first explanation of each reason */
@@ -106,6 +109,7 @@ struct report {
 	struct pending {
 		bool valid;
 		int64_t time_ms;
+		int64_t mono_ms; /* intervals come from it */
 		char mode[POWER_MODE_NAME_MAX];
 		bool throttled;
 		bool reason[THROTTLE_REASON_COUNT];

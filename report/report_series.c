@@ -17,7 +17,8 @@ struct cell {
 struct report_series {
 	char names[SERIES_MAX][METRIC_NAME_MAX];
 	size_t count;
-	int64_t t[SERIES_BUCKETS_MAX]; /* time of each bucket's first sample */
+	int64_t t[SERIES_BUCKETS_MAX]; /* mono_ms of each bucket's first sample */
+	int64_t wall_offset_ms;        /* time_ms - mono_ms of the last sample: the chart's times */
 	struct cell *cells;            /* [bucket][series] */
 	size_t buckets;                /* in use */
 	uint64_t per_bucket, in_last;  /* samples per bucket, samples in the last one */
@@ -134,10 +135,11 @@ series_add(struct report_series *rs, const struct sample *s)
 		if (rs->buckets == SERIES_BUCKETS_MAX) {
 			merge_pairs(rs);
 		}
-		rs->t[rs->buckets++] = s->time_ms;
+		rs->t[rs->buckets++] = s->mono_ms;
 		rs->in_last = 0;
 	}
 	rs->in_last++;
+	rs->wall_offset_ms = s->time_ms - s->mono_ms;
 	struct cell *row = &rs->cells[(rs->buckets - 1) * SERIES_MAX];
 	for (size_t i = 0; i < s->metrics.count; i++) {
 		const struct metric *m = &s->metrics.items[i];
@@ -173,7 +175,7 @@ series_to_json(const struct report_series *rs, struct json *j)
 	json_key(j, "t");
 	json_array_begin(j);
 	for (size_t b = 0; b < rs->buckets; b++) {
-		json_int(j, rs->t[b]);
+		json_int(j, rs->t[b] + rs->wall_offset_ms);
 	}
 	json_array_end(j);
 	json_key(j, "keys");

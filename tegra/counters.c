@@ -65,9 +65,10 @@ counters_process(struct stage *st, struct sample *s, const struct alert_fanout *
 {
 	struct counters *c = (struct counters *)st;
 	(void)out;
-	double dt_s = c->have_last && s->time_ms > c->last_ms ? (double)(s->time_ms - c->last_ms) / 1000.0 : 0;
-	if (!c->have_last || s->time_ms > c->last_ms) {
-		c->last_ms = s->time_ms;
+	/* on the monotonic clock: a wall clock step is not an hour at this power */
+	double dt_s = c->have_last && s->mono_ms > c->last_ms ? (double)(s->mono_ms - c->last_ms) / 1000.0 : 0;
+	if (!c->have_last || s->mono_ms > c->last_ms) {
+		c->last_ms = s->mono_ms;
 	}
 	c->have_last = true;
 	size_t count = s->metrics.count; /* the loop adds metrics: read only the sources' */

@@ -182,6 +182,7 @@ replay_read(struct source *src, struct sample *s)
 		s->time_ms = rs->no_stamp_ms;
 		rs->no_stamp_ms += 1000;
 	}
+	s->mono_ms = s->time_ms; /* durations follow the log's stamps */
 	struct tegrastats_stamp prev = rs->next_info.stamp;
 	rs->have_next = replay_advance(rs);
 	metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);

@@ -56,8 +56,8 @@ put_number(FILE *f, double v)
 }
 
 static void
-write_alert(FILE *f, const struct rule *r, const struct alert *a, const char *metric, const char *fp, bool absent,
-	    int64_t since_ms, double value)
+write_alert(FILE *f, const struct engine *e, const struct rule *r, const struct alert *a, const char *metric,
+	    const char *fp, bool absent, int64_t since_ms, double value)
 {
 	if (a->state == ALERT_INACTIVE) {
 		return;
@@ -67,8 +67,8 @@ write_alert(FILE *f, const struct rule *r, const struct alert *a, const char *me
 	fputc(' ', f);
 	put_escaped(f, metric);
 	fprintf(f, " %s %s %lld %lld %lld ", a->state == ALERT_FIRING ? "firing" : "pending",
-		severity_name(a->severity), (long long)since_ms, (long long)a->starts_at_ms,
-		(long long)a->last_notify_ms);
+		severity_name(a->severity), (long long)engine_wall_ms(e, since_ms),
+		(long long)engine_wall_ms(e, a->starts_at_ms), (long long)engine_wall_ms(e, a->last_notify_ms));
 	put_number(f, value);
 	fputc(' ', f);
 	put_number(f, a->threshold);
@@ -89,11 +89,11 @@ write_all(FILE *f, const struct engine *e)
 		for (size_t k = 0; k < rs->count; k++) {
 			const struct instance *in = &rs->inst[k];
 
-			write_alert(f, r, &in->value, in->metric, in->fp_value, false,
+			write_alert(f, e, r, &in->value, in->metric, in->fp_value, false,
 				    changes ? in->last_change_ms : in->value.since_ms, in->last_value);
-			write_alert(f, r, &in->absent, in->metric, in->fp_absent, true, in->absent.since_ms, NAN);
+			write_alert(f, e, r, &in->absent, in->metric, in->fp_absent, true, in->absent.since_ms, NAN);
 		}
-		write_alert(f, r, &rs->pattern_absent, r->metric, rs->fp_pattern, true, rs->pattern_absent.since_ms,
+		write_alert(f, e, r, &rs->pattern_absent, r->metric, rs->fp_pattern, true, rs->pattern_absent.since_ms,
 			    NAN);
 	}
 }

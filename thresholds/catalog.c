@@ -72,6 +72,7 @@ static const char *const patterns[] = {
 	"energy.RAIL.joules_total",
 	"agent.samples_total",
 	"agent.late_ticks_total",
+	"agent.clock_steps_total",
 	"agent.read_errors_total",
 	"agent.parse_errors_total",
 	"agent.unknown_tokens_total",

@@ -406,6 +406,17 @@ emit(struct engine *e, const struct transition *tr)
 }
 
 /*
+ * A span's end is the wall clock at its end, its start that minus the time
+ * that really passed: after a step, starts_at moves with the clock and
+ * ends_at - starts_at stays the alert's true length.
+ */
+int64_t
+engine_wall_ms(const struct engine *e, int64_t t)
+{
+	return t == 0 || t == NEVER ? t : t + e->wall_offset_ms;
+}
+
+/*
  * Moves alert A through transition T at time AT and reports it. SEV is
  * the severity after the transition (the last one for resolve/cancel).
  */
@@ -423,8 +434,8 @@ engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a
 		.previous = SEVERITY_NONE,
 		.value = value,
 		.threshold = threshold,
-		.at_ms = at,
-		.starts_at_ms = a->starts_at_ms,
+		.at_ms = engine_wall_ms(e, at),
+		.starts_at_ms = engine_wall_ms(e, a->starts_at_ms),
 	};
 
 	switch (t) {
@@ -444,7 +455,7 @@ engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a
 		a->severity = sev;
 		a->starts_at_ms = at;
 		a->last_notify_ms = at;
-		tr.starts_at_ms = at;
+		tr.starts_at_ms = tr.at_ms;
 		break;
 	case TRANSITION_ESCALATED:
 	case TRANSITION_DEESCALATED:
@@ -524,7 +535,8 @@ engine_adopt(struct engine *engine, struct engine *old)
 	}
 	engine->have_time = old->have_time;
 	engine->last_ms = old->last_ms;
-	engine->offset_ms = old->offset_ms;
+	engine->last_mono_ms = old->last_mono_ms;
+	engine->wall_offset_ms = old->wall_offset_ms;
 	snprintf(engine->power_mode, sizeof(engine->power_mode), "%s", old->power_mode);
 	t = old->last_ms;
 
@@ -643,8 +655,8 @@ report_active(const struct engine *e, const struct rule_state *rs, const struct 
 	ev.absent = absent;
 	ev.value = absent ? NAN : v;
 	ev.threshold = a->threshold;
-	ev.at_ms = e->last_ms;
-	ev.starts_at_ms = a->state == ALERT_FIRING ? a->starts_at_ms : 0;
+	ev.at_ms = engine_wall_ms(e, e->last_ms);
+	ev.starts_at_ms = a->state == ALERT_FIRING ? engine_wall_ms(e, a->starts_at_ms) : 0;
 	event_fingerprint(e, fp, ev.fingerprint);
 	ev.board = e->board;
 	ev.device_id = e->device_id;

@@ -45,10 +45,13 @@ void engine_set_board(struct engine *engine, const char *board, const char *devi
 int engine_on(struct engine *engine, enum severity severity, alert_callback cb, void *data);
 
 /**
- * Evaluates every rule against sample S. Time is S->time_ms only, never
- * the clock, so replays at any speed give the same timeline; if it goes
- * back (a clock step) the engine counts the step as no time passing, and
- * event times continue from the latest time seen.
+ * Evaluates every rule against sample S. Durations (for, clear_for,
+ * absent_for, repeat) are measured on S->mono_ms only, never a clock, so
+ * a wall clock step changes none of them and replays at any speed give the
+ * same timeline (a replay's mono_ms is the recording's time; when that
+ * goes back, no time passes). Event times are on S->time_ms's wall clock:
+ * at_ms is the sample's stamp, starts_at_ms the time that really passed
+ * before it.
  */
 void engine_evaluate(struct engine *engine, const struct sample *s);
 

@@ -77,10 +77,16 @@ struct engine {
 	uint64_t layout_sig;
 	size_t layout_count;
 	uint64_t rebuilds;
-	/* sample timeline: monotonic even when the wall clock steps back */
+	/*
+	 * The timeline every duration is measured on: it moves with the samples'
+	 * mono_ms (never back), from the first sample's wall time (so the state
+	 * file's times line up). Alerts keep timeline times; events, the state
+	 * file and listings give them on the wall clock of the latest sample.
+	 */
 	bool have_time;
-	int64_t last_ms;
-	int64_t offset_ms;
+	int64_t last_ms;        /* the latest sample on the timeline */
+	int64_t last_mono_ms;   /* its mono_ms */
+	int64_t wall_offset_ms; /* its time_ms - last_ms: timeline -> wall clock */
 	bool any_modes;
 	char power_mode[POWER_MODE_NAME_MAX];
 	const struct sample *cur; /* during engine_evaluate() only */
@@ -113,6 +119,9 @@ void engine_forget_streaks(struct instance *in);
 void engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a, const char *metric,
 		       const char *fp, bool absent, enum alert_transition t, enum severity sev, double value,
 		       double threshold, int64_t at);
+
+/* Timeline time T on the wall clock of the latest sample; 0 (none) and NEVER stay as they are. */
+int64_t engine_wall_ms(const struct engine *e, int64_t t);
 
 /* Ends every alert of RS: pending ones cancel, firing ones resolve. */
 void engine_end_all(struct engine *e, struct rule_state *rs, int64_t t, bool use_sample);

@@ -477,25 +477,31 @@ eval_rule(struct engine *e, struct rule_state *rs, bool have_id, double id, int6
 	}
 }
 
-/* Sample time on a timeline that never goes back: a clock step back costs no time. */
+/*
+ * The sample on the timeline: as much later as its mono_ms says (a wall
+ * clock step moves neither way; a recording whose time goes back costs no
+ * time).
+ */
 static int64_t
-timeline(struct engine *e, int64_t sample_ms)
+timeline(struct engine *e, const struct sample *s)
 {
-	int64_t t = sample_ms + e->offset_ms;
+	int64_t t = s->time_ms;
 
-	if (e->have_time && t < e->last_ms) {
-		e->offset_ms += e->last_ms - t;
-		t = e->last_ms;
+	if (e->have_time) {
+		int64_t ran = s->mono_ms - e->last_mono_ms;
+		t = e->last_ms + (ran > 0 ? ran : 0);
 	}
 	e->have_time = true;
 	e->last_ms = t;
+	e->last_mono_ms = s->mono_ms;
+	e->wall_offset_ms = s->time_ms - t;
 	return t;
 }
 
 void
 engine_evaluate(struct engine *engine, const struct sample *s)
 {
-	int64_t t = timeline(engine, s->time_ms);
+	int64_t t = timeline(engine, s);
 	double id = 0;
 	bool have_id = false;
 

@@ -46,15 +46,16 @@ _Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) + 3 <= HISTORY_RING_BY
 struct history {
 	size_t cap;
 	size_t max_rings;
-	int64_t *times; /* sample times, slot = index % cap */
-	uint64_t count; /* samples added */
+	int64_t *times;         /* sample times on the history's own clock (see history_add), slot = index % cap */
+	uint64_t count;         /* samples added */
+	int64_t last_mono_ms;   /* the newest sample's mono_ms */
+	int64_t wall_offset_ms; /* its time_ms minus its time here: what the times are told with */
 	/* tier 1 */
 	size_t buckets;     /* 0: no tier 1 */
 	size_t count_width; /* bytes of a bucket count: 1 or 2 */
 	uint32_t count_max; /* a bucket holding this many samples is closed early */
-	int64_t *minutes;   /* minute start times, slot = bucket index % buckets */
+	int64_t *minutes;   /* minute start times (as the times), slot = bucket index % buckets */
 	uint64_t opened;    /* buckets opened; the one being filled is opened - 1 */
-	int64_t minute;     /* of the bucket being filled, in minutes since the epoch */
 	uint32_t in_bucket; /* samples in the bucket being filled */
 	struct ring *rings;
 	size_t rings_end; /* rings at or past this position are unused */
@@ -469,22 +470,27 @@ minute_of(int64_t time_ms)
 }
 
 /*
- * Opens the next bucket when T is in another minute than the bucket being
- * filled (a clock step back too), or that bucket cannot count one more
- * sample.
+ * Opens the next bucket when T (here) is in a later wall clock minute than
+ * the bucket being filled starts in (told as now), or that bucket cannot
+ * count one more sample. After a step back the bucket being filled takes
+ * the samples until the clock is past its start: bucket starts never go
+ * back.
  */
 static void
 advance_minute(struct history *h, int64_t t)
 {
-	int64_t minute = minute_of(t);
-	if (h->opened > 0 && minute == h->minute && h->in_bucket < h->count_max) {
-		h->in_bucket++;
-		return;
+	int64_t start = minute_of(t + h->wall_offset_ms) * HISTORY_BUCKET_MS - h->wall_offset_ms;
+	if (h->opened > 0) {
+		int64_t filling = h->minutes[(h->opened - 1) % h->buckets];
+		if (start <= filling && h->in_bucket < h->count_max) {
+			h->in_bucket++;
+			return;
+		}
+		start = start > filling ? start : filling; /* a full bucket: the next has its start */
 	}
 	h->opened++;
-	h->minute = minute;
 	h->in_bucket = 1;
-	h->minutes[(h->opened - 1) % h->buckets] = minute * HISTORY_BUCKET_MS;
+	h->minutes[(h->opened - 1) % h->buckets] = start;
 	for (size_t i = 0; i < h->rings_end; i++) {
 		if (h->rings[i].used) {
 			open_bucket(h, &h->rings[i]);
@@ -492,18 +498,39 @@ advance_minute(struct history *h, int64_t t)
 	}
 }
 
+/*
+ * The history's clock moves with the samples' mono_ms and never back, from
+ * the first sample's time_ms; the offset to the newest sample's wall clock
+ * is kept apart. A step of the wall clock changes only the offset: every
+ * point keeps its place and its spacing, and is told at the wall clock
+ * time it has now (history.h).
+ */
+static int64_t
+history_time(struct history *h, const struct sample *s)
+{
+	int64_t t = s->time_ms;
+	if (h->count > 0) {
+		int64_t ran = s->mono_ms - h->last_mono_ms;
+		t = h->times[(h->count - 1) % h->cap] + (ran > 0 ? ran : 0);
+	}
+	h->last_mono_ms = s->mono_ms;
+	h->wall_offset_ms = s->time_ms - t;
+	return t;
+}
+
 void
 history_add(struct history *h, const struct sample *s)
 {
 	size_t slot = (size_t)(h->count % h->cap);
-	h->times[slot] = s->time_ms;
+	int64_t t = history_time(h, s);
+	h->times[slot] = t;
 	for (size_t i = 0; i < h->rings_end; i++) {
 		if (h->rings[i].used) {
 			put_value(h, &h->rings[i], slot, NAN); /* absent unless the sample has it */
 		}
 	}
 	if (h->buckets) {
-		advance_minute(h, s->time_ms);
+		advance_minute(h, t);
 	}
 	const struct metric_set *set = &s->metrics;
 	for (size_t i = 0; i < set->count; i++) {
@@ -572,7 +599,7 @@ history_window(const struct history *h, const char *name, int64_t window_ms, str
 			if (window_ms > 0 && t <= newest - window_ms) {
 				continue;
 			}
-			pts[n].time_ms = t;
+			pts[n].time_ms = t + h->wall_offset_ms;
 			pts[n].value = history_float_value(v);
 			n++;
 		}
@@ -611,7 +638,7 @@ history_window_minutes(const struct history *h, const char *name, int64_t window
 				continue;
 			}
 			b[n] = (struct history_bucket){
-				.time_ms = t,
+				.time_ms = t + h->wall_offset_ms,
 				.min = history_float_value(mins_of(h, r)[slot]),
 				.mean = history_float_value(means_of(h, r)[slot]),
 				.max = history_float_value(maxs_of(h, r)[slot]),

@@ -11,6 +11,13 @@
  * significant digits, enough for every sensor). Not thread-safe: the
  * caller locks. Pure: no I/O, no clock.
  *
+ * Times: the history keeps the samples' spacing from their mono_ms, and
+ * tells every time (points, minutes, windows) on the newest sample's wall
+ * clock: after a step of the wall clock, older points move with it (each
+ * is told as the newest sample's time less its true age), so the points
+ * stay in order, a window of N seconds is the last N seconds that really
+ * passed, and a chart neither folds back nor shows the step as a gap.
+ *
  * Memory bound (history_bytes()): C x 8 B + B x 8 B + R x (C x 4 B +
  * B x (12 B + W) + HISTORY_RING_BYTES), with C samples, B buckets, R =
  * HISTORY_MAX_METRICS and W = 1 count byte when a minute holds at most 255
@@ -84,9 +91,8 @@ uint64_t history_bytes(uint64_t capacity, uint64_t buckets, int64_t interval_ms,
 void history_add(struct history *h, const struct sample *s);
 
 /**
- * Copies the tier 0 points of metric NAME whose time is after the newest
- * sample's time minus WINDOW_MS (WINDOW_MS <= 0: every point kept), oldest
- * first, leaving out samples where the metric was absent. *OUT is malloc'd
+ * Copies the tier 0 points of metric NAME taken less than WINDOW_MS before
+ * the newest sample (WINDOW_MS <= 0: every point kept), oldest first, leaving out samples where the metric was absent. *OUT is malloc'd
  * (NULL when *COUNT is 0). Returns 0, or -ENOENT when NAME has no ring.
  */
 int history_window(const struct history *h, const char *name, int64_t window_ms, struct history_point **out,

@@ -167,6 +167,7 @@ struct agent_help {
 static const struct agent_help agent_helps[] = {
 	{"samples_total", "Samples produced since the agent started."},
 	{"late_ticks_total", "Ticks that started late because the loop fell behind its interval."},
+	{"clock_steps_total", "Steps of the wall clock seen between samples (durations do not follow them)."},
 	{"read_errors_total", "Sensor files that failed to read."},
 	{"parse_errors_total", "tegrastats lines that could not be parsed."},
 	{"unknown_tokens_total", "tegrastats tokens skipped because unknown."},

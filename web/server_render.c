@@ -44,6 +44,8 @@ copy_sample(struct sample *dst, const struct sample *src)
 {
 	dst->seq = src->seq;
 	dst->time_ms = src->time_ms;
+	dst->mono_ms = src->mono_ms;
+	dst->clock_step_ms = src->clock_step_ms;
 	memcpy(dst->power_mode, src->power_mode, sizeof(dst->power_mode));
 	dst->throttle = src->throttle;
 	dst->metrics.count = src->metrics.count;

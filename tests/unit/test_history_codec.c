@@ -26,6 +26,7 @@ feed(size_t cap, const double *values, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		sample_clear(s);
 		s->time_ms = (int64_t)i * 1000;
+		s->mono_ms = s->time_ms;
 		if (!isnan(values[i])) {
 			metric_set_put(&s->metrics, "m", values[i]);
 		}

@@ -26,6 +26,7 @@ at(struct sample *s, int64_t ms)
 {
 	sample_clear(s);
 	s->time_ms = ms;
+	s->mono_ms = ms; /* as a replay: durations follow the stamps */
 }
 
 static int

@@ -36,6 +36,7 @@ add(struct history *h, struct sample *s, int64_t time_ms, double a, double b)
 {
 	sample_clear(s);
 	s->time_ms = time_ms;
+	s->mono_ms = time_ms; /* a clock that did not step */
 	if (!isnan(a)) {
 		metric_set_put(&s->metrics, "a", a);
 	}
@@ -189,6 +190,7 @@ test_history_minutes(void **state)
 	for (int i = 0; i < 3; i++) {
 		sample_clear(s);
 		s->time_ms = 180000 + i * 1000;
+		s->mono_ms = s->time_ms;
 		metric_set_put(&s->metrics, "a", i + 1);
 		metric_set_put(&s->metrics, "c", 0.5 * (i + 1));
 		history_add(h, s);
