@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""The wall clock steps while the agent runs (issue 21): an hour forward (NTP at boot on a board without an RTC
+battery) and an hour back. libfaketime moves CLOCK_REALTIME only (FAKETIME_DONT_FAKE_MONOTONIC=1), read from a
+file at every call (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1), so a test steps it mid-run. Durations (rules,
+actions, webhook repeats, the MQTT view's pace, the history's windows, the report's episodes) must not follow it;
+the step must be logged once, counted (agent.clock_steps_total) and marked on its sample (clock_step_ms).
+
+Usage: test_clock_steps.py TEGRAWATCH SOURCE_ROOT
+"""
+import glob
+import http.server
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_mqtt as tm  # noqa: E402  (the broker and subscriber helpers)
+from test_mqtt import base_cfg, free_port, wait_until, write_file  # noqa: E402
+
+BIN = SRC = None
+BOARD = "tests/fixtures/boards/orin-nano-jp6"
+CPU_TEMP = "sys/devices/virtual/thermal/thermal_zone0/temp"  # cpu-thermal, passive trip 95 C
+HOUR = 3600
+FAKETIME = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1"))
+
+RECORDER = """#!/bin/sh
+# exec action stand-in: one file per call with the alert's transition
+echo "$TEGRAWATCH_RULE $TEGRAWATCH_TRANSITION" > "$1/$(date +%s%N)-$$.ev"
+"""
+
+
+def read_jsonl(path):
+    out = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.endswith("\n"):
+                out.append(json.loads(line))
+    return out
+
+
+class Agent:
+    """`tegrawatch run` under libfaketime, samples (stdout) and log (stderr) in files; step() moves its wall clock."""
+
+    def __init__(self, d, cfg, root=None, interval_ms=200, args=(), record=None):
+        self.d, self.record = d, record
+        self.clock = os.path.join(d, "faketime")
+        self.offset = 0
+        write_file(self.clock, "+0\n", 0o644)
+        self.cfg = os.path.join(d, "tegrawatch.yaml")
+        web = "" if "web:" in cfg else 'web: {listen: ""}\n'  # no server unless asked: port 9474 may be taken
+        write_file(self.cfg, 'agent:\n  state_file: ""\n' + web + cfg, 0o644)
+        self.outpath, self.errpath = os.path.join(d, "out.jsonl"), os.path.join(d, "err.log")
+        env = dict(os.environ, TZ="UTC", LD_PRELOAD=FAKETIME[0], FAKETIME_TIMESTAMP_FILE=self.clock,
+                   FAKETIME_NO_CACHE="1", FAKETIME_DONT_FAKE_MONOTONIC="1",
+                   # libfaketime 0.9.10 ends a wait on a CLOCK_MONOTONIC condition at once (fixed upstream
+                   # later): the web server's notifier would spin; this makes such a wait last 1 s, its own
+                   FAKETIME_WAIT_MS="1000",
+                   ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+        argv = [BIN, "run", "-v", "--root", root or os.path.join(SRC, BOARD), "-c", self.cfg,
+                "--interval", str(interval_ms), "--no-tegrastats"] + list(args)
+        if record:
+            argv += ["--record", record, "--no-json"]
+        with open(self.outpath, "wb") as out, open(self.errpath, "wb") as err:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+
+    def samples(self):
+        if self.record:
+            return [x for x in read_jsonl(self.record) if "metrics" in x] if os.path.exists(self.record) else []
+        return read_jsonl(self.outpath)
+
+    def stderr(self):
+        with open(self.errpath, errors="replace") as f:
+            return f.read()
+
+    def step(self, seconds, after=3):
+        """Moves the agent's wall clock by SECONDS once the agent has taken AFTER samples."""
+        assert wait_until(lambda: len(self.samples()) >= after, 30), self.stderr()
+        self.offset += seconds
+        write_file(self.clock + ".tmp", "%+d\n" % self.offset, 0o644)
+        os.rename(self.clock + ".tmp", self.clock)
+        self.stepped_at = len(self.samples())
+
+    def after_step(self, n):
+        """Waits for N samples surely taken after the last step; returns them."""
+        first = self.stepped_at + 1  # the sample being taken as the clock moved may be on either side
+        assert wait_until(lambda: len(self.samples()) >= first + n, 60), self.stderr()
+        return self.samples()[first:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(20)
+
+
+class ClockStepTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="tw-clock-")
+        self.agents = []
+
+    def tearDown(self):
+        for a in self.agents:
+            if a.proc.poll() is None:
+                a.proc.kill()
+                a.proc.wait()
+        shutil.rmtree(self.d, ignore_errors=True)
+
+    def agent(self, cfg, name="a", **kw):
+        d = os.path.join(self.d, name)
+        os.mkdir(d)
+        a = Agent(d, cfg, **kw)
+        self.agents.append(a)
+        return a
+
+    def board(self):
+        """A copy of the fixture board whose CPU temperature the test sets."""
+        root = os.path.join(self.d, "root")
+        shutil.copytree(os.path.join(SRC, BOARD), root, symlinks=True)
+        return root
+
+    def set_cpu_c(self, root, c):
+        path = os.path.join(root, CPU_TEMP)
+        write_file(path + ".tmp", "%d\n" % (c * 1000), 0o644)
+        os.rename(path + ".tmp", path)
+
+    def check_marked(self, a, steps_s):
+        """Each step is marked on one sample, counted and logged once."""
+        s = a.samples()
+        marks = [x["clock_step_ms"] for x in s if "clock_step_ms" in x]
+        self.assertEqual(len(marks), len(steps_s), marks)
+        for got, want in zip(marks, steps_s):
+            self.assertLess(abs(got - want * 1000), 2000, marks)
+        self.assertEqual(s[-1]["metrics"]["agent.clock_steps_total"], len(steps_s))
+        self.assertEqual(a.stderr().count("the wall clock stepped"), len(steps_s), a.stderr())
+
+    def test_rules_and_actions(self):
+        """for, absent_for and repeat of 30 minutes do not fire on an hour's step forward; an exec action runs only
+        for what really fired; a `for: 2s` rule still fires 2 s after it began across a step back."""
+        rec = os.path.join(self.d, "recorder")
+        write_file(rec, RECORDER, 0o755)
+        events = os.path.join(self.d, "events")
+        os.mkdir(events)
+        a = self.agent("""rules:
+  - {name: slow, metric: agent.samples_total, warning: 0, for: 30m}
+  - {name: gone, metric: temp.nosuch_c, warning: 200, absent_for: 30m}
+  - {name: again, metric: agent.samples_total, critical: 0, repeat: 30m}
+actions:
+  record: {type: exec, command: [%s, %s], timeout: 5s}
+notify: {warning: [log, record], critical: [log, record]}
+""" % (rec, events))
+
+        def seen():
+            out = []
+            for p in sorted(glob.glob(os.path.join(events, "*.ev"))):
+                with open(p) as f:
+                    out.append(f.read().strip())
+            return out
+        self.assertTrue(wait_until(lambda: seen() == ["again firing"], 30), (seen(), a.stderr()))
+        a.step(HOUR)
+        after = a.after_step(25)  # 5 s of samples on the new clock
+        self.assertTrue(all(x["metrics"]["agent.alerts_fired_total"] == 1 for x in after),
+                        [x["metrics"]["agent.alerts_fired_total"] for x in after])
+        self.assertEqual(seen(), ["again firing"], a.stderr())
+        self.assertEqual(a.stop(), 0)
+        self.check_marked(a, [HOUR])
+
+        # back an hour while a 2 s `for` is pending: it fires 2 s after it began, not an hour later
+        shutil.rmtree(events)
+        os.mkdir(events)
+        b = self.agent(name="b", cfg="""rules:
+  - {name: soon, metric: agent.samples_total, warning: 5, for: 2s}
+actions:
+  record: {type: exec, command: [%s, %s], timeout: 5s}
+notify: {warning: [record]}
+""" % (rec, events))
+        b.step(-HOUR)
+        b.after_step(1)
+        self.assertTrue(wait_until(lambda: seen() == ["soon firing"], 15), (seen(), b.stderr()))
+        fired = [x for x in b.samples() if x["metrics"]["agent.alerts_fired_total"] == 1][0]
+        self.assertLess(fired["seq"], 5 + 2 * 5 + 10, fired["seq"])  # 2 s at 5 samples a second, and slack
+        self.assertEqual(b.stop(), 0)
+        self.check_marked(b, [-HOUR])
+
+    def test_webhook(self):
+        """A firing alert with `repeat: 30m` is not repeated by an hour's step; its resolve says how long it really
+        lasted (ends_at - starts_at), the hour left out."""
+        got, lock = [], threading.Lock()
+
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with lock:
+                    got.append(json.loads(body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        root = self.board()
+        self.set_cpu_c(root, 70)
+        started = time.monotonic()
+        a = self.agent("""rules:
+  - {name: cpu-hot, metric: temp.cpu_c, warning: 60, repeat: 30m}
+actions:
+  hook: {type: webhook, format: json, url: "http://127.0.0.1:%d/"}
+notify: {warning: [hook]}
+""" % srv.server_address[1], root=root)
+
+        def transitions():
+            with lock:
+                return [e["transition"] for e in got]
+        self.assertTrue(wait_until(lambda: transitions() == ["firing"], 30), (transitions(), a.stderr()))
+        a.step(HOUR)
+        a.after_step(25)
+        self.assertEqual(transitions(), ["firing"])
+        self.set_cpu_c(root, 45)
+        self.assertTrue(wait_until(lambda: transitions() == ["firing", "resolved"], 30), transitions())
+        lasted = time.monotonic() - started
+        with lock:
+            resolved = got[1]
+        length_s = (resolved["ends_at_ms"] - resolved["starts_at_ms"]) / 1000.0
+        self.assertGreater(length_s, 4, resolved)
+        self.assertLess(length_s, lasted, resolved)  # seconds, not the hour of the step
+        # the resolve is stamped on the new clock
+        self.assertGreater(resolved["ends_at_ms"], got[0]["at_ms"] + (HOUR - 60) * 1000, resolved)
+        self.assertEqual(a.stop(), 0)
+        self.check_marked(a, [HOUR])
+
+    def test_mqtt(self):
+        """The Home Assistant view goes out at its own pace (every 30 s unchanged): neither an hour's step forward
+        nor back brings it early; each step is marked on the state message of its sample."""
+        b = tm.Broker(self.d).start()
+        self.addCleanup(b.stop)
+        sub = tm.Sub(b.port, ["tegrawatch/ck/ha", "tegrawatch/ck/state"])
+        self.addCleanup(sub.close)
+        mqtt = "".join("  %s: %s\n" % kv for kv in base_cfg(b.port, "ck", ha_interval="20s").items())
+        a = self.agent("mqtt:\n" + mqtt)
+        self.assertTrue(wait_until(lambda: sub.all("tegrawatch/ck/ha"), 30), a.stderr())
+        a.step(HOUR)
+        a.after_step(15)
+        a.step(-HOUR)
+        a.after_step(15)
+        self.assertEqual(len(sub.all("tegrawatch/ck/ha")), 1, a.stderr())
+        self.assertTrue(wait_until(lambda: len(sub.all("tegrawatch/ck/state")) >= len(a.samples()) - 2, 10))
+        marks = [m["clock_step_ms"] for m in sub.json("tegrawatch/ck/state") if "clock_step_ms" in m]
+        self.assertEqual(len(marks), 2, marks)
+        self.assertTrue(marks[0] > 0 > marks[1], marks)
+        self.assertEqual(a.stop(), 0)
+        self.check_marked(a, [HOUR, -HOUR])
+
+    def history(self, port, seconds):
+        url = "http://127.0.0.1:%d/api/v1/history?metric=agent.samples_total&seconds=%d" % (port, seconds)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.load(r)["points"]
+
+    def test_history(self):
+        """After a step either way the history stays in order, a second apart, and `seconds=N` is the last N
+        seconds that passed; the points are told on the clock as it reads now."""
+        for step in (-HOUR, HOUR):
+            with self.subTest(step=step):
+                port = free_port()
+                a = self.agent('web: {listen: "127.0.0.1:%d"}\n' % port, name="h%d" % step, interval_ms=100)
+                a.step(step, after=20)
+                a.after_step(40)
+                pts = self.history(port, 2)
+                times = [p[0] for p in pts]
+                seqs = [p[1] for p in pts]
+                self.assertEqual(times, sorted(times))
+                self.assertGreaterEqual(len(pts), 15, pts)  # 2 s at 10 samples a second, a loaded machine
+                self.assertLessEqual(len(pts), 21, pts)
+                self.assertEqual(seqs, list(range(int(seqs[0]), int(seqs[0]) + len(seqs))))
+                every = self.history(port, 3600)
+                t = [p[0] for p in every]
+                self.assertGreaterEqual(len(t), a.stepped_at + 40, "the points before the step are in the hour")
+                self.assertEqual(t, sorted(t))
+                self.assertLess(max(b - a for a, b in zip(t, t[1:])), 2000, "a gap: the step shows")
+                last = a.samples()[-1]
+                self.assertLessEqual(t[-1], last["time_ms"])
+                self.assertGreater(t[0], last["time_ms"] - 120 * 1000)  # the run's start, moved with the clock
+                self.assertEqual(a.stop(), 0)
+                self.check_marked(a, [step])
+
+    def test_report(self):
+        """A throttle episode across an hour's step: `run --record` marks the step, and the report of the
+        recording gives the episode's true length and no gap."""
+        root = self.board()
+        rec = os.path.join(self.d, "run.rec")
+        t0 = time.monotonic()
+        a = self.agent("", root=root, record=rec)
+        self.set_cpu_c(root, 97)  # above the 95 C passive trip: thermal throttling
+        a.step(HOUR)
+
+        a.after_step(5)
+        self.set_cpu_c(root, 50)
+        lasted = time.monotonic() - t0
+        a.after_step(10)
+        self.assertEqual(a.stop(), 0)
+        p = subprocess.run([BIN, "report", rec, "--json", "-"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)
+        eps = r["throttle"]["episodes"]
+        self.assertEqual(len(eps), 1, eps)
+        self.assertLess(eps[0]["seconds"], lasted + 2, eps)
+        self.assertGreater(eps[0]["seconds"], 0.5, eps)
+        self.assertEqual(eps[0]["end_ms"] - eps[0]["start_ms"], round(eps[0]["seconds"] * 1000), eps)
+        self.assertLess(r["throttle"]["seconds"], lasted + 2, r["throttle"])
+        self.assertEqual(r["gaps"], 0)
+        self.assertLess(r["duration_s"], lasted + 10)
+        self.check_marked(a, [HOUR])
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    if not FAKETIME:
+        print("libfaketime is missing: install the Debian package faketime (scripts/deps.txt [test])")
+        sys.exit(1)
+    if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO):
+        print("skipped: needs mosquitto and python3-paho-mqtt")
+        sys.exit(77)
+    if "libtsan" in subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout:
+        print("skipped: libfaketime cannot be preloaded into a ThreadSanitizer build")
+        sys.exit(77)
+    tm.BIN, tm.SRC = BIN, SRC
+    unittest.main(verbosity=2)
