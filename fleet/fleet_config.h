@@ -52,8 +52,8 @@ struct fleet_config {
 extern const struct cfg_section remote_write_config_section;
 extern const struct cfg_section otlp_config_section;
 
-/* Memory budgeted for one spooled sample: ~1.5 KB for an Orin's 150 metrics, its slot and allocator slack. */
-#define FLEET_RECORD_BYTES 2048u
+/* Memory budgeted for one spooled sample: ~2.4 KB for an Orin's 150 metrics, its slot and allocator slack. */
+#define FLEET_RECORD_BYTES 3072u
 
 /**
  * Samples the spool keeps in memory at most, sampling every INTERVAL_MS:

@@ -41,7 +41,7 @@
 #define SYNC_EVERY_MS 1000
 #define STATUS_LOGGED_MAX 8
 #define HEADERS_MAX 5
-#define STOP_FLUSH_MS 2000
+#define STOP_FLUSH_MS 10000
 
 /* What differs between the two sinks. */
 struct push_kind {
@@ -375,12 +375,13 @@ flush_on_stop(struct push_sink *s)
 	int64_t end = monotonic_ms() + STOP_FLUSH_MS;
 	s->batch_interval_ms = 0;
 	for (int64_t now = monotonic_ms(); now < end && (s->inflight || spool_depth(s) > 0); now = monotonic_ms()) {
-		if (!s->inflight && now < s->next_attempt_ms) {
-			break; /* the receiver is failing: no use waiting for the back-off */
+		if (!s->inflight && s->next_attempt_ms >= end) {
+			break; /* the receiver is failing: its back-off ends too late */
 		}
 		pump(s, now);
+		int64_t until = s->inflight || s->next_attempt_ms <= now ? end : s->next_attempt_ms;
 		struct pollfd p = {.fd = http_client_fd(s->http), .events = POLLIN};
-		poll(&p, 1, (int)(end - now));
+		poll(&p, 1, (int)(until - now));
 		http_run(s->http, done, s);
 	}
 }

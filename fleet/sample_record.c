@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RECORD_VERSION 1
@@ -55,28 +56,36 @@ put_value(struct buf *b, double v)
 	buf_add(b, (const char *)le, sizeof(le));
 }
 
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct metric *const *)a)->name, (*(const struct metric *const *)b)->name);
+}
+
 void
 sample_record_encode(struct buf *out, const struct sample *s, bool (*keep)(void *arg, const char *name), void *arg)
 {
 	const struct metric_set *set = &s->metrics;
+	/* in name order, each name shares the most with the one before it */
+	const struct metric *sorted[METRIC_SET_MAX];
+	size_t n = 0;
+	for (size_t i = 0; i < set->count; i++) {
+		if (!keep || keep(arg, set->items[i].name)) {
+			sorted[n++] = &set->items[i];
+		}
+	}
+	qsort(sorted, n, sizeof(sorted[0]), by_name);
 	size_t mode_len = strnlen(s->power_mode, sizeof(s->power_mode) - 1);
 	buf_addc(out, RECORD_VERSION);
 	put_varint(out, s->seq);
 	put_varint(out, zigzag(s->time_ms));
 	buf_addc(out, (char)mode_len);
 	buf_add(out, s->power_mode, mode_len);
-	size_t n = 0;
-	for (size_t i = 0; i < set->count; i++) {
-		n += !keep || keep(arg, set->items[i].name);
-	}
 	put_varint(out, n);
 	const char *prev = "";
 	size_t prev_len = 0;
-	for (size_t i = 0; i < set->count; i++) {
-		const struct metric *m = &set->items[i];
-		if (keep && !keep(arg, m->name)) {
-			continue;
-		}
+	for (size_t i = 0; i < n; i++) {
+		const struct metric *m = sorted[i];
 		size_t shared = 0;
 		while (shared < prev_len && shared < m->len && prev[shared] == m->name[shared]) {
 			shared++;

@@ -2,9 +2,9 @@
  * A sample as the fleet sinks spool it: its seq, time, power mode and the
  * metrics a sink sends, by canonical name, in a compact binary record
  * that needs nothing else to be read back (a spool file outlives the
- * agent that wrote it). Each name shares its first bytes with the one
- * before it (front coding); whole values take a zigzag varint, others
- * 8 bytes. About 1.2 KB for an Orin's 150 metrics. Pure: no I/O.
+ * agent that wrote it). The metrics go in name order, each name sharing
+ * its first bytes with the one before it (front coding); whole values
+ * take a zigzag varint, others 8 bytes. Pure: no I/O.
  *
  *   u8 version (1), varint seq, zigzag varint time_ms, u8 mode length +
  *   mode, varint count, then per metric: u8 bytes shared with the previous

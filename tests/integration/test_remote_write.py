@@ -276,7 +276,7 @@ class SlowTest(Case):
         samples = a.all()
         self.assertGreater(back - down, 119)
         self.assertGreater(samples[-1]["metrics"]["agent.remote_write_retries_total"], 2)
-        self.assertGreater(len(samples), 240 + 60)
+        self.assertGreater(len(samples), 240 + 30)
         # a clean stop sends what still waits: every series holds every sample
         self.assert_every_sample_once(prom, samples, "rw-lab-1")
 
