@@ -69,6 +69,8 @@ static const struct section {
 	{&sources_section, 0},
 	{&mqtt_config_section, offsetof(struct config, mqtt)},
 	{&web_config_section, offsetof(struct config, web)},
+	{&remote_write_config_section, offsetof(struct config, remote_write)},
+	{&otlp_config_section, offsetof(struct config, otlp)},
 };
 
 static void *
@@ -77,7 +79,8 @@ section_obj(const struct config *cfg, const struct section *sec)
 	return (char *)cfg + sec->base;
 }
 
-static const char *const top_keys[] = {"agent", "sources", "mqtt", "web", "include", "actions", "notify", "rules"};
+static const char *const top_keys[] = {"agent", "sources", "mqtt",    "web",    "remote_write",
+				       "otlp",  "include", "actions", "notify", "rules"};
 
 bool
 config_is_top_key(const char *name)
@@ -319,9 +322,11 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 	if (root->type != CFG_MAP) {
 		char got[CFG_SHOW_MAX + 8];
 		cfg_describe(root, got, sizeof(got));
-		cfg_report(&dec, root,
-			   "expected a map with agent, sources, mqtt, web, include, actions, notify and rules, got %s",
-			   got);
+		cfg_report(
+			&dec, root,
+			"expected a map with agent, sources, mqtt, web, remote_write, otlp, include, actions, notify and rules, "
+			"got %s",
+			got);
 		return;
 	}
 	for (size_t i = 0; i < root->count; i++) {

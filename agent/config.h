@@ -14,6 +14,7 @@
 
 #include "core/diag.h"
 #include "core/exit_codes.h"
+#include "fleet/fleet_config.h"
 #include "mqtt/mqtt_config.h"
 #include "webhook/webhook_config.h"
 #include "thresholds/rules.h"
@@ -65,6 +66,8 @@ struct config {
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */
 	struct mqtt_config mqtt;
 	struct web_config web;
+	struct fleet_config remote_write; /* fleet/fleet_config.h; url "" = off */
+	struct fleet_config otlp;
 	/* actions: and notify: */
 	struct action_def *actions; /* "log" is always defined first */
 	size_t action_count;

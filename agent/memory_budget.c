@@ -113,6 +113,8 @@ memory_budget_compute(const struct config *cfg, int64_t interval_ms, struct memo
 		.base = MEMORY_BASE_BYTES,
 		.web = web_config_memory_bytes(&cfg->web, interval_ms),
 		.mqtt = mqtt_config_memory_bytes(&cfg->mqtt, interval_ms),
+		.fleet = fleet_config_memory_bytes(&cfg->remote_write, interval_ms) +
+			 fleet_config_memory_bytes(&cfg->otlp, interval_ms),
 		.limit = cfg->memory_limit,
 		.from_cgroup = cfg->memory_limit_cgroup,
 	};
@@ -121,18 +123,22 @@ memory_budget_compute(const struct config *cfg, int64_t interval_ms, struct memo
 			b.webhooks += webhook_config_memory_bytes(&cfg->actions[i].webhook);
 		}
 	}
-	b.total = b.base + b.web + b.mqtt + b.webhooks;
+	b.total = b.base + b.web + b.mqtt + b.webhooks + b.fleet;
 	*out = b;
 }
 
 static void
 describe(const struct memory_budget *b, char *buf, size_t size)
 {
+	char fleet[64] = "";
+	if (b->fleet) {
+		snprintf(fleet, sizeof(fleet), ", remote_write and otlp spools %.1f", (double)b->fleet / MIB);
+	}
 	snprintf(buf, size,
 		 "%.1f MiB (base %.1f, web history and connections %.1f, MQTT spool and messages in flight %.1f, "
-		 "webhook queues %.1f)",
+		 "webhook queues %.1f%s)",
 		 (double)b->total / MIB, (double)b->base / MIB, (double)b->web / MIB, (double)b->mqtt / MIB,
-		 (double)b->webhooks / MIB);
+		 (double)b->webhooks / MIB, fleet);
 }
 
 static struct cfg_place
@@ -171,7 +177,12 @@ memory_budget_validate(struct config *cfg, const struct cfg_node *root, const ch
 	/* point at the setting that costs the most */
 	struct cfg_place place = agent;
 	const char *key = "memory_max", *name = "agent.memory_max";
-	if (b.web >= b.mqtt && b.web >= b.webhooks) {
+	if (b.fleet > b.web && b.fleet > b.mqtt && b.fleet > b.webhooks) {
+		bool rw = cfg->remote_write.url[0] != '\0';
+		place = place_of(root, rw ? "remote_write" : "otlp", path, env);
+		key = "spool_records";
+		name = rw ? "remote_write.spool_records" : "otlp.spool_records";
+	} else if (b.web >= b.mqtt && b.web >= b.webhooks) {
 		place = place_of(root, "web", path, env);
 		key = "history";
 		name = "web.history";
@@ -181,7 +192,7 @@ memory_budget_validate(struct config *cfg, const struct cfg_node *root, const ch
 		key = file ? "inflight" : "spool_records";
 		name = file ? "mqtt.inflight" : "mqtt.spool_records";
 	}
-	char text[256];
+	char text[320];
 	describe(&b, text, sizeof(text));
 	cfg_report_key(
 		diags, &place, key,
@@ -194,7 +205,7 @@ memory_budget_validate(struct config *cfg, const struct cfg_node *root, const ch
 void
 memory_budget_log(const struct memory_budget *b)
 {
-	char text[256];
+	char text[320];
 	describe(b, text, sizeof(text));
 	if (b->limit) {
 		log_info("memory budget: %s of %.1f MiB (agent.memory_max%s)", text, (double)b->limit / MIB,
@@ -219,6 +230,7 @@ budget_add_metrics(struct sink *sink, struct metric_set *m)
 	metric_set_put(m, "agent.memory_budget_web_bytes", (double)b->web);
 	metric_set_put(m, "agent.memory_budget_mqtt_bytes", (double)b->mqtt);
 	metric_set_put(m, "agent.memory_budget_webhooks_bytes", (double)b->webhooks);
+	metric_set_put(m, "agent.memory_budget_fleet_bytes", (double)b->fleet);
 	metric_set_put(m, "agent.memory_max_bytes", (double)b->limit);
 }
 

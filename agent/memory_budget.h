@@ -26,6 +26,7 @@ struct memory_budget {
 	uint64_t web;      /* history and connections */
 	uint64_t mqtt;     /* the spool in memory and the messages in flight */
 	uint64_t webhooks; /* every webhook action's queue */
+	uint64_t fleet;    /* the remote_write and otlp spools in memory and a request each */
 	uint64_t total;
 	uint64_t limit;   /* bytes; 0 = none */
 	bool from_cgroup; /* the limit is the cgroup's memory.max (agent.memory_max: auto) */

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "alerting.h"
 #include "device_id.h"
+#include "fleet_setup.h"
 #include "memory_budget.h"
 #include "service.h"
 #include "build_config.h"
@@ -125,9 +126,10 @@ add_outputs(struct agent *agent, const struct board *b, const struct config *cfg
 	}
 	struct board_identity none = {0};
 	const struct board_identity *id = b ? board_identity(b) : &none;
-	(void)id;
-	(void)interval_ms;
-	(void)device_id;
+	int fr = fleet_sinks_add(agent, cfg, id, device_id, interval_ms);
+	if (fr != 0) {
+		return fr;
+	}
 #if HAVE_MQTT
 	if (cfg->mqtt.host[0]) {
 		struct mqtt_info info = {

@@ -30,6 +30,12 @@ if [ "${1:-}" = "--test" ] && ! cmp -s tests/browser/package-lock.json tests/bro
 	cp tests/browser/package-lock.json tests/browser/node_modules/.tegrawatch-lock
 fi
 
+# The OTLP tests' decoder: the OpenTelemetry JavaScript types, pinned by tests/otlp/package-lock.json.
+if [ "${1:-}" = "--test" ] && ! cmp -s tests/otlp/package-lock.json tests/otlp/node_modules/.tegrawatch-lock; then
+	npm ci --prefix tests/otlp --no-audit --no-fund --loglevel=error >/dev/null
+	cp tests/otlp/package-lock.json tests/otlp/node_modules/.tegrawatch-lock
+fi
+
 if [ ! -f build/build.ninja ]; then
 	meson setup build --buildtype=debugoptimized >/dev/null
 fi

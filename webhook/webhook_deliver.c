@@ -465,7 +465,7 @@ deliver_main(void *arg)
 struct deliverer *
 deliverer_start(void)
 {
-	if (http_global_init() < 0) {
+	if (http_global_init("webhook") < 0) {
 		return NULL;
 	}
 	/* with CURLOPT_NOSIGNAL libcurl leaves SIGPIPE to us, and a TLS write to a closed peer raises it */

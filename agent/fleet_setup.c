@@ -1,0 +1,80 @@
+/*
+ * The fleet sinks wired to the rest: the remote_write and otlp sections,
+ * the board's identity and the device id, and the names of /metrics
+ * (web/prom_format.c's prom_map_metric) as their metric dictionary.
+ */
+#include "fleet_setup.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/exit_codes.h"
+#include "core/log.h"
+#include "build_config.h"
+#include "web/prom_format.h"
+#if HAVE_FLEET
+#include "fleet/fleet.h"
+
+/* prom_map_metric's series in the fleet sinks' words. */
+static bool
+map_like_metrics(const char *name, struct fleet_series *out)
+{
+	struct prom_series p;
+	if (!prom_map_metric(name, &p)) {
+		return false;
+	}
+	memset(out, 0, sizeof(*out));
+	snprintf(out->family, sizeof(out->family), "%s", p.family);
+	out->counter = p.type == PROM_COUNTER;
+	out->help = p.help;
+	out->scale = p.scale;
+	for (size_t l = 0; l < p.label_count && l < FLEET_LABELS_MAX; l++) {
+		out->label_names[l] = p.label_names[l];
+		snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s", p.label_values[l]);
+		out->label_count = l + 1;
+	}
+	return true;
+}
+#endif
+
+int
+fleet_sinks_add(struct agent *agent, const struct config *cfg, const struct board_identity *id, const char *device_id,
+		int interval_ms)
+{
+	bool rw = cfg->remote_write.url[0], otlp = cfg->otlp.url[0];
+#if HAVE_FLEET
+	struct fleet_info info = {
+		.device_id = device_id,
+		.board_name = cfg->board_name,
+		.identity = *id,
+		.agent_version = TEGRAWATCH_VERSION,
+		.interval_ms = interval_ms,
+		.map = map_like_metrics,
+	};
+	struct sink *sink;
+	if (rw) {
+		int r = remote_write_sink_create(&cfg->remote_write, &info, &sink);
+		if (r < 0) {
+			return r == -EINVAL ? EX_CONFIG : EX_UNAVAILABLE;
+		}
+		agent_add_sink(agent, sink);
+	}
+	if (otlp) {
+		int r = otlp_sink_create(&cfg->otlp, &info, &sink);
+		if (r < 0) {
+			return r == -EINVAL ? EX_CONFIG : EX_UNAVAILABLE;
+		}
+		agent_add_sink(agent, sink);
+	}
+#else
+	(void)agent;
+	(void)id;
+	(void)device_id;
+	(void)interval_ms;
+	if (rw || otlp) {
+		log_warn("this build has no HTTP client (built without libcurl): remote_write and otlp are ignored");
+	}
+#endif
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* The remote_write and otlp sinks of `run`, as configured (fleet/fleet.h). */
+#ifndef TEGRAWATCH_FLEET_SETUP_H
+#define TEGRAWATCH_FLEET_SETUP_H
+
+#include "config.h"
+#include "core/agent.h"
+#include "core/board_info.h"
+
+/**
+ * Adds a sink for each of remote_write and otlp that has a url. Returns 0,
+ * or an exit status: EX_CONFIG for settings the sink cannot use,
+ * EX_UNAVAILABLE when libcurl, libsnappy or zlib cannot be loaded.
+ */
+int fleet_sinks_add(struct agent *agent, const struct config *cfg, const struct board_identity *id,
+		    const char *device_id, int interval_ms);
+
+#endif

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""The remote-write sink end to end, with Prometheus itself as the receiver and the decoder: Debian's
+prometheus with --web.enable-remote-write-receiver on a free 127.0.0.1 port.
+
+- every series of every sample exactly once, with the agent's timestamps, through a receiver restart;
+  the latest sample's series equal a scrape of /metrics (names, labels, values), which promtool accepts;
+- wrong basic-auth credentials are refused (401), counted, logged once and never retried; right ones work;
+- a receiver that answers 413 to large requests: batches split and sent again, nothing lost;
+- a receiver that takes 3 s to answer: sampling keeps its pace;
+- kill -9 during an outage with a spool file: what was synced arrives after the restart;
+- libcurl and libsnappy are mapped only when remote_write is configured (/proc/PID/maps);
+- with --slow: a 2-minute receiver outage in the middle of a run.
+
+Usage: test_remote_write.py TEGRAWATCH SOURCE_ROOT [--slow]   (exit 77 without prometheus)
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fleet_peers as fp  # noqa: E402
+
+SRC = None
+SLOW = False
+BOARD = "tests/fixtures/boards/orin-nano-jp6"
+# families of /metrics that remote write leaves out: the process's own figures, alerts and the scrape's time
+SCRAPE_ONLY = ("process_", "tegrawatch_alerts", "tegrawatch_sample_timestamp_seconds")
+
+
+def rw_config(url, extra="", web='""', board="rw-lab-1"):
+    return """agent:
+  state_file: ""
+  board_name: %s
+web:
+  listen: %s
+remote_write:
+  url: %s
+  backoff_base: 200ms
+  backoff_cap: 1s
+%s""" % (board, web, url, extra)
+
+
+def demo_args(count, speed=20):
+    return ["--demo", "--speed", str(speed), "--count", str(count)]
+
+
+def live_args(interval=100):
+    return ["--root", os.path.join(SRC, BOARD), "--no-tegrastats", "--interval", str(interval)]
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="tw-rw-")
+        self.d = self.tmp.name
+        self.stops = []
+
+    def tearDown(self):
+        for stop in reversed(self.stops):
+            try:
+                stop()
+            except Exception:
+                pass
+        self.tmp.cleanup()
+
+    def prometheus(self, **kw):
+        p = fp.Prometheus(self.d, **kw).start()
+        self.stops.append(p.stop)
+        return p
+
+    def agent(self, name, text, args, env=None):
+        a = fp.Agent(self.d, name, text, args, env)
+        self.stops.append(lambda: a.stop(signal.SIGKILL))
+        return a
+
+    def proxy(self, **kw):
+        p = fp.Proxy(**kw).start()
+        self.stops.append(p.stop)
+        return p
+
+    def assert_every_sample_once(self, prom, samples, instance, families_min=50):
+        """Every series of INSTANCE holds exactly the samples' timestamps, once each."""
+        times = [s["time_ms"] for s in samples]
+        self.assertEqual(len(times), len(set(times)))
+        series = prom.raw('{instance="%s"}' % instance, times[-1] / 1000 + 1)
+        families = {dict(k)["__name__"] for k in series}
+        self.assertGreaterEqual(len(families), families_min, sorted(families))
+        for key, points in series.items():
+            got = [t for t, _ in points]
+            self.assertEqual(got, times, "%s: %d points for %d samples; missing %s, extra %s" % (
+                dict(key)["__name__"], len(got), len(times), sorted(set(times) - set(got))[:5],
+                sorted(set(got) - set(times))[:5]))
+        return series
+
+
+class RemoteWriteTest(Case):
+    def test_every_series_every_sample_once_through_a_receiver_restart(self):
+        prom = self.prometheus()
+        web = fp.free_port()
+        a = self.agent("a", rw_config(prom.url("/api/v1/write"), "  batch_samples: 20\n  batch_interval: 500ms\n",
+                                      web="127.0.0.1:%d" % web), demo_args(300))
+        # a scrape of /metrics while the run goes on: the latest sample's series, as a scraper sees them
+        fp.wait_until(lambda: len(a.all()) >= 60, 30)
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % web, timeout=10) as r:
+            scrape_text = r.read().decode()
+        # the receiver goes away for a while, then comes back on the same data
+        prom.stop()
+        n_down = len(a.all())
+        fp.wait_until(lambda: len(a.all()) >= n_down + 60, 30)
+        prom.start()
+        self.assertEqual(a.wait_exit(), 0, a.stderr())
+        samples = a.all()
+        self.assertEqual(len(samples), 300)
+        last = samples[-1]["metrics"]
+        self.assertGreater(last["agent.remote_write_retries_total"], 0, "the outage was seen")
+        series = self.assert_every_sample_once(prom, samples, "rw-lab-1")
+
+        # the values: two metrics of every sample, scaled as /metrics scales them
+        def values(name, labels):
+            for key, points in series.items():
+                d = dict(key)
+                if d["__name__"] == name and all(d.get(k) == v for k, v in labels.items()):
+                    return points
+            self.fail("no series %s %s" % (name, labels))
+        cpu = values("tegrawatch_temperature_celsius", {"sensor": "cpu"})
+        self.assertEqual(cpu, [(s["time_ms"], s["metrics"]["temp.cpu_c"]) for s in samples])
+        vdd = values("tegrawatch_power_watts", {"rail": "vdd_in"})
+        self.assertEqual([v for _, v in vdd], [round(s["metrics"]["power.vdd_in.mw"] * 0.001, 12) for s in samples])
+        self.assertEqual({dict(k)["job"] for k in series}, {"tegrawatch"})
+        self.assertEqual({dict(k)["board"] for k in series}, {"rw-lab-1"})
+
+        # the scrape: promtool accepts it, and every series in it is in Prometheus with the same value
+        check = subprocess.run([fp.PROMTOOL, "check", "metrics"], input=scrape_text, capture_output=True,
+                               text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        scraped = fp.parse_exposition(scrape_text)
+        at_ms = int(round(scraped[frozenset({("__name__", "tegrawatch_sample_timestamp_seconds")})] * 1000))
+        pushed = {}
+        for key, points in series.items():
+            d = dict(key)
+            for k in ("job", "instance", "board"):
+                del d[k]
+            v = [val for t, val in points if t == at_ms]
+            pushed[frozenset(d.items())] = v[0] if v else None
+        compared = 0
+        for key, value in scraped.items():
+            name = dict(key)["__name__"]
+            if name.startswith(SCRAPE_ONLY):
+                continue
+            self.assertIn(key, pushed, "%s of /metrics is not pushed" % sorted(key))
+            self.assertEqual(pushed[key], value, sorted(key))
+            compared += 1
+        self.assertEqual({k for k in pushed}, {k for k in scraped if not dict(k)["__name__"].startswith(SCRAPE_ONLY)},
+                         "remote write has series /metrics has not")
+        self.assertGreater(compared, 100)
+
+    def test_wrong_credentials_refused_counted_logged_once_never_retried(self):
+        prom = self.prometheus(web_config=fp.bcrypt_web_config("fleet", "right"))
+        for name, pw in (("wrong", "nope"), ("right", "right")):
+            fp.write_file(os.path.join(self.d, name + ".pw"), pw + "\n")
+        extra = "  username: fleet\n  password_file: %s\n  batch_samples: 10\n  batch_interval: 200ms\n"
+        bad = self.agent("bad", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "wrong.pw"),
+                                          board="bad-1"), demo_args(60, 10))
+        good = self.agent("good", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "right.pw"),
+                                            board="good-1"), demo_args(60, 10))
+        self.assertEqual(bad.wait_exit(), 0, bad.stderr())
+        self.assertEqual(good.wait_exit(), 0, good.stderr())
+        m = bad.last()
+        self.assertGreater(m["agent.remote_write_samples_rejected_total"], 0)
+        self.assertEqual(m["agent.remote_write_samples_sent_total"], 0)
+        self.assertEqual(m["agent.remote_write_retries_total"], 0, "a 401 is not retried")
+        err = bad.stderr()
+        self.assertEqual(err.count("HTTP 401"), 1, err)
+        self.assertIn("check username, password_file or bearer_token_file", err)
+        self.assertNotIn("nope", err)
+        self.assertEqual(prom.api("/api/v1/series", **{"match[]": '{board="bad-1"}'}), [])
+        self.assert_every_sample_once(prom, good.all(), "good-1")
+
+    def test_413_splits_the_batch_and_loses_nothing(self):
+        prom = self.prometheus()
+        limit = 6000  # bytes: about 8 samples of the demo, compressed
+
+        def answer(req):
+            return (413, {}) if len(req["body"]) > limit else None
+        px = self.proxy(target=prom.url("/api/v1/write"), answer=answer)
+        a = self.agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 64\n  batch_interval: 2s\n"),
+                       ["-v"] + demo_args(200, 50))
+        self.assertEqual(a.wait_exit(), 0, a.stderr())
+        got = px.got()
+        statuses = [r["status"] for r in got]
+        self.assertIn(413, statuses)
+        self.assertGreater(statuses.count(204), 10)
+        self.assertIn("too large (HTTP 413): sending", a.stderr())
+        self.assertEqual(a.last()["agent.remote_write_samples_rejected_total"], 0)
+        self.assert_every_sample_once(prom, a.all(), "rw-lab-1")
+
+    def test_slow_receiver_leaves_sampling_on_time(self):
+        prom = self.prometheus()
+        px = self.proxy(target=prom.url("/api/v1/write"), delay=3.0)
+        a = self.agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
+                       live_args(100))
+        a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 20, 60)
+        a.stop()
+        samples = a.all()
+        t0 = samples[0]["time_ms"]
+        late = sorted(s["time_ms"] - (t0 + i * 100) for i, s in enumerate(samples))
+        self.assertGreater(len(samples), 60)
+        p99 = late[int(len(late) * 0.99) - 1]
+        self.assertLess(p99, 60, "ticks p99 %d ms late next to a 3 s receiver" % p99)
+        self.assertLess(late[-1], 250)
+        self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)))
+        self.assertGreaterEqual(len(px.got()), 2)
+
+    def test_kill9_during_outage_then_restart_delivers_what_was_synced(self):
+        port = fp.free_port()  # nothing listens yet
+        spool = os.path.join(self.d, "rw.spool")
+        cfg = rw_config("http://127.0.0.1:%d/api/v1/write" % port, "  spool_file: %s\n" % spool)
+        a = self.agent("a", cfg, live_args(100))
+        fp.wait_until(lambda: len(a.all()) >= 35, 30)
+        a.stop(signal.SIGKILL)
+        synced = fp.spool_records(spool)
+        self.assertGreaterEqual(len(synced), 20, "synced once a second")
+        made = a.all()
+        lost = len(made) - len(synced)
+        self.assertLessEqual(lost, 12, "at most a second of 100 ms ticks (and a little) is lost to kill -9")
+        self.assertEqual([t for _, t in synced], [s["time_ms"] for s in made[:len(synced)]])
+        # a new agent, then the receiver: the synced samples arrive, once, with their own times
+        prom = fp.Prometheus(self.d)
+        prom.port = port
+        a2 = self.agent("a2", cfg, live_args(100))
+        fp.wait_until(lambda: len(a2.all()) >= 5, 30)
+        prom.start()
+        self.stops.append(prom.stop)
+        a2.wait_metric("agent.remote_write_spool_depth", lambda v: v < 3, 60)
+        self.assertIn("samples waiting in the spool from an earlier run", a2.stderr())
+        a2.stop()
+        times = [t for _, t in synced] + [s["time_ms"] for s in a2.all()]
+        got = prom.raw('tegrawatch_agent_samples_total{instance="rw-lab-1"}', times[-1] / 1000 + 1)
+        (points,) = got.values()
+        have = [t for t, _ in points]
+        self.assertEqual(len(have), len(set(have)), "each sample once")
+        self.assertEqual(sorted(set(t for _, t in synced) - set(have)), [], "every synced sample arrived")
+
+    def test_libraries_mapped_only_with_the_sink(self):
+        def mapped(cfg_text):
+            a = self.agent("maps", cfg_text, live_args(100))
+            fp.wait_until(lambda: len(a.all()) >= 3, 30)
+            with open("/proc/%d/maps" % a.pid) as f:
+                maps = f.read()
+            a.stop()
+            return {lib for lib in ("libcurl", "libsnappy", "libstdc++", "libz.so") if lib in maps}
+        without = mapped('agent: {state_file: ""}\nweb: {listen: ""}\n')
+        self.assertEqual(without, set())
+        with_rw = mapped(rw_config("http://127.0.0.1:%d/api/v1/write" % fp.free_port()))
+        self.assertTrue({"libcurl", "libsnappy"} <= with_rw, with_rw)
+
+
+class SlowTest(Case):
+    def test_two_minute_receiver_outage(self):
+        prom = self.prometheus()
+        a = self.agent("a", rw_config(prom.url("/api/v1/write"), "  batch_interval: 2s\n"), live_args(500))
+        fp.wait_until(lambda: len(a.all()) >= 20, 60)
+        prom.stop()
+        down = time.monotonic()
+        time.sleep(120)
+        prom.start()
+        back = time.monotonic()
+        n_back = len(a.all())
+        fp.wait_until(lambda: len(a.all()) >= n_back + 20, 60)
+        a.wait_metric("agent.remote_write_spool_depth", lambda v: v < 8, 60)
+        a.stop()
+        samples = a.all()
+        self.assertGreater(back - down, 119)
+        self.assertGreater(samples[-1]["metrics"]["agent.remote_write_retries_total"], 2)
+        self.assertGreater(len(samples), 240 + 30)
+        # a clean stop sends what still waits: every series holds every sample
+        self.assert_every_sample_once(prom, samples, "rw-lab-1")
+
+
+def main():
+    global SRC, SLOW
+    args = [x for x in sys.argv[1:] if x != "--slow"]
+    SLOW = "--slow" in sys.argv
+    fp.BIN[0], SRC = os.path.abspath(args[0]), os.path.abspath(args[1])
+    os.chdir(SRC)
+    if not os.path.exists(fp.PROMETHEUS):
+        print("prometheus not installed: skipped")
+        sys.exit(77)
+    suite = unittest.TestSuite()
+    loader = unittest.TestLoader()
+    suite.addTests(loader.loadTestsFromTestCase(SlowTest if SLOW else RemoteWriteTest))
+    r = unittest.TextTestRunner(verbosity=2).run(suite)
+    sys.exit(0 if r.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
