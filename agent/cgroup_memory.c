@@ -73,8 +73,9 @@ mount_dir(const char *mountinfo, bool v1, const char *cg, char *dir, size_t size
 			const char *sep = strstr(buf, " - ");
 			if (sep && sscanf(buf, "%*s %*s %*s %511s %511s", root, point) == 2 &&
 			    sscanf(sep + 3, "%63s %*s %511s", fstype, super) == 2) {
-				bool kind = v1 ? strcmp(fstype, "cgroup") == 0 && has_word(super, strlen(super), "memory")
-					       : strcmp(fstype, "cgroup2") == 0;
+				bool kind =
+					v1 ? strcmp(fstype, "cgroup") == 0 && has_word(super, strlen(super), "memory")
+					   : strcmp(fstype, "cgroup2") == 0;
 				size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
 				if (kind && strncmp(cg, root, rl) == 0 && (cg[rl] == '/' || cg[rl] == '\0')) {
 					const char *rest = cg + rl;

@@ -222,10 +222,11 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	}
 	if (!o->replay && (!b || !board_is_jetson(b))) {
 		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
-		log_error("no Jetson board found under %s (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal "
-			  "zones): to watch a recording use 'tegrawatch run --replay FILE', to try the built-in demo board "
-			  "'tegrawatch run --demo'",
-			  root ? root : "/");
+		log_error(
+			"no Jetson board found under %s (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal "
+			"zones): to watch a recording use 'tegrawatch run --replay FILE', to try the built-in demo board "
+			"'tegrawatch run --demo'",
+			root ? root : "/");
 		board_destroy(b);
 		config_destroy(cfg);
 		sink_destroy(o->extra);
