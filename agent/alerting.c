@@ -133,7 +133,7 @@ alerting_reload(struct stage *st, const struct alert_fanout *out)
 	al->engine = engine;
 	al->cfg = cfg;
 	al->reloads++;
-	log_warn("reloaded %s: %zu rules", cfg->path, cfg->rules.count);
+	log_info("reloaded %s: %zu rules", cfg->path, cfg->rules.count);
 	return 0;
 }
 

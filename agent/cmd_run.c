@@ -164,7 +164,7 @@ cmd_run(int argc, char **argv)
 	r = agent_run(agent);
 	agent_destroy(agent);
 	if (r < 0) {
-		fprintf(stderr, "tegrawatch run: %s\n", strerror(-r));
+		log_error("run: %s", strerror(-r));
 		return EX_SOFTWARE;
 	}
 	return 0;

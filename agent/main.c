@@ -72,7 +72,7 @@ load_config_or_default(const char *path, struct config **out)
 	diag_list_free(&diags);
 	if (r < 0) {
 		if (r != -EINVAL && reported == 0) {
-			fprintf(stderr, "tegrawatch: %s: %s\n", path ? path : "environment", strerror(-r));
+			log_error("%s: %s", path ? path : "environment", strerror(-r));
 		}
 		return EX_CONFIG;
 	}

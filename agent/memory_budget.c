@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup_memory.h"
 #include "core/cfg_decode.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -17,7 +18,6 @@
 #include "web/web_config.h"
 
 #define MIB (1024.0 * 1024.0)
-#define CGROUP_ROOT "/sys/fs/cgroup"
 
 int
 memory_max_parse(const char *text, uint64_t *bytes, bool *auto_limit)
@@ -65,45 +65,6 @@ memory_max_parse(const char *text, uint64_t *bytes, bool *auto_limit)
 	*bytes = (uint64_t)v << shift;
 	*auto_limit = false;
 	return 0;
-}
-
-/* The first line of PATH, or false. */
-static bool
-read_line(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		return false;
-	}
-	bool ok = fgets(buf, (int)size, f) != NULL;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ok;
-}
-
-/*
- * memory.max of the cgroup this process is in (cgroup v2: /proc/self/cgroup
- * names it as "0::/system.slice/tegrawatch.service"), or of the namespace
- * root; 0 when there is none ("max") or it cannot be read.
- */
-static uint64_t
-cgroup_memory_max(void)
-{
-	char line[512], path[700], value[64];
-	bool found = false;
-	if (read_line("/proc/self/cgroup", line, sizeof(line)) && strncmp(line, "0::", 3) == 0) {
-		snprintf(path, sizeof(path), CGROUP_ROOT "%s/memory.max", strcmp(line + 3, "/") == 0 ? "" : line + 3);
-		found = read_line(path, value, sizeof(value));
-	}
-	if (!found) {
-		found = read_line(CGROUP_ROOT "/memory.max", value, sizeof(value));
-	}
-	uint64_t bytes = 0;
-	bool auto_limit;
-	if (!found || memory_max_parse(value, &bytes, &auto_limit) < 0 || auto_limit) {
-		return 0;
-	}
-	return bytes;
 }
 
 void
@@ -167,7 +128,7 @@ memory_budget_validate(struct config *cfg, const struct cfg_node *root, const ch
 			       cfg->memory_max);
 		return;
 	}
-	cfg->memory_limit = auto_limit ? cgroup_memory_max() : bytes;
+	cfg->memory_limit = auto_limit ? cgroup_memory_limit("") : bytes;
 	cfg->memory_limit_cgroup = auto_limit && cfg->memory_limit > 0;
 	struct memory_budget b;
 	memory_budget_compute(cfg, cfg->interval_ms, &b);

@@ -78,7 +78,7 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	if (o->replay) {
 		r = replay_source_create(o->replay, o->speed, &src);
 		if (r < 0) {
-			fprintf(stderr, "tegrawatch: %s: %s\n", o->replay, strerror(-r));
+			log_error("%s: %s", o->replay, strerror(-r));
 			return r == -ENOENT || r == -EACCES || r == -EISDIR ? EX_NOINPUT : EX_IOERR;
 		}
 		agent_add_source(agent, src);
@@ -223,10 +223,11 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		b = NULL;
 	}
 	if (!o->replay && (!b || !board_is_jetson(b))) {
-		fprintf(stderr,
-			"tegrawatch: no Jetson board found under %s (no Tegra SoC, nv_tegra_release, GPU devfreq\n"
-			"or Tegra thermal zones). To watch a recording use 'tegrawatch run --replay FILE';\n"
-			"to try the built-in demo board use 'tegrawatch run --demo'.\n",
+		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
+		log_error(
+			"no Jetson board found under %s (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal "
+			"zones): to watch a recording use 'tegrawatch run --replay FILE', to try the built-in demo board "
+			"'tegrawatch run --demo'",
 			root ? root : "/");
 		board_destroy(b);
 		config_destroy(cfg);

@@ -4,6 +4,7 @@
  * an empty FILE ("LINE:COL: message", or the bare message).
  */
 #include "diag.h"
+#include "log.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -95,13 +96,15 @@ diag_format(const struct diag *d, char *buf, size_t size)
 void
 diag_list_print(const struct diag_list *list, FILE *out)
 {
+	/* each one refuses the configuration: an error for `journalctl -p warning` (check from ExecReload too) */
+	const char *prio = out == stderr && log_to_journal() ? "<3>" : "";
 	for (size_t i = 0; i < list->count; i++) {
 		const struct diag *d = &list->items[i];
 		/* The prefix is short except for the file name: size it for that. */
 		size_t size = strlen(d->file) + 32;
 		char *prefix = xmalloc(size);
 		format_prefix(d, prefix, size);
-		fprintf(out, "%s%s\n", prefix, d->msg);
+		fprintf(out, "%s%s%s\n", prio, prefix, d->msg);
 		free(prefix);
 	}
 }

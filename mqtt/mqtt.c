@@ -328,7 +328,8 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	if (s->password[0] && !s->username[0]) {
 		log_warn("mqtt: a password without a username is not sent (MQTT needs the username)");
 	}
-	if (s->password[0] && !s->tls) {
+	/* a broker on this machine: the password never leaves it */
+	if (s->password[0] && !s->tls && !mqtt_host_is_loopback(s->host)) {
 		log_warn("mqtt: tls is off: the password crosses the network in clear text");
 	}
 	/* libmosquitto before 2.0.15 ignores SIGPIPE itself, later ones do not: a broken link must not kill us */

@@ -1,10 +1,12 @@
 /* The mqtt: section: key table, defaults and checks (no libmosquitto here). */
 #include "mqtt_config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,3 +165,23 @@ const struct cfg_section mqtt_config_section = {
 	.key_count = sizeof(mqtt_keys) / sizeof(mqtt_keys[0]),
 	.validate = mqtt_validate,
 };
+
+bool
+mqtt_host_is_loopback(const char *host)
+{
+	struct in_addr v4;
+	struct in6_addr v6;
+	size_t n = strlen(host);
+	const char *suffix = ".localhost";
+	if (strcasecmp(host, "localhost") == 0 ||
+	    (n > strlen(suffix) && strcasecmp(host + n - strlen(suffix), suffix) == 0)) {
+		return true;
+	}
+	if (inet_pton(AF_INET, host, &v4) == 1) {
+		return (ntohl(v4.s_addr) >> 24) == 127;
+	}
+	if (inet_pton(AF_INET6, host, &v6) == 1) {
+		return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+	}
+	return false;
+}

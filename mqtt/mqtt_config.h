@@ -6,6 +6,7 @@
 #ifndef TEGRAWATCH_MQTT_CONFIG_H
 #define TEGRAWATCH_MQTT_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,5 +72,11 @@ size_t mqtt_config_spool_memory_records(const struct mqtt_config *cfg, int64_t i
  * MQTT_RECORD_BYTES each, and 128 KiB of spool file buffers.
  */
 uint64_t mqtt_config_memory_bytes(const struct mqtt_config *cfg, int64_t interval_ms);
+
+/**
+ * True when HOST is this machine: localhost (or NAME.localhost), an
+ * address in 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. Nothing is resolved.
+ */
+bool mqtt_host_is_loopback(const char *host);
 
 #endif

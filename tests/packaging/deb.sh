@@ -3,11 +3,14 @@
 # (dpkg-buildpackage -us -uc -b), runs lintian on it (no error allowed), and
 # checks what it holds: the files, the conffiles, the unit enabled by
 # dh_installsystemd, and an extracted copy that runs and replays the demo.
-#   deb.sh SOURCE_ROOT VERSION
+#   deb.sh SOURCE_ROOT VERSION [OUT_DIR]
+# With OUT_DIR, the package is left there as tegrawatch.deb for the systemd
+# test (tests/packaging/systemd.sh), which runs after this one.
 # Exit 77 (skipped) only when a packaging tool is missing; missing build
 # dependencies are a failure (CI installs them: scripts/deps.txt).
 set -u
-src=$1 version=$2
+src=$1 version=$2 out=${3:-}
+[ -n "$out" ] && mkdir -p "$out" && rm -f "$out/tegrawatch.deb"
 
 for tool in dpkg-buildpackage dpkg-checkbuilddeps dh lintian; do
 	if ! command -v "$tool" >/dev/null; then
@@ -111,4 +114,5 @@ fi
 grep -qaF /usr/share/tegrawatch/demo "$tw" || bad "the binary does not look for /usr/share/tegrawatch/demo"
 
 [ "$fail" -eq 0 ] && echo "deb: ok ($(wc -l <"$tmp/files") paths, $(wc -l <"$tmp/conffiles") conffiles)"
+[ "$fail" -eq 0 ] && [ -n "$out" ] && cp "$deb" "$out/tegrawatch.deb"
 exit "$fail"

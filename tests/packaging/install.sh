@@ -118,6 +118,7 @@ case $exec_start in
 esac
 # what the issue asks of the unit
 for line in Type=notify NotifyAccess=main WatchdogSec=30s 'ExecReload=/bin/kill -HUP $MAINPID' \
+	"ExecReload=$bindir/tegrawatch check -c $sysconfdir/tegrawatch/tegrawatch.yaml" \
 	StateDirectory=tegrawatch Restart=on-failure 'RestartPreventExitStatus=64 69 78' DynamicUser=yes; do
 	grep -qxF "$line" "$unit" || bad "the unit lacks $line"
 done
@@ -132,7 +133,7 @@ fi
 # The same unit with the DESTDIR paths, so verify finds the binary; MANPATH
 # lets it find the installed man pages named by Documentation=.
 mkdir -p "$tmp/unit"
-sed -e "s|^ExecStart=$bindir/|ExecStart=$dest$bindir/|" "$unit" >"$tmp/unit/tegrawatch.service"
+sed -e "s|^ExecStart=$bindir/|ExecStart=$dest$bindir/|" -e "s|^ExecReload=$bindir/|ExecReload=$dest$bindir/|" "$unit" >"$tmp/unit/tegrawatch.service"
 if ! MANPATH=$dest$mandir systemd-analyze verify "$tmp/unit/tegrawatch.service"; then
 	bad "systemd-analyze verify"
 fi
