@@ -67,8 +67,8 @@ write_alert(FILE *f, const struct engine *e, const struct rule *r, const struct 
 	fputc(' ', f);
 	put_escaped(f, metric);
 	fprintf(f, " %s %s %lld %lld %lld ", a->state == ALERT_FIRING ? "firing" : "pending",
-		severity_name(a->severity), (long long)engine_wall_ms(e, since_ms),
-		(long long)engine_wall_ms(e, a->starts_at_ms), (long long)engine_wall_ms(e, a->last_notify_ms));
+		severity_name(a->severity), (long long)engine_wall_ms(e, since_ms), (long long)engine_starts_at(e, a),
+		(long long)engine_wall_ms(e, a->last_notify_ms));
 	put_number(f, value);
 	fputc(' ', f);
 	put_number(f, a->threshold);
@@ -318,6 +318,9 @@ restore_alert(struct alert *a, const struct saved *sv)
 	a->severity = sv->severity;
 	a->since_ms = sv->since_ms;
 	a->starts_at_ms = sv->firing ? sv->starts_at_ms : 0;
+	/* restored before the first sample, whose wall time starts the timeline: no offset yet */
+	a->starts_wall_ms = a->starts_at_ms;
+	a->starts_span_ms = 0;
 	a->last_notify_ms = sv->last_notify_ms;
 	a->threshold = sv->threshold;
 }

@@ -416,6 +416,12 @@ engine_wall_ms(const struct engine *e, int64_t t)
 	return t == 0 || t == NEVER ? t : t + e->wall_offset_ms;
 }
 
+int64_t
+engine_starts_at(const struct engine *e, const struct alert *a)
+{
+	return a->starts_at_ms == 0 ? 0 : a->starts_wall_ms + (e->span_offset_ms - a->starts_span_ms);
+}
+
 /*
  * Moves alert A through transition T at time AT and reports it. SEV is
  * the severity after the transition (the last one for resolve/cancel).
@@ -435,7 +441,7 @@ engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a
 		.value = value,
 		.threshold = threshold,
 		.at_ms = engine_wall_ms(e, at),
-		.starts_at_ms = engine_wall_ms(e, a->starts_at_ms),
+		.starts_at_ms = engine_starts_at(e, a),
 	};
 
 	switch (t) {
@@ -454,6 +460,8 @@ engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a
 		a->state = ALERT_FIRING;
 		a->severity = sev;
 		a->starts_at_ms = at;
+		a->starts_wall_ms = tr.at_ms;
+		a->starts_span_ms = e->span_offset_ms;
 		a->last_notify_ms = at;
 		tr.starts_at_ms = tr.at_ms;
 		break;
@@ -656,7 +664,7 @@ report_active(const struct engine *e, const struct rule_state *rs, const struct 
 	ev.value = absent ? NAN : v;
 	ev.threshold = a->threshold;
 	ev.at_ms = engine_wall_ms(e, e->last_ms);
-	ev.starts_at_ms = a->state == ALERT_FIRING ? engine_wall_ms(e, a->starts_at_ms) : 0;
+	ev.starts_at_ms = a->state == ALERT_FIRING ? engine_starts_at(e, a) : 0;
 	event_fingerprint(e, fp, ev.fingerprint);
 	ev.board = e->board;
 	ev.device_id = e->device_id;

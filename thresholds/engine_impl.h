@@ -19,7 +19,9 @@ struct alert {
 	enum alert_state state;
 	enum severity severity; /* pending: the level pending; firing: the level firing */
 	int64_t since_ms;       /* pending: when the condition began to hold */
-	int64_t starts_at_ms;   /* firing: when it started firing */
+	int64_t starts_at_ms;   /* firing: when it started firing (timeline) */
+	int64_t starts_wall_ms; /* firing: the wall clock then: every event of the alert tells the same starts_at */
+	int64_t starts_span_ms; /* the engine's span_offset_ms then (a later step moves starts_at with it) */
 	int64_t last_notify_ms; /* firing: time of the last firing/escalation/repeat event */
 	double threshold;       /* the threshold of the last event */
 };
@@ -87,6 +89,12 @@ struct engine {
 	int64_t last_ms;        /* the latest sample on the timeline */
 	int64_t last_mono_ms;   /* its mono_ms */
 	int64_t wall_offset_ms; /* its time_ms - last_ms: timeline -> wall clock */
+	/*
+	 * wall_offset_ms as of the last step: it jitters by a millisecond from
+	 * sample to sample (two clocks read one after the other), which must not
+	 * change an alert's starts_at between its events; a step moves it.
+	 */
+	int64_t span_offset_ms;
 	bool any_modes;
 	char power_mode[POWER_MODE_NAME_MAX];
 	const struct sample *cur; /* during engine_evaluate() only */
@@ -122,6 +130,8 @@ void engine_alert_step(struct engine *e, const struct rule_state *rs, struct ale
 
 /* Timeline time T on the wall clock of the latest sample; 0 (none) and NEVER stay as they are. */
 int64_t engine_wall_ms(const struct engine *e, int64_t t);
+/** When firing alert A started, on the wall clock: the same in each of its events; 0 when not firing. */
+int64_t engine_starts_at(const struct engine *e, const struct alert *a);
 
 /* Ends every alert of RS: pending ones cancel, firing ones resolve. */
 void engine_end_all(struct engine *e, struct rule_state *rs, int64_t t, bool use_sample);

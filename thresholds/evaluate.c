@@ -8,6 +8,7 @@
  * of the names in order; a steady stream of samples costs one hash pass
  * plus a few comparisons per instance.
  */
+#include "core/clock.h"
 #include "engine_impl.h"
 
 #include <math.h>
@@ -495,6 +496,10 @@ timeline(struct engine *e, const struct sample *s)
 	e->last_ms = t;
 	e->last_mono_ms = s->mono_ms;
 	e->wall_offset_ms = s->time_ms - t;
+	int64_t moved = e->wall_offset_ms - e->span_offset_ms;
+	if (moved >= CLOCK_STEP_MIN_MS || moved <= -CLOCK_STEP_MIN_MS) {
+		e->span_offset_ms = e->wall_offset_ms;
+	}
 	return t;
 }
 

@@ -228,6 +228,36 @@ test_engine_clear_for_and_lengths_across_steps(void **state)
 	}
 }
 
+/*
+ * Two clocks read one after the other disagree by a millisecond from sample
+ * to sample: every event of an alert still tells the same starts_at.
+ */
+static void
+test_engine_starts_at_steady_under_jitter(void **state)
+{
+	(void)state;
+	struct rule_set *set = one_rule("temp.cpu_c");
+	struct engine *e = engine_create(set);
+	struct seen rec = {0};
+	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	struct sample *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	for (int64_t m = 0; m <= 2 * MIN_MS; m += 1000) {
+		at(s, m, (m / 1000) % 7 - 3); /* the wall clock read up to 3 ms off */
+		assert_int_equal(metric_set_put(&s->metrics, "temp.cpu_c", hot_first_minute(m)), 0);
+		rec.now_mono = m;
+		engine_evaluate(e, s);
+	}
+	free(s);
+	assert_int_equal(rec.n, 2);
+	assert_int_equal(rec.t[0], TRANSITION_FIRING);
+	assert_int_equal(rec.t[1], TRANSITION_RESOLVED);
+	assert_int_equal(rec.starts_at_ms[0], rec.at_ms[0]);
+	assert_int_equal(rec.starts_at_ms[1], rec.at_ms[0]);
+	engine_destroy(e);
+	set_free(set);
+}
+
 static void
 test_engine_absent_for_across_a_step_forward(void **state)
 {
@@ -353,6 +383,7 @@ main(void)
 		cmocka_unit_test(test_clock_watch),
 		cmocka_unit_test(test_engine_for_and_repeat_across_a_step_forward),
 		cmocka_unit_test(test_engine_clear_for_and_lengths_across_steps),
+		cmocka_unit_test(test_engine_starts_at_steady_under_jitter),
 		cmocka_unit_test(test_engine_absent_for_across_a_step_forward),
 		cmocka_unit_test(test_engine_for_across_a_step_back),
 		cmocka_unit_test(test_history_across_steps),
