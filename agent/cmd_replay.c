@@ -104,7 +104,7 @@ cmd_replay(int argc, char **argv)
 		return EX_USAGE;
 	}
 	struct config *cfg;
-	int r = load_config_or_default(config_path, &cfg);
+	int r = setup_load_config(config_path, &cfg);
 	if (r != 0) {
 		return r;
 	}

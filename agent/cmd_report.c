@@ -2,8 +2,7 @@
  * `tegrawatch report RECORDING`: what happened on the board during a run.
  * The recording (a tegrastats log or a `run --record` file) plays through
  * the pipeline as fast as it can (the throttle stage and, with -c, the
- * rules in dry-run mode), into a report sink (report/). Also the
- * helper `run --record` uses.
+ * rules in dry-run mode), into a report sink (report/).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,14 +11,11 @@
 #include <string.h>
 
 #include "core/exit_codes.h"
-#include "core/xalloc.h"
 #include "report/record.h"
 #include "report/report_out.h"
 #include "report/report_series.h"
-#include "build_config.h"
 #include "commands.h"
 #include "setup.h"
-#include "tegra/board.h"
 
 static const char report_usage[] =
 	"Usage: tegrawatch report RECORDING [--root DIR] [-c FILE] [--phases FILE] [--json FILE] [--csv FILE]\n"
@@ -45,7 +41,7 @@ static int
 open_config(const char *path, struct config **cfg)
 {
 	if (path) {
-		return load_config_or_default(path, cfg);
+		return setup_load_config(path, cfg);
 	}
 	*cfg = config_default(); /* no rules: the alert timeline needs -c */
 	return 0;
@@ -65,7 +61,8 @@ run_one(const char *path, const struct report_args *a, struct report *r, struct 
 	if (status != 0) {
 		return status;
 	}
-	struct setup_options so = {.replay = path, .speed = 0, .root = a->root, .dry_run = true};
+	struct board_identity board;
+	struct setup_options so = {.replay = path, .speed = 0, .root = a->root, .dry_run = true, .board = &board};
 	if (kind == 1) {
 		int e = record_source_create(path, &so.source);
 		if (e < 0) {
@@ -78,16 +75,14 @@ run_one(const char *path, const struct report_args *a, struct report *r, struct 
 			report_set_board(r, &id);
 		}
 	}
-	struct board *b;
-	if (a->root && board_open(a->root, &b) == 0) {
-		report_set_board(r, board_identity(b));
-		board_destroy(b);
-	}
 	so.extra = report_sink_create(r, csv, csv_err);
 	struct agent *agent;
 	status = setup_agent(cfg, &so, &agent);
 	if (status != 0) {
 		return status;
+	}
+	if (board.model[0] || board.soc[0] || board.l4t[0]) {
+		report_set_board(r, &board); /* the board read below the root wins over the recording's */
 	}
 	int e = agent_run(agent);
 	agent_destroy(agent);
@@ -308,22 +303,4 @@ cmd_report(int argc, char **argv)
 		return EX_USAGE;
 	}
 	return a.compare ? report_compare(argv[optind], argv[optind + 1], &a) : report_single(argv[optind], &a);
-}
-
-int
-record_sink_for_run(const char *path, uint64_t max_bytes, const char *root, bool replay, struct sink **out)
-{
-	struct board_identity none = {0};
-	struct board *b = NULL;
-	/* the identity as run sees it: the live board, or the board below --root */
-	if ((!replay || root) && board_open(root ? root : "", &b) < 0) {
-		b = NULL;
-	}
-	int r = record_sink_create(path, max_bytes, b ? board_identity(b) : &none, TEGRAWATCH_VERSION, out);
-	board_destroy(b);
-	if (r < 0) {
-		fprintf(stderr, "tegrawatch run: --record %s: %s\n", path, strerror(-r));
-		return EX_IOERR;
-	}
-	return 0;
 }

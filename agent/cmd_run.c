@@ -51,7 +51,6 @@ cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *record = NULL;
 	double record_max_mb = 0;
 	struct setup_options so = {.speed = 1.0, .outputs = true};
 	const char *config_path = NULL;
@@ -119,7 +118,7 @@ cmd_run(int argc, char **argv)
 			so.json_lines = JSON_LINES_OFF;
 			break;
 		case 'W':
-			record = optarg;
+			so.record = optarg;
 			break;
 		case 'M':
 			record_max_mb = strtod(optarg, &end);
@@ -143,18 +142,11 @@ cmd_run(int argc, char **argv)
 	if (demo && !config_path) {
 		config_path = demo_config;
 	}
+	so.record_max_bytes = (uint64_t)(record_max_mb * 1048576);
 	struct config *cfg;
-	int r = load_config_or_default(config_path, &cfg);
+	int r = setup_load_config(config_path, &cfg);
 	if (r != 0) {
 		return r;
-	}
-	if (record) {
-		r = record_sink_for_run(record, (uint64_t)(record_max_mb * 1048576), so.root, so.replay != NULL,
-					&so.extra);
-		if (r != 0) {
-			config_destroy(cfg);
-			return r;
-		}
 	}
 	struct agent *agent;
 	r = setup_agent(cfg, &so, &agent);

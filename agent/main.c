@@ -2,17 +2,14 @@
  * tegrawatch: the command table and the options every command takes.
  * Each command lives in its own cmd_*.c; setup.c builds the agent.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/diag.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
 #include "build_config.h"
 #include "commands.h"
-#include "config.h"
+#include "setup.h"
 
 static const char usage_text[] =
 	"Usage: tegrawatch COMMAND [OPTIONS]\n"
@@ -54,34 +51,6 @@ usage(FILE *out)
 	fputs(usage_text, out);
 }
 
-/* -v/-q on the command line win over agent.log_level */
-static bool log_level_given;
-
-int
-load_config_or_default(const char *path, struct config **out)
-{
-	if (!path && access(CONFIG_DEFAULT_PATH, F_OK) == 0) {
-		path = CONFIG_DEFAULT_PATH;
-	}
-	struct diag_list diags;
-	diag_list_init(&diags);
-	/* no file: the defaults, still with the environment overrides */
-	int r = path ? config_load(path, out, &diags) : config_load_environment(out, &diags);
-	diag_list_print(&diags, stderr);
-	size_t reported = diags.count;
-	diag_list_free(&diags);
-	if (r < 0) {
-		if (r != -EINVAL && reported == 0) {
-			log_error("%s: %s", path ? path : "environment", strerror(-r));
-		}
-		return EX_CONFIG;
-	}
-	if (!log_level_given) {
-		log_set_level((enum log_level)(*out)->log_level);
-	}
-	return 0;
-}
-
 static int
 cmd_help(int argc, char **argv)
 {
@@ -117,6 +86,7 @@ static int
 take_global_options(int argc, char **argv)
 {
 	int level = LOG_WARN, out = 1;
+	bool given = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			while (i < argc) {
@@ -126,16 +96,16 @@ take_global_options(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
 			level = level >= LOG_INFO ? LOG_DEBUG : LOG_INFO;
-			log_level_given = true;
+			given = true;
 		} else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
 			level = LOG_ERROR;
-			log_level_given = true;
+			given = true;
 		} else {
 			argv[out++] = argv[i];
 		}
 	}
 	argv[out] = NULL;
-	log_set_level((enum log_level)level);
+	setup_log_level((enum log_level)level, given);
 	return out;
 }
 

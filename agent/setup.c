@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/diag.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
 #include "alerting.h"
@@ -16,6 +17,7 @@
 #include "service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
+#include "report/record.h"
 #include "tegra/board.h"
 #include "tegra/sources.h"
 #if HAVE_MQTT
@@ -24,6 +26,41 @@
 #if HAVE_WEB
 #include "web/web.h"
 #endif
+
+/* -v/-q on the command line win over agent.log_level */
+static bool log_level_given;
+
+void
+setup_log_level(enum log_level level, bool from_command_line)
+{
+	log_set_level(level);
+	log_level_given = from_command_line;
+}
+
+int
+setup_load_config(const char *path, struct config **out)
+{
+	if (!path && access(CONFIG_DEFAULT_PATH, F_OK) == 0) {
+		path = CONFIG_DEFAULT_PATH;
+	}
+	struct diag_list diags;
+	diag_list_init(&diags);
+	/* no file: the defaults, still with the environment overrides */
+	int r = path ? config_load(path, out, &diags) : config_load_environment(out, &diags);
+	diag_list_print(&diags, stderr);
+	size_t reported = diags.count;
+	diag_list_free(&diags);
+	if (r < 0) {
+		if (r != -EINVAL && reported == 0) {
+			log_error("%s: %s", path ? path : "environment", strerror(-r));
+		}
+		return EX_CONFIG;
+	}
+	if (!log_level_given) {
+		log_set_level((enum log_level)(*out)->log_level);
+	}
+	return 0;
+}
 
 static bool
 is_dir(const char *path)
@@ -209,6 +246,16 @@ resolve_device_id(const struct config *cfg, const struct setup_options *o, const
 	log_info("device id %s (from the %s)", out, from);
 }
 
+/* What OPTS handed over, when no agent takes it. */
+static void
+discard(struct config *cfg, const struct setup_options *o, struct board *b)
+{
+	board_destroy(b);
+	config_destroy(cfg);
+	sink_destroy(o->extra);
+	source_destroy(o->source);
+}
+
 int
 setup_agent(struct config *cfg, const struct setup_options *o, struct agent **out)
 {
@@ -229,11 +276,22 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 			"zones): to watch a recording use 'tegrawatch run --replay FILE', to try the built-in demo board "
 			"'tegrawatch run --demo'",
 			root ? root : "/");
-		board_destroy(b);
-		config_destroy(cfg);
-		sink_destroy(o->extra);
-		source_destroy(o->source);
+		discard(cfg, o, b);
 		return EX_UNAVAILABLE;
+	}
+	if (o->board) {
+		*o->board = b ? *board_identity(b) : (struct board_identity){0};
+	}
+	struct sink *record = NULL;
+	if (o->record) {
+		/* the identity of the board this run reads: none for a replay without a root */
+		int r = record_sink_create(o->record, o->record_max_bytes, b ? board_identity(b) : NULL,
+					   TEGRAWATCH_VERSION, &record);
+		if (r < 0) {
+			log_error("--record %s: %s", o->record, strerror(-r));
+			discard(cfg, o, b);
+			return EX_IOERR;
+		}
 	}
 	if (!o->replay && b && geteuid() != 0) {
 		say_unreadable(b, cfg, o);
@@ -242,6 +300,9 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	struct agent *agent = agent_create(&aopts);
 	if (o->extra) {
 		agent_add_sink(agent, o->extra);
+	}
+	if (record) {
+		agent_add_sink(agent, record);
 	}
 	char device_id[DEVICE_ID_MAX];
 	resolve_device_id(cfg, o, b, root, device_id, sizeof(device_id));

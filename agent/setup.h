@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "core/agent.h"
+#include "core/board_info.h"
+#include "core/log.h"
 #include "config.h"
 
 struct setup_options {
@@ -26,11 +28,32 @@ struct setup_options {
 	struct sink *extra;     /* one more sink (replay's timeline), owned from now on; may be NULL */
 	struct source *source;  /* with replay: reads it instead of the tegrastats replay (report's recording
 				   reader); owned from now on; may be NULL */
+
+	/* --record FILE: every sample to FILE, the identity of the board read in its header */
+	const char *record;
+	uint64_t record_max_bytes; /* --record-max-mb: a new FILE past this size; 0 = never */
+	/* when not NULL: set to the identity of the board read (all "" when none was) */
+	struct board_identity *board;
 };
 
 /**
- * Builds the agent for CFG (owned from now on, also on failure) and OPTS.
- * Returns 0 and *OUT, or an exit status (sysexits) after saying why.
+ * The log level of -v/-q (FROM_COMMAND_LINE) or the default: set now; a
+ * level given on the command line wins over agent.log_level.
+ */
+void setup_log_level(enum log_level level, bool from_command_line);
+
+/**
+ * Loads PATH (or the default file when it exists, else the defaults with
+ * the environment overrides), prints every mistake and applies
+ * agent.log_level (setup_log_level). Returns 0 and *OUT, or EX_CONFIG.
+ */
+int setup_load_config(const char *path, struct config **out);
+
+/**
+ * Builds the agent for CFG (owned from now on, also on failure) and OPTS,
+ * on the board below --root, else agent.root, else the live one (opened
+ * once, for the sources and every output that names it). Returns 0 and
+ * *OUT, or an exit status (sysexits) after saying why.
  */
 int setup_agent(struct config *cfg, const struct setup_options *opts, struct agent **out);
 

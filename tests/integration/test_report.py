@@ -313,6 +313,28 @@ class Recording(unittest.TestCase):
         for name, st in a["metrics"].items():
             self.assertEqual(b["metrics"][name], st, name)
 
+    def test_record_names_the_board_of_agent_root(self):
+        # agent.root in the file, no --root: the header names the board the run read (issue 21 item 4)
+        root = os.path.join(SRC, "configs/demo/root")
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = os.path.join(tmp, "root.yaml")
+            with open(cfg, "w") as f:
+                f.write('agent:\n  root: "%s"\n  state_file: ""\nweb:\n  listen: ""\n' % root)
+            rec, rec_cli = os.path.join(tmp, "run.jsonl"), os.path.join(tmp, "cli.jsonl")
+            p = run(["run", "--replay", DEMO, "--speed", "0", "--count", "5", "--no-json", "--record", rec,
+                     "-c", cfg])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = run(["run", "--replay", DEMO, "--root", root, "--speed", "0", "--count", "5", "--no-json",
+                     "--record", rec_cli, "-c", cfg])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(rec) as f:
+                header = json.loads(f.readline())
+            with open(rec_cli) as f:
+                header_cli = json.loads(f.readline())
+        self.assertIsNotNone(header["board"], header)
+        self.assertEqual(header["board"]["model"], "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super")
+        self.assertEqual(header["board"], header_cli["board"])
+
     def test_rotation_keeps_one_previous_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             rec = os.path.join(tmp, "run.jsonl")
