@@ -347,9 +347,8 @@ run_log(const struct alert_event *ev)
 }
 
 void
-actions_on_alert(const struct alert_event *ev, void *data)
+actions_on_alert(struct actions *act, const struct alert_event *ev)
 {
-	struct actions *act = data;
 	if (ev->transition == TRANSITION_PENDING || ev->transition == TRANSITION_CANCELLED) {
 		return; /* not yet (or no longer) an alert */
 	}
@@ -367,10 +366,14 @@ actions_on_alert(const struct alert_event *ev, void *data)
 		}
 		switch (def->type) {
 		case ACTION_LOG:
-			run_log(ev);
+			if (!ev->restored) { /* logged before the restart */
+				run_log(ev);
+			}
 			break;
 		case ACTION_EXEC:
-			run_exec(act, def, ev);
+			if (!ev->restored) { /* the program ran before the restart */
+				run_exec(act, def, ev);
+			}
 			break;
 		case ACTION_WEBHOOK:
 			if (act->webhooks) {

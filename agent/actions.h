@@ -1,5 +1,6 @@
 /*
- * Alert actions: routes each alert event from the engine to the actions
+ * Alert actions: routes each alert event (the rules stage hands on what
+ * the agent's fan-out brings, the same events the sinks get) to the actions
  * bound to its severity (per rule, else the global `notify:` binding) and
  * runs them: `log` writes a line, `exec` starts a program without a shell,
  * with the alert in TEGRAWATCH_* environment variables, `webhook` hands it
@@ -28,8 +29,13 @@ void actions_destroy(struct actions *act);
 /** Switches to a new configuration (after a reload). Running programs go on. */
 void actions_set_config(struct actions *act, const struct config *cfg);
 
-/** Engine callback (register with SEVERITY_NONE): runs the bound actions of EV. */
-void actions_on_alert(const struct alert_event *ev, void *data);
+/**
+ * Runs the actions bound to EV's severity (the rule's, else `notify:`).
+ * Pending and cancelled events run none. An alert restored after a restart
+ * (ev->restored) runs no log or exec action again; webhooks decide by
+ * their format (alertmanager-api sends it again).
+ */
+void actions_on_alert(struct actions *act, const struct alert_event *ev);
 
 /**
  * Reaps finished programs and stops those past their timeout; hands the

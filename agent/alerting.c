@@ -18,8 +18,6 @@ struct alerting {
 	bool run_actions;
 	char device_id[128]; /* the board's id in events (device_id.h), kept across reloads */
 	bool dirty;          /* a transition happened since the state was saved */
-	/* where the engine's events go, set while it evaluates or adopts */
-	const struct alert_fanout *out;
 	uint64_t reload_failures;
 	uint64_t reloads;
 	uint64_t fired, resolved; /* alerts that started firing / resolved (restored ones not again) */
@@ -32,37 +30,45 @@ struct alerting {
 	bool restart_needed; /* the last reload changed settings only a restart applies */
 };
 
+/*
+ * The engine's listener: every event of it (a sample's, a reload's, the
+ * restored ones) goes to the agent's fan-out, which hands it to every
+ * sink and to this stage's notify, the actions: one route for all.
+ */
 static void
-forward(const struct alert_event *ev, void *data)
+on_event(const struct alert_event *ev, void *data)
 {
 	struct alerting *al = data;
-	al->dirty = true;
-	al->fired += ev->transition == TRANSITION_FIRING;
-	al->resolved += ev->transition == TRANSITION_RESOLVED;
-	if (al->out) {
-		alert_fanout_emit(al->out, ev);
+	if (!ev->restored) {
+		al->dirty = true;
+		al->fired += ev->transition == TRANSITION_FIRING;
+		al->resolved += ev->transition == TRANSITION_RESOLVED;
+	}
+	alert_fanout_emit(al->base.out, ev);
+}
+
+static void
+alerting_notify(struct stage *st, const struct alert_event *ev)
+{
+	struct alerting *al = (struct alerting *)st;
+	if (al->actions) {
+		actions_on_alert(al->actions, ev);
 	}
 }
 
 static struct engine *
 make_engine(struct alerting *al, const struct config *cfg)
 {
-	struct engine *engine = engine_create(&cfg->rules);
+	struct engine *engine = engine_create(&cfg->rules, on_event, al);
 	engine_set_board(engine, cfg->board_name, al->device_id);
-	if (al->run_actions) {
-		engine_on(engine, SEVERITY_NONE, actions_on_alert, al->actions);
-	}
-	engine_on(engine, SEVERITY_NONE, forward, al);
 	return engine;
 }
 
 static int
-alerting_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
+alerting_process(struct stage *st, struct sample *s)
 {
 	struct alerting *al = (struct alerting *)st;
-	al->out = out;
 	engine_evaluate(al->engine, s);
-	al->out = NULL;
 	if (al->actions) {
 		actions_flush(al->actions); /* this tick's webhook notifications, batched */
 	}
@@ -87,7 +93,7 @@ alerting_dispatch(struct stage *st)
 }
 
 static int
-alerting_reload(struct stage *st, const struct alert_fanout *out)
+alerting_reload(struct stage *st)
 {
 	struct alerting *al = (struct alerting *)st;
 	if (!al->cfg->path[0]) {
@@ -121,9 +127,7 @@ alerting_reload(struct stage *st, const struct alert_fanout *out)
 		actions_set_config(al->actions, cfg);
 	}
 	struct engine *engine = make_engine(al, cfg);
-	al->out = out; /* alerts of removed rules resolve now */
-	engine_adopt(engine, al->engine);
-	al->out = NULL;
+	engine_adopt(engine, al->engine); /* alerts of removed rules resolve now */
 	engine_destroy(al->engine);
 	if (al->boot_cfg) {
 		config_destroy(al->cfg);
@@ -137,20 +141,12 @@ alerting_reload(struct stage *st, const struct alert_fanout *out)
 	return 0;
 }
 
-/* Alerts restored from the state file reach the sinks as already active. */
+/* Alerts restored from the state file reach the sinks and the actions as already active. */
 static void
-emit_restored(const struct alert_event *ev, void *data)
-{
-	struct alert_event copy = *ev;
-	copy.restored = true;
-	alert_fanout_emit(data, &copy);
-}
-
-static void
-alerting_replay_active(struct stage *st, const struct alert_fanout *out)
+alerting_replay_active(struct stage *st)
 {
 	struct alerting *al = (struct alerting *)st;
-	engine_foreach_active(al->engine, emit_restored, (void *)out);
+	engine_announce_active(al->engine);
 }
 
 static void
@@ -191,6 +187,7 @@ static const struct stage_ops alerting_ops = {
 	.process = alerting_process,
 	.add_metrics = alerting_add_metrics,
 	.replay_active = alerting_replay_active,
+	.notify = alerting_notify,
 	.dispatch = alerting_dispatch,
 	.reload = alerting_reload,
 	.destroy = alerting_destroy,

@@ -1,9 +1,10 @@
 /*
  * The rules as a pipeline stage: owns the configuration's rules, the
  * engine evaluating them, the actions they trigger and the alert state
- * file. Its alert events go to every sink's notify (pipeline.h). A reload
- * (SIGHUP) swaps all of it at once, or keeps the old one when the new
- * file is bad.
+ * file. Its alert events go to the agent's fan-out (pipeline.h), and its
+ * notify runs the actions on what the fan-out brings, as the sinks get
+ * it: restored alerts included. A reload (SIGHUP) swaps all of it at
+ * once, or keeps the old one when the new file is bad.
  */
 #ifndef TEGRAWATCH_ALERTING_H
 #define TEGRAWATCH_ALERTING_H

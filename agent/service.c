@@ -34,10 +34,9 @@ tell(const char *state)
 }
 
 static int
-service_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
+service_process(struct stage *st, struct sample *s)
 {
 	struct service *sv = (struct service *)st;
-	(void)out;
 	if (!sv->ready || sv->reloading) {
 		tell("READY=1\nSTATUS=sampling");
 		sv->ready = true;
@@ -57,10 +56,9 @@ service_process(struct stage *st, struct sample *s, const struct alert_fanout *o
 }
 
 static int
-service_reload(struct stage *st, const struct alert_fanout *out)
+service_reload(struct stage *st)
 {
 	struct service *sv = (struct service *)st;
-	(void)out;
 	char msg[64];
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)clock_ms(CLOCK_MONOTONIC) * 1000);
 	tell(msg);

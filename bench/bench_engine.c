@@ -5,7 +5,7 @@
  * the per-core loads and throttle.* metrics a live agent adds). Values move
  * every sample (slow temperature waves, load swings, counter bumps, a power
  * mode change now and then) so alerts really fire and resolve, and a
- * SEVERITY_NONE callback makes every event render its texts.
+ * listener makes every event render its texts.
  *
  * Prints CPU µs per sample for a steady metric layout with moving values,
  * for a quiet board (no transitions), and for a layout that changes on
@@ -211,14 +211,13 @@ static void
 run(const struct rule_set *rules, struct sample *s, const struct sample *base, double seconds, enum load load,
     struct run *out)
 {
-	struct engine *e = engine_create(rules);
 	int64_t start, budget = (int64_t)(seconds * 1e9);
 	uint64_t k = 0;
 	bool churn = load == LOAD_CHURN;
 
 	memset(out, 0, sizeof(*out));
+	struct engine *e = engine_create(rules, count_event, &out->events);
 	engine_set_board(e, "agx-orin-bench", "bench");
-	engine_on(e, SEVERITY_NONE, count_event, &out->events);
 	start = cpu_ns();
 	do {
 		for (int i = 0; i < 1000; i++, k++) {

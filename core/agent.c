@@ -34,7 +34,7 @@ struct agent {
 	int stage_count;
 	struct sink *sinks[MAX_SINKS];
 	int sink_count;
-	struct alert_fanout fanout; /* to every sink's notify */
+	struct alert_fanout fanout; /* to every stage's and sink's notify */
 	struct sample *sample;
 	uint64_t seq;
 	uint64_t late_ticks;
@@ -47,6 +47,12 @@ static void
 fan_out(void *data, const struct alert_event *ev)
 {
 	struct agent *agent = data;
+	for (int i = 0; i < agent->stage_count; i++) {
+		struct stage *st = agent->stages[i];
+		if (st->ops->notify) {
+			st->ops->notify(st, ev);
+		}
+	}
 	for (int i = 0; i < agent->sink_count; i++) {
 		struct sink *sink = agent->sinks[i];
 		if (sink->ops->notify) {
@@ -116,6 +122,7 @@ agent_add_stage(struct agent *agent, struct stage *st)
 		stage_destroy(st);
 		return -ENOSPC;
 	}
+	st->out = &agent->fanout;
 	agent->stages[agent->stage_count++] = st;
 	return 0;
 }
@@ -126,7 +133,7 @@ agent_sample_count(const struct agent *agent)
 	return agent->seq;
 }
 
-/* Once, before the first tick: alerts restored at start reach the sinks as active. */
+/* Once, before the first tick: alerts restored at start reach the stages and sinks as active. */
 static void
 start(struct agent *agent)
 {
@@ -134,7 +141,7 @@ start(struct agent *agent)
 	for (int i = 0; i < agent->stage_count; i++) {
 		struct stage *st = agent->stages[i];
 		if (st->ops->replay_active) {
-			st->ops->replay_active(st, &agent->fanout);
+			st->ops->replay_active(st);
 		}
 	}
 }
@@ -197,7 +204,7 @@ agent_tick(struct agent *agent)
 	}
 	for (int i = 0; i < agent->stage_count; i++) {
 		struct stage *st = agent->stages[i];
-		int r = st->ops->process(st, s, &agent->fanout);
+		int r = st->ops->process(st, s);
 		if (r < 0) {
 			log_debug("stage %s: %s", st->ops->name, strerror(-r));
 		}
@@ -225,7 +232,7 @@ reload(struct agent *agent)
 	for (int i = 0; i < agent->stage_count; i++) {
 		struct stage *st = agent->stages[i];
 		if (st->ops->reload) {
-			st->ops->reload(st, &agent->fanout);
+			st->ops->reload(st);
 		}
 	}
 	for (int i = 0; i < agent->stage_count; i++) {

@@ -11,7 +11,8 @@
  *   3. each stage processes the sample (throttle, then rules), and adds its
  *      own counters right after (agent.alerts_firing counts this tick's
  *      alerts); every alert event a stage emits goes at once to the notify
- *      op of every sink that has one;
+ *      op of every stage and every sink that has one (one fan-out: the
+ *      rules stage's actions hear what the sinks hear);
  *   4. every sink writes the finished sample.
  * Every object is owned by the agent once added and destroyed by it, in
  * any order: nothing here points at another pipeline object.
@@ -50,7 +51,7 @@ struct source {
 	const struct source_ops *ops;
 };
 
-/* Where a stage sends its alert events: every sink with a notify op. */
+/* Where a stage sends its alert events: every stage and sink with a notify op. */
 struct alert_fanout {
 	void (*emit)(void *data, const struct alert_event *ev);
 	void *data;
@@ -66,16 +67,18 @@ struct stage;
 
 struct stage_ops {
 	const char *name;
-	/* Processes SAMPLE in place (adds derived metrics and state); alert events go to OUT. 0 or -errno. */
-	int (*process)(struct stage *st, struct sample *sample, const struct alert_fanout *out);
+	/* Processes SAMPLE in place (adds derived metrics and state); alert events go to st->out. 0 or -errno. */
+	int (*process)(struct stage *st, struct sample *sample);
 	/* Optional: adds the stage's counters, right after process(). */
 	void (*add_metrics)(struct stage *st, struct metric_set *m);
 	/* Optional: once before the first tick, emits the alerts already active (ev->restored set). */
-	void (*replay_active)(struct stage *st, const struct alert_fanout *out);
+	void (*replay_active)(struct stage *st);
+	/* Optional: takes every alert event, as a sink's notify does (the rules stage's actions); never blocks. */
+	void (*notify)(struct stage *st, const struct alert_event *ev);
 	/* Optional: housekeeping about once a second and after each tick (reaping programs). */
 	int (*dispatch)(struct stage *st);
-	/* Optional: SIGHUP. Alert events of the reload (rules removed) go to OUT. 0 or -errno. */
-	int (*reload)(struct stage *st, const struct alert_fanout *out);
+	/* Optional: SIGHUP. Alert events of the reload (rules removed) go to st->out. 0 or -errno. */
+	int (*reload)(struct stage *st);
 	/* Optional: after every stage's reload (a reload is announced before and done after). */
 	void (*reloaded)(struct stage *st);
 	void (*destroy)(struct stage *st);
@@ -83,6 +86,7 @@ struct stage_ops {
 
 struct stage {
 	const struct stage_ops *ops;
+	const struct alert_fanout *out; /* where its alert events go: set by agent_add_stage(), for good */
 };
 
 struct sink;

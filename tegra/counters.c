@@ -61,10 +61,9 @@ rail_of(struct counters *c, const char *name)
 }
 
 static int
-counters_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
+counters_process(struct stage *st, struct sample *s)
 {
 	struct counters *c = (struct counters *)st;
-	(void)out;
 	/* on the monotonic clock: a wall clock step is not an hour at this power */
 	double dt_s = c->have_last && s->mono_ms > c->last_ms ? (double)(s->mono_ms - c->last_ms) / 1000.0 : 0;
 	if (!c->have_last || s->mono_ms > c->last_ms) {

@@ -432,9 +432,8 @@ struct throttle_stage {
 };
 
 static int
-throttle_stage_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
+throttle_stage_process(struct stage *st, struct sample *s)
 {
-	(void)out;
 	throttle_detector_update(&((struct throttle_stage *)st)->det, s);
 	return 0;
 }

@@ -2,7 +2,7 @@
  * The alert engine: one state machine per (rule, metric instance), driven
  * by sample time only, so a replay at any speed gives the same timeline.
  * This file holds the objects (engine, rule states, instances), events and
- * callbacks, reload and queries; evaluate.c holds the metric mapping and
+ * the listener, reload and queries; evaluate.c holds the metric mapping and
  * the state machine itself. See README.md for the semantics.
  */
 #include "engine_impl.h"
@@ -123,14 +123,16 @@ engine_find_rule(struct engine *e, const char *name)
 	return NULL;
 }
 
-/* ---- create, destroy, callbacks ------------------------------------- */
+/* ---- create, destroy ------------------------------------------------- */
 
 struct engine *
-engine_create(const struct rule_set *rules)
+engine_create(const struct rule_set *rules, alert_callback listener, void *data)
 {
 	struct engine *e = xcalloc(1, sizeof(*e));
 
 	e->rules = rules;
+	e->listener = listener;
+	e->listener_data = data;
 	e->rs_count = rules ? rules->count : 0;
 	e->rs = xcalloc(e->rs_count, sizeof(*e->rs));
 	for (size_t i = 0; i < e->rs_count; i++) {
@@ -187,19 +189,6 @@ event_fingerprint(const struct engine *e, const char *fp, char out[ALERT_FINGERP
 	}
 }
 
-int
-engine_on(struct engine *engine, enum severity severity, alert_callback cb, void *data)
-{
-	if (!cb || (unsigned)severity >= SEVERITY_COUNT) {
-		return -EINVAL;
-	}
-	if (engine->cb_count >= ENGINE_CALLBACKS_MAX) {
-		return -ENOSPC;
-	}
-	engine->cbs[engine->cb_count++] = (struct callback){severity, cb, data};
-	return 0;
-}
-
 uint64_t
 engine_generation(const struct engine *engine)
 {
@@ -207,22 +196,6 @@ engine_generation(const struct engine *engine)
 }
 
 /* ---- events ---------------------------------------------------------- */
-
-static bool
-callback_wants(const struct callback *c, enum alert_transition t, enum severity sev, enum severity prev)
-{
-	if (c->severity == SEVERITY_NONE) {
-		return true;
-	}
-	if (t == TRANSITION_PENDING || t == TRANSITION_CANCELLED) {
-		return false;
-	}
-	if (sev == c->severity) {
-		return true;
-	}
-	/* a move between levels also tells the level it leaves */
-	return (t == TRANSITION_ESCALATED || t == TRANSITION_DEESCALATED) && prev == c->severity;
-}
 
 static void
 format_duration(int64_t ms, char *buf, size_t size)
@@ -367,17 +340,10 @@ static void
 emit(struct engine *e, const struct transition *tr)
 {
 	struct alert_event ev = {0};
-	bool wanted = false;
 
 	e->generation++;
-	for (size_t i = 0; i < e->cb_count; i++) {
-		if (callback_wants(&e->cbs[i], tr->t, tr->severity, tr->previous)) {
-			wanted = true;
-			break;
-		}
-	}
-	if (!wanted) {
-		return;
+	if (!e->listener) {
+		return; /* nobody to tell: no text rendered */
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.rule = tr->rs->rule;
@@ -398,11 +364,7 @@ emit(struct engine *e, const struct transition *tr)
 	ev.board = e->board;
 	ev.device_id = e->device_id;
 	render(e, &ev);
-	for (size_t i = 0; i < e->cb_count; i++) {
-		if (callback_wants(&e->cbs[i], tr->t, tr->severity, tr->previous)) {
-			e->cbs[i].cb(&ev, e->cbs[i].data);
-		}
-	}
+	e->listener(&ev, e->listener_data);
 }
 
 /*
@@ -553,7 +515,7 @@ engine_adopt(struct engine *engine, struct engine *old)
 		struct rule_state *nrs = engine_find_rule(engine, ors->rule->name);
 
 		if (!nrs) {
-			/* the rule is gone: its alerts end through the new engine's callbacks */
+			/* the rule is gone: its alerts end through the new engine's listener */
 			engine_end_all(engine, ors, t, false);
 			continue;
 		}
@@ -643,12 +605,12 @@ engine_layout_rebuilds(const struct engine *engine)
 }
 
 static void
-report_active(const struct engine *e, const struct rule_state *rs, const struct alert *a, const char *metric,
-	      const char *fp, bool absent, double v, void (*fn)(const struct alert_event *ev, void *data), void *data)
+announce(const struct engine *e, const struct rule_state *rs, const struct alert *a, const char *metric, const char *fp,
+	 bool absent, double v)
 {
 	struct alert_event ev = {0};
 
-	if (a->state == ALERT_INACTIVE) {
+	if (a->state == ALERT_INACTIVE || !e->listener) {
 		return;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -668,12 +630,13 @@ report_active(const struct engine *e, const struct rule_state *rs, const struct 
 	event_fingerprint(e, fp, ev.fingerprint);
 	ev.board = e->board;
 	ev.device_id = e->device_id;
+	ev.restored = true;
 	render(e, &ev);
-	fn(&ev, data);
+	e->listener(&ev, e->listener_data);
 }
 
 void
-engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert_event *ev, void *data), void *data)
+engine_announce_active(const struct engine *engine)
 {
 	for (size_t i = 0; i < engine->rs_count; i++) {
 		const struct rule_state *rs = &engine->rs[i];
@@ -681,10 +644,9 @@ engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert
 		for (size_t k = 0; k < rs->count; k++) {
 			const struct instance *in = &rs->inst[k];
 
-			report_active(engine, rs, &in->value, in->metric, in->fp_value, false, in->last_value, fn,
-				      data);
-			report_active(engine, rs, &in->absent, in->metric, in->fp_absent, true, NAN, fn, data);
+			announce(engine, rs, &in->value, in->metric, in->fp_value, false, in->last_value);
+			announce(engine, rs, &in->absent, in->metric, in->fp_absent, true, NAN);
 		}
-		report_active(engine, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, NAN, fn, data);
+		announce(engine, rs, &rs->pattern_absent, rs->rule->metric, rs->fp_pattern, true, NAN);
 	}
 }

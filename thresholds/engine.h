@@ -1,7 +1,7 @@
 /*
  * The alert engine: evaluates rules against each sample and produces one
  * alert event per state transition. Knows nothing of YAML, MQTT or HTTP:
- * it reports through callbacks registered per severity.
+ * it tells every event to the one listener it was created with.
  */
 #ifndef TEGRAWATCH_ENGINE_H
 #define TEGRAWATCH_ENGINE_H
@@ -22,8 +22,16 @@ enum alert_state {
 
 struct engine;
 
-/** Creates an engine over RULES (borrowed: they must outlive the engine). Cannot fail. */
-struct engine *engine_create(const struct rule_set *rules);
+/**
+ * Creates an engine over RULES (borrowed: they must outlive the engine)
+ * that tells LISTENER(event, DATA) every event: pending, firing, escalated,
+ * deescalated, repeat, resolved and cancelled, and the active alerts
+ * engine_announce_active() restores. LISTENER runs synchronously inside
+ * engine_evaluate(), engine_adopt() and engine_announce_active(), must not
+ * block and must not call back into the engine. NULL: events are only
+ * counted (engine_generation), not rendered. Cannot fail.
+ */
+struct engine *engine_create(const struct rule_set *rules, alert_callback listener, void *data);
 void engine_destroy(struct engine *engine);
 
 /**
@@ -31,18 +39,6 @@ void engine_destroy(struct engine *engine);
  * (both copied). A board name scopes the events' fingerprints to the board.
  */
 void engine_set_board(struct engine *engine, const char *board, const char *device_id);
-
-/**
- * Registers CB for events of SEVERITY (warning or critical: firing,
- * escalated, deescalated, repeat and resolved events whose severity is
- * that one; escalated and deescalated events also reach the callbacks of
- * the severity they leave, so a critical-only action hears that its alert
- * is no longer critical), or for every event including pending/cancelled
- * with SEVERITY_NONE. Callbacks run synchronously inside engine_evaluate()
- * (and engine_adopt()) in registration order, must not block and must not
- * call back into the engine. Returns 0, -EINVAL or -ENOSPC (32 callbacks).
- */
-int engine_on(struct engine *engine, enum severity severity, alert_callback cb, void *data);
 
 /**
  * Evaluates every rule against sample S. Durations (for, clear_for,
@@ -60,7 +56,7 @@ void engine_evaluate(struct engine *engine, const struct sample *s);
  * exists in ENGINE's rules (a reload that keeps a rule keeps its alerts).
  * Alerts of rules that disappeared, or of metrics a changed pattern no
  * longer matches, are resolved (pending ones cancelled) through ENGINE's
- * callbacks; those events point at OLD's rule, so OLD's rules must still
+ * listener; those events point at OLD's rule, so OLD's rules must still
  * exist during the call. OLD is left with no active alert.
  */
 void engine_adopt(struct engine *engine, struct engine *old);
@@ -98,10 +94,11 @@ uint64_t engine_dropped_instances(const struct engine *engine);
 uint64_t engine_layout_rebuilds(const struct engine *engine);
 
 /**
- * Calls FN for each pending or firing alert (as an event whose transition
- * is TRANSITION_FIRING or TRANSITION_PENDING), for APIs that list them.
+ * Tells the listener each pending or firing alert (loaded from a state
+ * file, or taken over) as an event marked `restored`, whose transition is
+ * TRANSITION_FIRING or TRANSITION_PENDING: once at start, so that every
+ * consumer knows what is already active. Changes nothing in the engine.
  */
-void engine_foreach_active(const struct engine *engine, void (*fn)(const struct alert_event *ev, void *data),
-			   void *data);
+void engine_announce_active(const struct engine *engine);
 
 #endif

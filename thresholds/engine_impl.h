@@ -1,5 +1,5 @@
 /*
- * Engine internals shared by engine.c (evaluation, callbacks, reload) and
+ * Engine internals shared by engine.c (evaluation, events, reload) and
  * alert_state.c (the state file). Not a public header.
  */
 #ifndef TEGRAWATCH_ENGINE_IMPL_H
@@ -11,8 +11,7 @@
 #include "engine.h"
 
 #define ENGINE_INSTANCES_MAX 256 /* per rule: a glob cannot grow without bound */
-#define ENGINE_CALLBACKS_MAX 32
-#define NEVER INT64_MIN /* "not holding" / "never seen" */
+#define NEVER INT64_MIN          /* "not holding" / "never seen" */
 
 /* One alert's lifecycle: the threshold/change alert or the absent alert. */
 struct alert {
@@ -60,20 +59,14 @@ struct rule_state {
 	char fp_pattern[ALERT_FINGERPRINT_LEN + 1];
 };
 
-struct callback {
-	enum severity severity;
-	alert_callback cb;
-	void *data;
-};
-
 struct engine {
 	const struct rule_set *rules;
 	struct rule_state *rs;
 	size_t rs_count;
 	char board[128];
 	char device_id[128];
-	struct callback cbs[ENGINE_CALLBACKS_MAX];
-	size_t cb_count;
+	alert_callback listener; /* every event; NULL: none rendered */
+	void *listener_data;
 	/* the metric layout the instance indexes refer to */
 	bool have_layout;
 	uint64_t layout_sig;
@@ -120,8 +113,8 @@ struct instance *engine_instance_add(struct rule_state *rs, const char *metric);
 void engine_forget_streaks(struct instance *in);
 
 /*
- * Moves alert A through transition T at time AT and reports it to the
- * callbacks that want it. SEV is the severity after the transition (the
+ * Moves alert A through transition T at time AT and tells the listener.
+ * SEV is the severity after the transition (the
  * last one for resolved/cancelled).
  */
 void engine_alert_step(struct engine *e, const struct rule_state *rs, struct alert *a, const char *metric,

@@ -186,9 +186,8 @@ test_engine_for_and_repeat_across_a_step_forward(void **state)
 	struct rule_set *set = one_rule("temp.cpu_c");
 	set->rules[0].for_ms = 30 * MIN_MS;
 	set->rules[0].repeat_ms = 30 * MIN_MS;
-	struct engine *e = engine_create(set);
 	struct seen rec = {0};
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	struct engine *e = engine_create(set, record, &rec);
 	run_engine(e, &rec, 10000, 61 * MIN_MS, MIN_MS, HOUR_MS, always_hot);
 	/* pending at once, firing after 30 minutes that passed, one repeat 30 minutes later */
 	assert_int_equal(rec.n, 3);
@@ -212,9 +211,8 @@ test_engine_clear_for_and_lengths_across_steps(void **state)
 	for (int dir = -1; dir <= 1; dir += 2) {
 		struct rule_set *set = one_rule("temp.cpu_c");
 		set->rules[0].clear_for_ms = 10 * MIN_MS;
-		struct engine *e = engine_create(set);
 		struct seen rec = {0};
-		assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+		struct engine *e = engine_create(set, record, &rec);
 		run_engine(e, &rec, 10000, 20 * MIN_MS, MIN_MS + 10000, dir * HOUR_MS, hot_first_minute);
 		assert_int_equal(rec.n, 2);
 		assert_int_equal(rec.t[0], TRANSITION_FIRING);
@@ -237,9 +235,8 @@ test_engine_starts_at_steady_under_jitter(void **state)
 {
 	(void)state;
 	struct rule_set *set = one_rule("temp.cpu_c");
-	struct engine *e = engine_create(set);
 	struct seen rec = {0};
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	struct engine *e = engine_create(set, record, &rec);
 	struct sample *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
 	for (int64_t m = 0; m <= 2 * MIN_MS; m += 1000) {
@@ -264,9 +261,8 @@ test_engine_absent_for_across_a_step_forward(void **state)
 	(void)state;
 	struct rule_set *set = one_rule("temp.cpu_c");
 	set->rules[0].absent_for_ms = 30 * MIN_MS;
-	struct engine *e = engine_create(set);
 	struct seen rec = {0};
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	struct engine *e = engine_create(set, record, &rec);
 	run_engine(e, &rec, 10000, 45 * MIN_MS, 20000, HOUR_MS, seen_first_10s);
 	assert_int_equal(rec.n, 1);
 	assert_true(rec.absent[0]);
@@ -283,9 +279,8 @@ test_engine_for_across_a_step_back(void **state)
 	/* for: 60s: the wall clock goes back an hour 20 s in; it still fires 60 s after it began */
 	struct rule_set *set = one_rule("temp.cpu_c");
 	set->rules[0].for_ms = MIN_MS;
-	struct engine *e = engine_create(set);
 	struct seen rec = {0};
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	struct engine *e = engine_create(set, record, &rec);
 	run_engine(e, &rec, 10000, 2 * MIN_MS, 20000, -HOUR_MS, always_hot);
 	assert_int_equal(rec.n, 2);
 	assert_int_equal(rec.t[1], TRANSITION_FIRING);

@@ -108,6 +108,7 @@ struct rec {
 	enum severity sev;
 	enum severity prev;
 	bool absent;
+	bool restored;
 	double value;
 	double threshold;
 	int64_t at_ms;
@@ -148,6 +149,7 @@ record(const struct alert_event *e, void *data)
 	x->sev = e->severity;
 	x->prev = e->previous;
 	x->absent = e->absent;
+	x->restored = e->restored;
 	x->value = e->value;
 	x->threshold = e->threshold;
 	x->at_ms = e->at_ms;
@@ -161,6 +163,15 @@ record(const struct alert_event *e, void *data)
 	memcpy(x->causes, e->throttle_causes, sizeof(x->causes));
 	x->cause_count = e->throttle_cause_count;
 	snprintf(x->power_mode, sizeof(x->power_mode), "%s", e->power_mode);
+}
+
+/* As an action sees them: pending and cancelled are not alerts (yet, or any more). */
+static void
+record_alerts(const struct alert_event *e, void *data)
+{
+	if (e->transition != TRANSITION_PENDING && e->transition != TRANSITION_CANCELLED) {
+		record(e, data);
+	}
 }
 
 static void
@@ -368,8 +379,7 @@ test_oscillation_hour(void **state)
 		r->clear = cases[c].clear;
 		r->clear_for_ms = cases[c].clear_for_ms;
 		r->repeat_ms = cases[c].repeat_ms;
-		e = engine_create(set);
-		assert_int_equal(engine_on(e, SEVERITY_WARNING, record, &rec), 0);
+		e = engine_create(set, record_alerts, &rec);
 		for (int64_t t = 0; t < 3600; t++) {
 			at(s, t * 1000, "MAXN");
 			put(s, "temp.cpu_c", wave(t));
@@ -465,8 +475,7 @@ test_for_clear_timing(void **state)
 		level(r, SEVERITY_WARNING, 95);
 		r->for_ms = cases[c].for_ms;
 		r->clear_for_ms = cases[c].clear_for_ms;
-		e = engine_create(set);
-		assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+		e = engine_create(set, record, &rec);
 		feed(e, s, "temp.cpu_c", cases[c].pts);
 		expect_events(&rec, cases[c].want);
 		engine_destroy(e);
@@ -519,8 +528,7 @@ test_escalation(void **state)
 		level(r, SEVERITY_CRITICAL, 100);
 		r->clear = 2;
 		r->for_ms = 2000;
-		e = engine_create(set);
-		assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+		e = engine_create(set, record, &rec);
 		feed(e, s, "temp.cpu_c", cases[c].pts);
 		expect_events(&rec, cases[c].want);
 		if (c == 0) {
@@ -557,8 +565,7 @@ test_below_and_absolute_clear(void **state)
 	level(r, SEVERITY_WARNING, 500);
 	r->clear_is_value = true;
 	r->clear = 600; /* resolves only above 600 */
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 	feed(e, s, "fan.0.rpm", pts);
 	expect_events(&rec, want);
 	assert_true(rec.ev[0].threshold == 500);
@@ -584,8 +591,7 @@ test_absent_exact(void **state)
 	r->absent_severity = SEVERITY_CRITICAL;
 	level(never, SEVERITY_WARNING, 70);
 	never->absent_for_ms = 4000;
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 	for (int64_t t = 0; t <= 10; t++) {
 		at(s, t * 1000, "MAXN");
 		if (t <= 2 || t == 10) {
@@ -633,8 +639,7 @@ test_absent_glob(void **state)
 	temps->absent_for_ms = 3000;
 	level(fans, SEVERITY_WARNING, 100);
 	fans->absent_for_ms = 3000;
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 	for (int64_t t = 0; t <= 8; t++) {
 		at(s, t * 1000, "MAXN");
 		put(s, "temp.cpu_c", 50);
@@ -676,8 +681,7 @@ test_glob_expansion(void **state)
 	struct engine *e;
 
 	level(r, SEVERITY_WARNING, 90);
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 
 	at(s, 0, "MAXN");
 	put(s, "temp.cpu_c", 95);
@@ -728,7 +732,7 @@ test_glob_instance_cap(void **state)
 	struct engine *e;
 
 	level(r, SEVERITY_WARNING, 1);
-	e = engine_create(set);
+	e = engine_create(set, NULL, NULL);
 	at(s, 0, "");
 	for (int i = 0; i < 300; i++) {
 		assert_int_equal(metric_set_putf(&s->metrics, 0, "x.%d.v", i), 0);
@@ -769,8 +773,7 @@ test_power_mode_filter(void **state)
 	level(r, SEVERITY_WARNING, 95);
 	add_mode(r, "MAXN");
 	add_mode(r, "2");
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		at(s, (int64_t)i * 1000, steps[i].mode);
 		put(s, "temp.cpu_c", steps[i].v);
@@ -810,8 +813,7 @@ test_power_mode_cancels_pending(void **state)
 	level(r, SEVERITY_WARNING, 95);
 	r->for_ms = 10000;
 	add_mode(r, "MAXN");
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 	at(s, 0, "MAXN");
 	put(s, "temp.cpu_c", 99);
 	engine_evaluate(e, s);
@@ -843,8 +845,7 @@ test_trip_relative(void **state)
 	hot_fb->level[SEVERITY_WARNING].fallback = 95;
 	level_ref(slow, SEVERITY_WARNING, REF_CEILING, 0.5, 0);
 	level_ref(slow, SEVERITY_CRITICAL, REF_HW_MAX, 0.25, 0);
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 
 	at(s, 0, "MAXN");
 	put(s, "temp.cpu_c", 91);           /* passive 95 - 5 = 90: critical; hot 99 - 10 = 89: warning */
@@ -943,8 +944,7 @@ test_changes_increases(void **state)
 		print_message("case: %s\n", cases[c].name);
 		r->event_severity = SEVERITY_CRITICAL;
 		r->clear_for_ms = cases[c].clear_for_ms;
-		e = engine_create(set);
-		assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+		e = engine_create(set, record, &rec);
 		feed(e, s, "nvpmodel.id", cases[c].pts);
 		expect_events(&rec, cases[c].want);
 		assert_true(isnan(rec.ev[0].threshold));
@@ -978,8 +978,7 @@ test_repeat(void **state)
 
 	level(r, SEVERITY_WARNING, 95);
 	r->repeat_ms = 10000;
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_WARNING, record, &rec), 0);
+	e = engine_create(set, record_alerts, &rec);
 	feed(e, s, "temp.cpu_c", pts);
 	expect_events(&rec, want);
 	assert_int_equal(rec.ev[1].starts_at_ms, 0);
@@ -1021,9 +1020,8 @@ test_template_rendering(void **state)
 	}
 	plain->summary = xstrdup(big);
 
-	e = engine_create(set);
+	e = engine_create(set, record, &rec);
 	engine_set_board(e, "orin-7", "orin-7-id");
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
 	at(s, 0, "MAXN");
 	put(s, "temp.cpu_c", 96.5);
 	put(s, "temp.gpu_c", 81);
@@ -1094,8 +1092,7 @@ test_default_summary(void **state)
 	struct engine *e;
 
 	level(r, SEVERITY_WARNING, 95);
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &rec), 0);
+	e = engine_create(set, record, &rec);
 	feed(e, s, "temp.cpu_c", pts);
 	assert_int_equal(rec.n, 1);
 	assert_string_equal(rec.ev[0].summary, "hot firing: temp.cpu_c = 96.125 (threshold 95)");
@@ -1105,64 +1102,41 @@ test_default_summary(void **state)
 	rec_reset(&rec);
 }
 
-/* ---- callbacks ---------------------------------------------------------------------------------- */
+/* ---- the listener ------------------------------------------------------------------------------- */
 
+/* One listener hears every transition, whatever its severity: routing by severity is the listener's business. */
 static void
-test_callbacks_per_severity(void **state)
+test_listener_hears_every_transition(void **state)
 {
 	static const struct pt pts[] = {
 		{ 0, 92 }, { 1000, 92 }, { 2000, 101 }, { 3000, 101 }, { 4000, 95 }, { 5000, 50 }, END_PT,
 	};
+	static const struct want want[] = {
+		{ 0, TRANSITION_PENDING, SEVERITY_WARNING },
+		{ 1000, TRANSITION_FIRING, SEVERITY_WARNING },
+		{ 3000, TRANSITION_ESCALATED, SEVERITY_CRITICAL },
+		{ 4000, TRANSITION_DEESCALATED, SEVERITY_WARNING },
+		{ 5000, TRANSITION_RESOLVED, SEVERITY_WARNING },
+		END_WANT,
+	};
 	struct sample *s = *state;
 	struct rule_set *set = set_new(1);
 	struct rule *r = rule_init(set, 0, "hot", "temp.cpu_c", RULE_ABOVE);
-	struct recorder all = { 0 }, warn = { 0 }, crit = { 0 };
+	struct recorder rec = { 0 };
 	struct engine *e;
 
 	level(r, SEVERITY_WARNING, 90);
 	level(r, SEVERITY_CRITICAL, 100);
 	r->for_ms = 1000;
-	e = engine_create(set);
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &all), 0);
-	assert_int_equal(engine_on(e, SEVERITY_WARNING, record, &warn), 0);
-	assert_int_equal(engine_on(e, SEVERITY_CRITICAL, record, &crit), 0);
-	assert_int_equal(engine_on(e, (enum severity)7, record, &crit), -EINVAL);
+	e = engine_create(set, record, &rec);
 	feed(e, s, "temp.cpu_c", pts);
-
-	{
-		static const struct want w_all[] = {
-			{ 0, TRANSITION_PENDING, SEVERITY_WARNING },
-			{ 1000, TRANSITION_FIRING, SEVERITY_WARNING },
-			{ 3000, TRANSITION_ESCALATED, SEVERITY_CRITICAL },
-			{ 4000, TRANSITION_DEESCALATED, SEVERITY_WARNING },
-			{ 5000, TRANSITION_RESOLVED, SEVERITY_WARNING },
-			END_WANT,
-		};
-		static const struct want w_warn[] = {
-			{ 1000, TRANSITION_FIRING, SEVERITY_WARNING },
-			{ 3000, TRANSITION_ESCALATED, SEVERITY_CRITICAL }, /* it leaves warning */
-			{ 4000, TRANSITION_DEESCALATED, SEVERITY_WARNING },
-			{ 5000, TRANSITION_RESOLVED, SEVERITY_WARNING },
-			END_WANT,
-		};
-		static const struct want w_crit[] = {
-			{ 3000, TRANSITION_ESCALATED, SEVERITY_CRITICAL },
-			{ 4000, TRANSITION_DEESCALATED, SEVERITY_WARNING }, /* it leaves critical */
-			END_WANT,
-		};
-		expect_events(&all, w_all);
-		expect_events(&warn, w_warn);
-		expect_events(&crit, w_crit);
-	}
-	for (int i = 3; i < 32; i++) {
-		assert_int_equal(engine_on(e, SEVERITY_NONE, record, &all), 0);
-	}
-	assert_int_equal(engine_on(e, SEVERITY_NONE, record, &all), -ENOSPC);
+	expect_events(&rec, want);
+	assert_int_equal(rec.ev[2].prev, SEVERITY_WARNING);
+	assert_int_equal(rec.ev[3].prev, SEVERITY_CRITICAL);
+	assert_int_equal(engine_generation(e), 5);
 	engine_destroy(e);
 	set_free(set);
-	rec_reset(&all);
-	rec_reset(&warn);
-	rec_reset(&crit);
+	rec_reset(&rec);
 }
 
 /* ---- reload (engine_adopt) ---------------------------------------------------------------------- */
@@ -1183,8 +1157,7 @@ test_adopt_reload(void **state)
 	level(rule_init(v2, 1, "zones", "temp.soc*_c", RULE_ABOVE), SEVERITY_WARNING, 90);
 	level(rule_init(v2, 2, "hot", "temp.cpu_c", RULE_ABOVE), SEVERITY_WARNING, 92);
 
-	e1 = engine_create(v1);
-	assert_int_equal(engine_on(e1, SEVERITY_NONE, record, &rec1), 0);
+	e1 = engine_create(v1, record, &rec1);
 	at(s, 10000, "MAXN");
 	put(s, "temp.cpu_c", 95);
 	put(s, "temp.gpu_c", 95);
@@ -1193,8 +1166,7 @@ test_adopt_reload(void **state)
 	assert_int_equal(rec1.n, 5); /* hot, gone, zones x3 */
 	assert_int_equal(engine_firing_count(e1), 5);
 
-	e2 = engine_create(v2);
-	assert_int_equal(engine_on(e2, SEVERITY_NONE, record, &rec2), 0);
+	e2 = engine_create(v2, record, &rec2);
 	engine_adopt(e2, e1);
 	/* "gone" resolves, and so do the zones instances the new pattern no longer matches */
 	assert_int_equal(rec2.n, 3);
@@ -1286,7 +1258,7 @@ test_save_load_restart(void **state)
 	snprintf(path, sizeof(path), "%s/alerts.state", dir);
 	snprintf(bad, sizeof(bad), "%s/bad.state", dir);
 
-	e1 = engine_create(set1);
+	e1 = engine_create(set1, NULL, NULL);
 	for (int64_t t = 100; t <= 110; t += 10) {
 		at(s, t * 1000, "MAXN");
 		put(s, "temp.cpu_c", 101.5);
@@ -1309,8 +1281,7 @@ test_save_load_restart(void **state)
 
 	/* restart: a new engine over freshly decoded rules */
 	diag_list_init(&diags);
-	e2 = engine_create(set2);
-	assert_int_equal(engine_on(e2, SEVERITY_NONE, record, &rec), 0);
+	e2 = engine_create(set2, record, &rec);
 	assert_int_equal(engine_load_state(e2, path, &diags), 0);
 	assert_int_equal(diags.count, 0);
 	assert_int_equal(engine_firing_count(e2), 2);
@@ -1343,7 +1314,7 @@ test_save_load_restart(void **state)
 	engine_destroy(e2);
 
 	/* a missing file is no error; bad lines are reported and skipped */
-	e2 = engine_create(set2);
+	e2 = engine_create(set2, NULL, NULL);
 	assert_int_equal(engine_load_state(e2, "/nonexistent/alerts.state", &diags), 0);
 	{
 		FILE *f = fopen(bad, "w");
@@ -1381,7 +1352,7 @@ test_save_load_restart(void **state)
 	diag_list_free(&diags);
 
 	/* writing into a directory that does not exist fails and leaves nothing behind */
-	e2 = engine_create(set2);
+	e2 = engine_create(set2, NULL, NULL);
 	assert_int_equal(engine_save_state(e2, "/nonexistent/dir/alerts.state"), -ENOENT);
 	engine_destroy(e2);
 	assert_int_equal(unlink(path), 0);
@@ -1392,7 +1363,7 @@ test_save_load_restart(void **state)
 }
 
 static void
-test_foreach_active(void **state)
+test_announce_active(void **state)
 {
 	struct sample *s = *state;
 	struct rule_set *set = set_new(1);
@@ -1402,7 +1373,7 @@ test_foreach_active(void **state)
 
 	level(r, SEVERITY_WARNING, 90);
 	r->for_ms = 5000;
-	e = engine_create(set);
+	e = engine_create(set, record, &rec);
 	at(s, 0, "MAXN");
 	put(s, "temp.cpu_c", 95);
 	engine_evaluate(e, s);
@@ -1410,8 +1381,15 @@ test_foreach_active(void **state)
 	put(s, "temp.cpu_c", 95);
 	put(s, "temp.gpu_c", 91);
 	engine_evaluate(e, s);
-	engine_foreach_active(e, record, &rec);
+	assert_int_equal(rec.n, 3); /* cpu pending, cpu firing, gpu pending */
+	assert_false(rec.ev[0].restored || rec.ev[1].restored || rec.ev[2].restored);
+	rec_reset(&rec);
+	uint64_t generation = engine_generation(e);
+	/* through the same listener, marked restored; nothing in the engine changes */
+	engine_announce_active(e);
+	assert_int_equal(engine_generation(e), generation);
 	assert_int_equal(rec.n, 2);
+	assert_true(rec.ev[0].restored && rec.ev[1].restored);
 	assert_string_equal(rec.ev[0].metric, "temp.cpu_c");
 	assert_int_equal(rec.ev[0].t, TRANSITION_FIRING);
 	assert_int_equal(rec.ev[0].starts_at_ms, 5000);
@@ -1434,10 +1412,9 @@ test_fingerprint_per_board(void **state)
 	for (int b = 0; b < 3; b++) {
 		struct rule_set *set = set_new(1);
 		level(rule_init(set, 0, "hot", "temp.cpu_c", RULE_ABOVE), SEVERITY_WARNING, 90);
-		struct engine *e = engine_create(set);
-		engine_set_board(e, boards[b], "id");
 		struct recorder rec = {0};
-		engine_on(e, SEVERITY_NONE, record, &rec);
+		struct engine *e = engine_create(set, record, &rec);
+		engine_set_board(e, boards[b], "id");
 		at(s, 0, "MAXN");
 		put(s, "temp.cpu_c", 95);
 		engine_evaluate(e, s);
@@ -1476,10 +1453,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_template_rendering, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_summary, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_callbacks_per_severity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listener_hears_every_transition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_load_restart, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_foreach_active, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_announce_active, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

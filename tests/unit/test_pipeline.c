@@ -96,7 +96,7 @@ struct fake_stage {
 };
 
 static int
-fake_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
+fake_process(struct stage *st, struct sample *s)
 {
 	struct fake_stage *fs = (struct fake_stage *)st;
 	logcall("process:%s ", fs->name);
@@ -106,7 +106,7 @@ fake_process(struct stage *st, struct sample *s, const struct alert_fanout *out)
 	metric_set_put(&s->metrics, metric, (double)s->metrics.count);
 	if (fs->emit) {
 		struct alert_event ev = {.rule_name = fs->name, .metric = metric, .transition = TRANSITION_FIRING};
-		alert_fanout_emit(out, &ev);
+		alert_fanout_emit(st->out, &ev);
 	}
 	return 0;
 }
@@ -117,6 +117,13 @@ fake_stage_add_metrics(struct stage *st, struct metric_set *m)
 	struct fake_stage *fs = (struct fake_stage *)st;
 	logcall("stage-metrics:%s ", fs->name);
 	(void)m;
+}
+
+/* Stages hear the fan-out too (the rules stage's actions), their own events included. */
+static void
+fake_stage_notify(struct stage *st, const struct alert_event *ev)
+{
+	logcall("stage-notify:%s(%s) ", ((struct fake_stage *)st)->name, ev->rule_name);
 }
 
 static void
@@ -130,6 +137,7 @@ static const struct stage_ops fake_stage_ops = {
 	.name = "fake",
 	.process = fake_process,
 	.add_metrics = fake_stage_add_metrics,
+	.notify = fake_stage_notify,
 	.destroy = fake_stage_destroy,
 };
 
@@ -242,9 +250,10 @@ test_tick_order(void **state)
 
 	assert_int_equal(agent_tick(agent), 0);
 	/* sources in order, then sink counters, then each stage with its counters right after,
-	 * its alert event at once to every sink with notify, then the writes */
+	 * its alert event at once to every stage and every sink with notify, then the writes */
 	assert_string_equal(calls, "read:a read:b sink-metrics:s1 process:throttle stage-metrics:throttle "
-				   "process:rules notify:s1(rules) notify:s2(rules) stage-metrics:rules write:s1 ");
+				   "process:rules stage-notify:throttle(rules) stage-notify:rules(rules) "
+				   "notify:s1(rules) notify:s2(rules) stage-metrics:rules write:s1 ");
 	assert_int_equal(agent_sample_count(agent), 1);
 	assert_int_equal(s1->writes, 1);
 	assert_int_equal(s2->events, 1);
