@@ -1,6 +1,6 @@
 /*
  * The service manager's view of the agent (systemd's notify protocol,
- * through libsystemd when built with it): READY=1 once the first sample is
+ * spoken directly, no libsystemd): READY=1 once the first sample is
  * in, WATCHDOG=1 only while sampling is on time (a stuck loop stops the
  * pings and systemd restarts it), RELOADING=1 / READY=1 around a SIGHUP
  * reload, STOPPING=1 on the way out.
@@ -13,7 +13,7 @@
 /**
  * The notifier as a stage, to be added first (it announces a reload before
  * the other stages reload). NULL when there is no service manager to tell
- * (NOTIFY_SOCKET unset) or the build has no libsystemd.
+ * (NOTIFY_SOCKET unset, or not a Unix socket: said once).
  */
 struct stage *service_stage_create(void);
 

@@ -108,6 +108,49 @@ class NotifyTest(unittest.TestCase):
                 p.wait()
             p.stderr.close()
 
+    def run_briefly(self, **env):
+        return subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+                               "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "10", "--count", "8",
+                               "-c", self.cfg], capture_output=True, text=True, env=clean_env(**env), timeout=30)
+
+    def test_abstract_socket(self):
+        # "@name" is a socket in the abstract namespace (no file), as systemd may hand out
+        name = "tw-notify-%d-%d" % (os.getpid(), time.monotonic_ns())
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.bind("\0" + name)
+            p = self.run_briefly(NOTIFY_SOCKET="@" + name)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            # the agent has exited: all it said waits in the socket
+            texts = []
+            s.setblocking(False)
+            try:
+                while True:
+                    texts.append(s.recv(4096).decode())
+            except BlockingIOError:
+                pass
+        self.assertTrue(texts and texts[0].startswith("READY=1"), texts)
+        self.assertEqual(texts[-1], "STOPPING=1")
+
+    def test_watchdog_of_another_process(self):
+        # WATCHDOG_PID names whom the watchdog is for: another process's is not ours to ping
+        p = self.run_briefly(NOTIFY_SOCKET=self.sock_path, WATCHDOG_USEC="20000", WATCHDOG_PID="1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.drain(0.3)
+        texts = [m for _, m in self.messages]
+        self.assertIn("STOPPING=1", texts)
+        self.assertNotIn("WATCHDOG=1", texts)
+        mine = self.run_briefly(NOTIFY_SOCKET=self.sock_path, WATCHDOG_USEC="20000")
+        self.assertEqual(mine.returncode, 0, mine.stderr)
+        self.messages.clear()
+        self.drain(0.3)
+        self.assertIn("WATCHDOG=1", [m for _, m in self.messages])
+
+    def test_unsupported_socket_kind(self):
+        # vsock:... (a VM's service manager) is not spoken here: said once, and the agent runs on
+        p = self.run_briefly(NOTIFY_SOCKET="vsock:2:1234")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("NOTIFY_SOCKET=vsock:2:1234", p.stderr)
+
     def test_no_socket_no_messages(self):
         p = subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
                             "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "0", "--count", "20",
