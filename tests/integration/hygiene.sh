@@ -48,6 +48,16 @@ for f in $prod; do
 	done
 done
 
+# Each command (agent/cmd_*.c) and main.c export their entry point only: no command calls another or
+# main.c (no cycles); what they share, from loading the configuration to the running pipeline, is setup.c's.
+for f in $(printf '%s\n' $prod | grep -E '^agent/(cmd_.*|main)\.c$'); do
+	if awk 'prev !~ /^static/ && /^[a-z_][a-z0-9_]*\(/ && !/^(cmd_[a-z]+|main)\(/ { print FILENAME ":" FNR ": " $0; bad = 1 }
+		{ prev = $0 } END { exit !bad }' "$f"; then
+		echo "FAIL: $f exports more than its command (share through setup.c)"
+		fail=1
+	fi
+done
+
 # One out-of-memory convention (core/xalloc.h aborts) and one clock helper (core/clock.h),
 # in the product (bench/ programs measure with their own clocks).
 if grep -nE '\babort\s*\(' $prod | grep -v '^core/xalloc.h:'; then
