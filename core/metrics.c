@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,15 @@ hash_name(const char *s, size_t len)
 	}
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	return (uint32_t)(h >> 32);
+}
+
+/* Layout numbers, shared by every set: a copy of one set never meets another set's number. */
+static _Atomic uint64_t last_layout;
+
+static uint64_t
+new_layout(void)
+{
+	return atomic_fetch_add_explicit(&last_layout, 1, memory_order_relaxed) + 1;
 }
 
 static inline bool
@@ -74,6 +84,9 @@ put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, 
 		return -ENOSPC;
 	}
 	struct metric *m = &set->items[set->count];
+	if (set->layout == 0 || (set->count < set->layout_count && !metric_name_equal_(m, name, len))) {
+		set->layout = new_layout(); /* a name put in another's place */
+	}
 	if (whole) {
 		memcpy(m->name, name, METRIC_NAME_MAX); /* fixed size: a few vector moves */
 	} else {
@@ -85,6 +98,7 @@ put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, 
 	m->len = (uint16_t)len;
 	m->slot = (uint16_t)slot;
 	set->count++;
+	set->layout_count = set->count;
 	set->slots[slot] = (set->generation << 16) | (uint32_t)set->count;
 	return 0;
 }
@@ -176,6 +190,8 @@ rebuild_index(struct metric_set *set)
 		m->slot = (uint16_t)slot;
 	}
 	set->replay = 0; /* the order changed */
+	set->layout = new_layout();
+	set->layout_count = set->count;
 }
 
 bool

@@ -41,6 +41,15 @@ struct metric_set {
 	 * many old items may still be repeated; 0 once a name differs.
 	 */
 	size_t replay;
+	/*
+	 * Which names sit where: a number, unique in the process, that changes
+	 * whenever the name at an index below LAYOUT_COUNT changes (replays
+	 * keep it), so a consumer that classifies names (core/metric_dict.h)
+	 * does it again only when they moved. 0: no name put yet. A copy of
+	 * the items carries it along.
+	 */
+	uint64_t layout;
+	size_t layout_count;
 };
 
 /**

@@ -11,10 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/sample.h"
 #include "core/buf.h"
+#include "core/metric_dict.h"
+#include "core/sample.h"
 
-#define PROM_LABELS_MAX 2
+#define PROM_LABELS_MAX METRIC_LABELS_MAX
 
 /* Board identity and agent version for the info metrics ("" = unknown). */
 struct prom_board {
@@ -43,10 +44,11 @@ struct prom_series {
 };
 
 /**
- * Maps the canonical metric NAME to its series. Names outside the known
- * shapes become a gauge "tegrawatch_" + NAME with every character outside
- * [a-z0-9_] turned into '_', unscaled. Returns false only for a name that
- * gives no usable family (empty).
+ * Maps the canonical metric NAME to its series, as the metric dictionary
+ * says (metric_dict_series(): names outside it become a gauge
+ * "tegrawatch_" + NAME with every character outside [a-z0-9_] turned into
+ * '_', unscaled). Returns false for a name that gives no usable family
+ * (empty, or one /metrics writes itself).
  */
 bool prom_map_metric(const char *name, struct prom_series *out);
 
@@ -57,9 +59,11 @@ bool prom_map_metric(const char *name, struct prom_series *out);
  * tegrawatch_build_info{version}. Families are sorted by name, each with
  * one # HELP and one # TYPE line and its series together (labels in
  * natural order: cpu="2" before cpu="10"). A second metric landing on the
- * same family and labels is dropped.
+ * same family and labels is dropped. DICT keeps the names' entries from
+ * one sample to the next (one per thread).
  */
-void prom_format_sample(struct buf *out, const struct sample *s, const struct prom_board *board);
+void prom_format_sample(struct buf *out, const struct sample *s, const struct prom_board *board,
+			struct metric_dict_cache *dict);
 
 /* The process's own figures, read by the caller from /proc/self. Negative = unknown. */
 struct prom_process {

@@ -109,6 +109,9 @@ struct server_state {
 	pthread_mutex_t hist_lock;
 	struct history *hist;
 
+	pthread_mutex_t dict_lock; /* held while /metrics is rendered: one renders at a time */
+	struct metric_dict_cache *prom_dict;
+
 	atomic_llong last_sample_mono_ms;
 
 	/* every connection, from accept to close: limits, header deadline (the notifier sweeps) */

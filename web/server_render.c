@@ -50,6 +50,9 @@ copy_sample(struct sample *dst, const struct sample *src)
 	dst->throttle = src->throttle;
 	dst->metrics.count = src->metrics.count;
 	memcpy(dst->metrics.items, src->metrics.items, src->metrics.count * sizeof(src->metrics.items[0]));
+	/* the same names: /metrics keeps their dictionary entries (core/metric_dict.h) */
+	dst->metrics.layout = src->metrics.layout;
+	dst->metrics.layout_count = src->metrics.count;
 }
 
 void
@@ -72,7 +75,7 @@ server_render_publish(struct server_state *st, const struct sample *s)
 }
 
 static void
-render_json(struct buf *out, const struct sample *s, const struct server_state *st)
+render_json(struct buf *out, const struct sample *s, struct server_state *st)
 {
 	(void)st;
 	struct json j;
@@ -83,15 +86,17 @@ render_json(struct buf *out, const struct sample *s, const struct server_state *
 }
 
 static void
-render_prom(struct buf *out, const struct sample *s, const struct server_state *st)
+render_prom(struct buf *out, const struct sample *s, struct server_state *st)
 {
-	prom_format_sample(out, s, &st->board);
+	pthread_mutex_lock(&st->dict_lock);
+	prom_format_sample(out, s, &st->board, st->prom_dict);
+	pthread_mutex_unlock(&st->dict_lock);
 }
 
 /* The blob in *SLOT when it renders the latest sample, or a fresh one rendered by RENDER. */
 static struct blob *
 cached(struct server_state *st, struct blob **slot, uint64_t *slot_seq,
-       void (*render)(struct buf *, const struct sample *, const struct server_state *))
+       void (*render)(struct buf *, const struct sample *, struct server_state *))
 {
 	pthread_mutex_lock(&st->lock);
 	if (*slot_seq == st->latest_seq || !st->latest) {

@@ -101,6 +101,8 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->hist_lock, NULL);
+	pthread_mutex_init(&st->dict_lock, NULL);
+	st->prom_dict = xcalloc(1, sizeof(*st->prom_dict));
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -132,7 +134,7 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 				  history_buckets_for(cfg->minute_history_ms, st->interval_ms), st->interval_ms);
 	st->sample = blob_new(empty_sample_json, sizeof(empty_sample_json) - 1);
 	struct sample *empty = xcalloc(1, sizeof(*empty));
-	prom_format_sample(&st->text, empty, &st->board);
+	prom_format_sample(&st->text, empty, &st->board, st->prom_dict);
 	free(empty);
 	st->prom = blob_new(st->text.buf, st->text.len);
 }
@@ -180,6 +182,8 @@ server_state_fini(struct server_state *st)
 	conn_guard_fini(&st->guard);
 	pthread_cond_destroy(&st->wake);
 	pthread_mutex_destroy(&st->hist_lock);
+	pthread_mutex_destroy(&st->dict_lock);
+	free(st->prom_dict);
 	pthread_mutex_destroy(&st->lock);
 }
 

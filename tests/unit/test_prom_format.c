@@ -14,6 +14,9 @@
 #include "core/sample.h"
 #include "web/prom_format.h"
 
+/* the dictionary's entries, kept per layout as the web server keeps them */
+static struct metric_dict_cache dict;
+
 static struct sample *
 new_sample(void)
 {
@@ -179,7 +182,7 @@ test_format_small_sample(void **state)
 	};
 	struct buf t;
 	buf_init(&t);
-	prom_format_sample(&t, s, &board);
+	prom_format_sample(&t, s, &board, &dict);
 	assert_string_equal(t.buf, expected_small);
 	buf_free(&t);
 	free(s);
@@ -194,7 +197,7 @@ test_empty_sample(void **state)
 	struct prom_board board = {.version = "0.1.0"};
 	struct buf t;
 	buf_init(&t);
-	prom_format_sample(&t, s, &board);
+	prom_format_sample(&t, s, &board, &dict);
 	assert_string_equal(t.buf,
 			    "# HELP tegrawatch_board_info Board identity (value 1): model, SoC, module, L4T and JetPack.\n"
 			    "# TYPE tegrawatch_board_info gauge\n"
@@ -220,7 +223,7 @@ test_duplicates_and_reserved(void **state)
 	struct prom_board board = {.version = "x"};
 	struct buf t;
 	buf_init(&t);
-	prom_format_sample(&t, s, &board);
+	prom_format_sample(&t, s, &board, &dict);
 	const char *head = "# HELP tegrawatch_a_b A tegrawatch metric without a Prometheus mapping: its canonical name "
 			   "with dots as underscores, unconverted.\n"
 			   "# TYPE tegrawatch_a_b gauge\n"
@@ -261,7 +264,7 @@ test_webhook_families(void **state)
 	struct prom_board board = {.version = "x"};
 	struct buf t;
 	buf_init(&t);
-	prom_format_sample(&t, s, &board);
+	prom_format_sample(&t, s, &board, &dict);
 	static const char expected[] =
 		"# HELP tegrawatch_webhook_dropped_total Notifications a webhook action dropped unsent: the oldest of a "
 		"full queue, or the queue of an action disabled by 410 or removed.\n"

@@ -1,0 +1,505 @@
+/* The metric dictionary: the table and its lookups (see metric_dict.h). */
+#include "metric_dict.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+#define MHZ_TO_HZ 1e6
+#define PCT_TO_RATIO 0.01
+#define MILLI 0.001
+#define MIB_TO_BYTES 1048576.0
+#define KIB_TO_BYTES 1024.0
+
+#define GAUGE METRIC_KIND_GAUGE
+#define COUNTER METRIC_KIND_COUNTER
+#define LIMIT METRIC_KIND_LIMIT
+
+/* clang-format off */
+#define DEG_C "\xc2\xb0" "C"
+
+/* Labels: each takes the next placeholder's text, or the value given. */
+#define L(a) {{a, NULL}}
+#define L2(a, b) {{a, NULL}, {b, NULL}}
+#define LV(a, v) {{a, v}}
+#define L1V(a, b, v) {{a, NULL}, {b, v}}
+
+/* Home Assistant: a sensor entity (name, device class, unit, display precision). */
+#define HA(name, cls, unit, prec) {name, cls, unit, prec, 0, false}
+
+/* The agent's own metrics: family "tegrawatch_agent_...", from the name. */
+#define AGENT_HELP "A value the agent reports about itself."
+#define AGENT_COUNTER(name, help) {name, "count", COUNTER, NULL, 1, "1", {{0}}, help, {0}, false}
+#define AGENT_GAUGE(name, unit, help) {name, unit, GAUGE, NULL, 1, "1", {{0}}, help, {0}, false}
+#define AGENT_BYTES(name) {name, "bytes", LIMIT, NULL, 1, "By", {{0}}, AGENT_HELP, {0}, false}
+#define AGENT_TIME(name) {name, "unix s", GAUGE, NULL, 1, "s", {{0}}, AGENT_HELP, {0}, false}
+/* clang-format on */
+
+/*
+ * Every canonical metric, one entry per pattern of docs/metrics.md (a test
+ * holds the two together: tests/unit/test_metric_dict.c). To add a metric:
+ * add its line here and its row to docs/metrics.md; /metrics, the MQTT
+ * limits split, Home Assistant, the rule checker and every sink follow.
+ *
+ *   pattern       as in the docs: N = digits, UPPER = one [a-z0-9_]+ segment
+ *   unit          the canonical unit, as the docs' unit column writes it
+ *   kind          GAUGE; COUNTER (Prometheus counter, its family ends in _total);
+ *                 LIMIT (a gauge that moves only with a setting, the power mode or
+ *                 the hardware: MQTT sends it on PREFIX/ID/limits when it changes)
+ *   family        Prometheus family in base units (NULL: tegrawatch_ + the name)
+ *   scale         value x scale = the family's unit
+ *   base unit     UCUM code of the scaled value (OTLP)
+ *   labels        one per placeholder, in order, or a fixed value
+ *   help          the family's # HELP text
+ *   ha            Home Assistant entity: name ("%s" = the placeholder), device
+ *                 class, unit, display precision (and exp10 when the entity shows
+ *                 another unit than the name's: mW shown as W)
+ *   no_rules      true when the rules stage never sees it
+ *
+ * The first entry that matches a name wins: a pattern that would also take
+ * a more specific one comes after it.
+ */
+/* a table laid out by hand */
+/* clang-format off */
+static const struct metric_def table[] = {
+	{"ram.used_mb", "MiB", GAUGE, "tegrawatch_memory_used_bytes", MIB_TO_BYTES, "By", {{0}},
+	 "Memory in use in bytes.", HA("RAM used", "data_size", "MiB", 0), false},
+	{"ram.total_mb", "MiB", LIMIT, "tegrawatch_memory_total_bytes", MIB_TO_BYTES, "By", {{0}},
+	 "Memory available to applications in bytes.", {0}, false},
+	{"swap.used_mb", "MiB", GAUGE, "tegrawatch_swap_used_bytes", MIB_TO_BYTES, "By", {{0}},
+	 "Swap in use in bytes.", HA("Swap used", "data_size", "MiB", 0), false},
+	{"swap.total_mb", "MiB", LIMIT, "tegrawatch_swap_total_bytes", MIB_TO_BYTES, "By", {{0}},
+	 "Swap size in bytes.", {0}, false},
+	{"swap.cached_mb", "MiB", GAUGE, "tegrawatch_swap_cached_bytes", MIB_TO_BYTES, "By", {{0}},
+	 "Swap cached in bytes.", {0}, false},
+	{"iram.used_kb", "KiB", GAUGE, "tegrawatch_iram_used_bytes", KIB_TO_BYTES, "By", {{0}},
+	 "IRAM in use in bytes.", {0}, false},
+	{"iram.total_kb", "KiB", LIMIT, "tegrawatch_iram_total_bytes", KIB_TO_BYTES, "By", {{0}},
+	 "IRAM size in bytes.", {0}, false},
+	{"cpu.N.load_pct", "%", GAUGE, "tegrawatch_cpu_load_ratio", PCT_TO_RATIO, "1", L("cpu"),
+	 "Load of a CPU core (0 to 1).", {0}, false},
+	{"cpu.N.freq_mhz", "MHz", GAUGE, "tegrawatch_cpu_frequency_hertz", MHZ_TO_HZ, "Hz", L("cpu"),
+	 "Current clock of a CPU core in hertz.", {0}, false},
+	{"cpu.N.online", "0/1", LIMIT, "tegrawatch_cpu_online", 1, "1", L("cpu"),
+	 "1 when the CPU core is online.", {0}, false},
+	{"cpu.load_pct", "%", GAUGE, "tegrawatch_cpu_mean_load_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "Mean load over the online CPU cores (0 to 1).", HA("CPU load", NULL, "%", 0), false},
+	{"cpu.N.max_freq_mhz", "MHz", LIMIT, "tegrawatch_cpu_max_frequency_hertz", MHZ_TO_HZ, "Hz", L("cpu"),
+	 "Current clock ceiling of a CPU core (power mode, thermal caps) in hertz.", {0}, false},
+	{"cpu.N.min_freq_mhz", "MHz", LIMIT, "tegrawatch_cpu_min_frequency_hertz", MHZ_TO_HZ, "Hz", L("cpu"),
+	 "Current clock floor of a CPU core in hertz.", {0}, false},
+	{"cpu.N.hw_max_freq_mhz", "MHz", LIMIT, "tegrawatch_cpu_hw_max_frequency_hertz", MHZ_TO_HZ, "Hz", L("cpu"),
+	 "Hardware maximum clock of a CPU core in hertz.", {0}, false},
+	{"gpu.load_pct", "%", GAUGE, "tegrawatch_gpu_load_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "GPU load (0 to 1).", HA("GPU load", NULL, "%", 0), false},
+	{"gpu.freq_mhz", "MHz", GAUGE, "tegrawatch_gpu_frequency_hertz", MHZ_TO_HZ, "Hz", {{0}},
+	 "Current GPU clock in hertz.", HA("GPU clock", "frequency", "MHz", 0), false},
+	{"gpu.gpc.N.freq_mhz", "MHz", GAUGE, "tegrawatch_gpu_gpc_frequency_hertz", MHZ_TO_HZ, "Hz", L("gpc"),
+	 "Current clock of a GPU GPC in hertz.", {0}, false},
+	{"gpu.max_freq_mhz", "MHz", LIMIT, "tegrawatch_gpu_max_frequency_hertz", MHZ_TO_HZ, "Hz", {{0}},
+	 "Current GPU clock ceiling in hertz.", {0}, false},
+	{"gpu.min_freq_mhz", "MHz", LIMIT, "tegrawatch_gpu_min_frequency_hertz", MHZ_TO_HZ, "Hz", {{0}},
+	 "Current GPU clock floor in hertz.", {0}, false},
+	{"gpu.hw_max_freq_mhz", "MHz", LIMIT, "tegrawatch_gpu_hw_max_frequency_hertz", MHZ_TO_HZ, "Hz", {{0}},
+	 "Hardware maximum GPU clock in hertz.", {0}, false},
+	{"emc.load_pct", "%", GAUGE, "tegrawatch_emc_load_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "Memory controller load (0 to 1).", HA("EMC load", NULL, "%", 0), false},
+	{"emc.freq_mhz", "MHz", GAUGE, "tegrawatch_emc_frequency_hertz", MHZ_TO_HZ, "Hz", {{0}},
+	 "Memory controller clock in hertz.", HA("EMC clock", "frequency", "MHz", 0), false},
+	{"engine.NAME.load_pct", "%", GAUGE, "tegrawatch_engine_load_ratio", PCT_TO_RATIO, "1", L("engine"),
+	 "Load of a hardware engine (0 to 1).", {0}, false},
+	{"engine.NAME.freq_mhz", "MHz", GAUGE, "tegrawatch_engine_frequency_hertz", MHZ_TO_HZ, "Hz", L("engine"),
+	 "Clock of a hardware engine in hertz.", {0}, false},
+	{"engine.NAME.on", "0/1", GAUGE, "tegrawatch_engine_on", 1, "1", L("engine"),
+	 "1 when the hardware engine is powered on.", {0}, false},
+	{"temp.SENSOR_c", DEG_C, GAUGE, "tegrawatch_temperature_celsius", 1, "Cel", L("sensor"),
+	 "Temperature of a thermal zone or sensor in degrees Celsius.",
+	 HA("%s temperature", "temperature", DEG_C, 1), false},
+	{"temp_max.SENSOR_c", DEG_C, GAUGE, "tegrawatch_temperature_max_celsius", 1, "Cel", L("sensor"),
+	 "Highest temperature of a sensor since tegrastats started (tegrastats' running maximum, JetPack 7), in degrees "
+	 "Celsius.", {0}, false},
+	{"trip.SENSOR.passive_c", DEG_C, LIMIT, "tegrawatch_trip_point_celsius", 1, "Cel", L1V("sensor", "type", "passive"),
+	 "Lowest trip point of each type (passive, hot, critical, active) of a thermal zone in degrees Celsius.", {0}, false},
+	{"trip.SENSOR.hot_c", DEG_C, LIMIT, "tegrawatch_trip_point_celsius", 1, "Cel", L1V("sensor", "type", "hot"),
+	 "Lowest trip point of each type (passive, hot, critical, active) of a thermal zone in degrees Celsius.", {0}, false},
+	{"trip.SENSOR.critical_c", DEG_C, LIMIT, "tegrawatch_trip_point_celsius", 1, "Cel", L1V("sensor", "type", "critical"),
+	 "Lowest trip point of each type (passive, hot, critical, active) of a thermal zone in degrees Celsius.", {0}, false},
+	{"trip.SENSOR.active_c", DEG_C, LIMIT, "tegrawatch_trip_point_celsius", 1, "Cel", L1V("sensor", "type", "active"),
+	 "Lowest trip point of each type (passive, hot, critical, active) of a thermal zone in degrees Celsius.", {0}, false},
+	{"cooling.TYPE.state", "steps", GAUGE, "tegrawatch_cooling_device_state", 1, "1", L("device"),
+	 "Current state of a cooling device.", {0}, false},
+	{"cooling.TYPE.max_state", "steps", LIMIT, "tegrawatch_cooling_device_max_state", 1, "1", L("device"),
+	 "Highest state of a cooling device.", {0}, false},
+	{"power.RAIL.mw", "mW", GAUGE, "tegrawatch_power_watts", MILLI, "W", L("rail"),
+	 "Power drawn through a rail in watts.", {"%s power", "power", "W", 2, -3, true}, false},
+	{"power.RAIL.avg_mw", "mW", GAUGE, "tegrawatch_power_average_watts", MILLI, "W", L("rail"),
+	 "Average power through a rail since tegrastats started (tegrastats' running average), in watts.", {0}, false},
+	{"power.RAIL.max_mw", "mW", GAUGE, "tegrawatch_power_max_watts", MILLI, "W", L("rail"),
+	 "Highest power through a rail since tegrastats started (tegrastats' running maximum, JetPack 7), in watts.",
+	 {0}, false},
+	{"power.RAIL.mv", "mV", GAUGE, "tegrawatch_rail_voltage_volts", MILLI, "V", L("rail"),
+	 "Bus voltage of a rail in volts.", {0}, false},
+	{"power.RAIL.ma", "mA", GAUGE, "tegrawatch_rail_current_amperes", MILLI, "A", L("rail"),
+	 "Current through a rail in amperes.", {0}, false},
+	{"power.RAIL.crit_alarm", "0/1", GAUGE, "tegrawatch_rail_crit_alarm", 1, "1", L("rail"),
+	 "1 when the rail's current is above its critical limit.", {0}, false},
+	{"power.RAIL.max_alarm", "0/1", GAUGE, "tegrawatch_rail_max_alarm", 1, "1", L("rail"),
+	 "1 when the rail's current is above its warning limit.", {0}, false},
+	{"power.RAIL.crit_ma", "mA", LIMIT, "tegrawatch_rail_current_limit_amperes", MILLI, "A", L("rail"),
+	 "Over-current limit of a rail in amperes.", {0}, false},
+	{"oc.N.events", "count", COUNTER, "tegrawatch_oc_events_total", 1, "1", L("event"),
+	 "Over-current and under-voltage events counted by the SoC since boot.", {0}, false},
+	{"oc.N.throttle_enabled", "0/1", LIMIT, "tegrawatch_oc_throttle_enabled", 1, "1", L("event"),
+	 "1 when the over-current event throttles the clocks.", {0}, false},
+	{"fan.N.pwm", "0..255", GAUGE, "tegrawatch_fan_pwm", 1, "1", L("fan"),
+	 "Fan drive (0 to 255).", {0}, false},
+	{"fan.N.rpm", "rpm", GAUGE, "tegrawatch_fan_rpm", 1, "{rev}/min", L("fan"),
+	 "Fan speed in revolutions per minute.", HA("Fan %s speed", NULL, "rpm", 0), false},
+	{"fan.NAME.rpm", "rpm", GAUGE, "tegrawatch_fan_rpm", 1, "{rev}/min", L("fan"),
+	 "Fan speed in revolutions per minute.", HA("Fan %s speed", NULL, "rpm", 0), false},
+	{"mts.fg_pct", "%", GAUGE, "tegrawatch_mts_foreground_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "Foreground time of the Denver MTS (0 to 1).", {0}, false},
+	{"mts.bg_pct", "%", GAUGE, "tegrawatch_mts_background_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "Background time of the Denver MTS (0 to 1).", {0}, false},
+	/* a limit in all but name: it moves with the power budget, so it stays in the MQTT state */
+	{"cpu.edp_limit_mhz", "MHz", GAUGE, "tegrawatch_cpu_edp_limit_hertz", MHZ_TO_HZ, "Hz", {{0}},
+	 "CPU clock limit reported by old tegrastats (EDP limit) in hertz.", {0}, false},
+	{"nvpmodel.id", "id", LIMIT, "tegrawatch_power_mode_id", 1, "1", {{0}},
+	 "Id of the nvpmodel power mode.", {0}, false},
+	{"throttle.active", "0/1", GAUGE, "tegrawatch_throttle_active", 1, "1", {{0}},
+	 "1 when the board is throttled, for any reason.", {0}, false},
+	{"throttle.thermal", "0/1", GAUGE, "tegrawatch_throttle_reason_active", 1, "1", LV("reason", "thermal"),
+	 "1 when this throttle reason applies (several may at once).", {0}, false},
+	{"throttle.overcurrent", "0/1", GAUGE, "tegrawatch_throttle_reason_active", 1, "1", LV("reason", "overcurrent"),
+	 "1 when this throttle reason applies (several may at once).", {0}, false},
+	{"throttle.rail_alarm", "0/1", GAUGE, "tegrawatch_throttle_reason_active", 1, "1", LV("reason", "rail_alarm"),
+	 "1 when this throttle reason applies (several may at once).", {0}, false},
+	{"throttle.freq_cap", "0/1", GAUGE, "tegrawatch_throttle_reason_active", 1, "1", LV("reason", "freq_cap"),
+	 "1 when this throttle reason applies (several may at once).", {0}, false},
+	{"throttle.seconds_total", "s", COUNTER, "tegrawatch_throttle_seconds_total", 1, "s", {{0}},
+	 "Time the board was throttled, for any reason, in seconds.", {0}, false},
+	{"throttle.REASON.seconds_total", "s", COUNTER, "tegrawatch_throttle_reason_seconds_total", 1, "s", L("reason"),
+	 "Time the board was throttled for this reason, in seconds (reasons overlap).", {0}, false},
+	{"energy.RAIL.joules_total", "J", COUNTER, "tegrawatch_energy_joules_total", 1, "J", L("rail"),
+	 "Energy through a power rail since the agent started, in joules (power of every sample times its interval).",
+	 {0}, false},
+	{"hwmon.CHIP.LABEL_mv", "mV", GAUGE, "tegrawatch_hwmon_voltage_volts", MILLI, "V", L2("chip", "sensor"),
+	 "Voltage of a generic hwmon sensor in volts.", {0}, false},
+
+	AGENT_COUNTER("agent.samples_total", "Samples produced since the agent started."),
+	AGENT_COUNTER("agent.late_ticks_total", "Ticks that started late because the loop fell behind its interval."),
+	AGENT_COUNTER("agent.clock_steps_total",
+		      "Steps of the wall clock seen between samples (durations do not follow them)."),
+	AGENT_COUNTER("agent.read_errors_total", "Sensor files that failed to read."),
+	AGENT_COUNTER("agent.parse_errors_total", "tegrastats lines that could not be parsed."),
+	AGENT_COUNTER("agent.unknown_tokens_total", "tegrastats tokens skipped because unknown."),
+	AGENT_COUNTER("agent.config_reloads_total", "Configuration reloads that worked."),
+	AGENT_COUNTER("agent.config_reload_failures_total", "Configuration reloads that were refused."),
+	AGENT_GAUGE("agent.config_restart_needed", "0/1",
+		    "1 when the last reload changed settings that only a restart applies."),
+	AGENT_GAUGE("agent.alerts_firing", "count", "Alerts firing now."),
+	AGENT_COUNTER("agent.alerts_fired_total", "Alerts that started firing."),
+	AGENT_COUNTER("agent.alerts_resolved_total", "Alerts that resolved."),
+	AGENT_COUNTER("agent.action_runs_total", "Alert actions started."),
+	AGENT_COUNTER("agent.action_failures_total", "Alert actions that failed."),
+	AGENT_COUNTER("agent.action_timeouts_total", "Alert actions stopped at their timeout."),
+	AGENT_COUNTER("agent.action_dropped_total", "Alert actions not started because too many were running."),
+	AGENT_COUNTER("agent.action_leftovers_total", "Processes alert actions left behind, stopped by the agent."),
+	AGENT_GAUGE("agent.mqtt_connected", "0/1", AGENT_HELP),
+	AGENT_COUNTER("agent.mqtt_connects_total", AGENT_HELP),
+	AGENT_COUNTER("agent.mqtt_disconnects_total", AGENT_HELP),
+	AGENT_COUNTER("agent.mqtt_publishes_total", AGENT_HELP),
+	AGENT_GAUGE("agent.mqtt_spool_depth", "count", AGENT_HELP),
+	AGENT_COUNTER("agent.mqtt_dropped_total", AGENT_HELP),
+	AGENT_COUNTER("agent.mqtt_spool_corrupt_total", AGENT_HELP),
+	AGENT_COUNTER("agent.mqtt_spool_write_errors_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_samples_sent_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_samples_rejected_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_requests_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_retries_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_sent_bytes_total", AGENT_HELP),
+	AGENT_GAUGE("agent.remote_write_failing", "0/1", AGENT_HELP),
+	AGENT_TIME("agent.remote_write_last_success_timestamp_seconds"),
+	AGENT_GAUGE("agent.remote_write_spool_depth", "count", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_spool_dropped_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_spool_corrupt_total", AGENT_HELP),
+	AGENT_COUNTER("agent.remote_write_spool_write_errors_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_samples_sent_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_samples_rejected_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_requests_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_retries_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_sent_bytes_total", AGENT_HELP),
+	AGENT_GAUGE("agent.otlp_failing", "0/1", AGENT_HELP),
+	AGENT_TIME("agent.otlp_last_success_timestamp_seconds"),
+	AGENT_GAUGE("agent.otlp_spool_depth", "count", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_spool_dropped_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_spool_corrupt_total", AGENT_HELP),
+	AGENT_COUNTER("agent.otlp_spool_write_errors_total", AGENT_HELP),
+	AGENT_COUNTER("agent.json_lines_dropped_total", AGENT_HELP),
+	AGENT_COUNTER("agent.record_errors_total", AGENT_HELP),
+	AGENT_COUNTER("agent.record_rotations_total", AGENT_HELP),
+	AGENT_GAUGE("agent.http_connections", "count", "HTTP connections open now, event streams included."),
+	AGENT_GAUGE("agent.http_event_streams", "count", "HTTP event streams open now."),
+	AGENT_COUNTER("agent.http_connections_refused_total",
+		      "HTTP connections closed at once because every connection was busy."),
+	AGENT_COUNTER("agent.http_connections_evicted_total", "Idle HTTP connections closed to make room for a new one."),
+	AGENT_COUNTER("agent.http_header_timeouts_total",
+		      "HTTP connections closed because their request head was not complete in time."),
+	AGENT_COUNTER("agent.http_streams_refused_total",
+		      "HTTP event streams refused because the stream budget was spent."),
+	AGENT_COUNTER("agent.http_streams_stalled_total",
+		      "HTTP event streams dropped because their client stopped reading."),
+	AGENT_COUNTER("agent.http_auth_failures_total", "HTTP requests with wrong credentials."),
+	AGENT_COUNTER("agent.http_auth_throttled_total",
+		      "HTTP requests refused with 429 after too many failed logins from their address."),
+	AGENT_COUNTER("agent.http_requests_total", "HTTP requests answered, every status."),
+	AGENT_COUNTER("agent.http_request_errors_total", "HTTP requests answered with a 4xx or 5xx status."),
+	AGENT_BYTES("agent.memory_budget_bytes"),
+	AGENT_BYTES("agent.memory_budget_web_bytes"),
+	AGENT_BYTES("agent.memory_budget_mqtt_bytes"),
+	AGENT_BYTES("agent.memory_budget_webhooks_bytes"),
+	AGENT_BYTES("agent.memory_budget_fleet_bytes"),
+	AGENT_BYTES("agent.memory_max_bytes"),
+
+	{"webhook.NAME.sent_total", "count", COUNTER, "tegrawatch_webhook_sent_total", 1, "1", L("action"),
+	 "Notifications a webhook action's receiver accepted (2xx).", {0}, true},
+	{"webhook.NAME.failed_total", "count", COUNTER, "tegrawatch_webhook_failed_total", 1, "1", L("action"),
+	 "Notifications a webhook action gave up on: refused (3xx, 4xx, 410) or retried for 24 hours.", {0}, true},
+	{"webhook.NAME.retried_total", "count", COUNTER, "tegrawatch_webhook_retried_total", 1, "1", L("action"),
+	 "Delivery attempts of a webhook action after the first of each notification.", {0}, true},
+	{"webhook.NAME.dropped_total", "count", COUNTER, "tegrawatch_webhook_dropped_total", 1, "1", L("action"),
+	 "Notifications a webhook action dropped unsent: the oldest of a full queue, or the queue of an action "
+	 "disabled by 410 or removed.", {0}, true},
+	{"webhook.NAME.queue_depth", "count", GAUGE, "tegrawatch_webhook_queue_depth", 1, "1", L("action"),
+	 "Notifications of a webhook action waiting to be delivered.", {0}, true},
+	{"webhook.NAME.last_success_s", "unix s", GAUGE, "tegrawatch_webhook_last_success_timestamp_seconds", 1, "s",
+	 L("action"),
+	 "Time a webhook action's receiver last accepted a notification, in seconds since the epoch (0: never).", {0},
+	 true},
+};
+/* clang-format on */
+
+static const char fallback_help[] =
+	"A tegrawatch metric without a Prometheus mapping: its canonical name with dots as underscores, unconverted.";
+
+/* Families /metrics writes after the metrics; a metric must not land on them. */
+static const char *const reserved_families[] = {
+	"tegrawatch_alerts",
+	"tegrawatch_board_info",
+	"tegrawatch_build_info",
+	"tegrawatch_power_mode_info",
+	"tegrawatch_sample_timestamp_seconds",
+};
+
+const struct metric_def *
+metric_dict_table(size_t *count)
+{
+	*count = N_OF(table);
+	return table;
+}
+
+static bool
+is_upper(char c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+static bool
+is_word(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Where a placeholder's text lies in the name. */
+struct capture {
+	size_t start, len;
+};
+
+/*
+ * Matches NAME (from offset AT) against PAT; placeholder IDX on goes to
+ * CAP (room for METRIC_LABELS_MAX, more are matched but not kept).
+ */
+static bool
+match_at(const char *pat, const char *name, size_t at, struct capture *cap, size_t idx)
+{
+	const char *s = name + at;
+	while (*pat) {
+		if (is_upper(*pat)) {
+			const char *end = pat;
+			while (is_upper(*end)) {
+				end++;
+			}
+			bool digits = end - pat == 1 && *pat == 'N';
+			size_t max = 0;
+			while (digits ? is_digit(s[max]) : is_word(s[max])) {
+				max++;
+			}
+			/* longest first: "temp.a_c_c" gives sensor "a_c" */
+			for (size_t n = max; n >= 1; n--) {
+				if (match_at(end, name, (size_t)(s - name) + n, cap, idx + 1)) {
+					if (cap && idx < METRIC_LABELS_MAX) {
+						cap[idx].start = (size_t)(s - name);
+						cap[idx].len = n;
+					}
+					return true;
+				}
+			}
+			return false;
+		}
+		if (*pat != *s) {
+			return false;
+		}
+		pat++;
+		s++;
+	}
+	return *s == '\0';
+}
+
+const struct metric_def *
+metric_dict_find(const char *name)
+{
+	for (size_t i = 0; i < N_OF(table); i++) {
+		/* most patterns differ from the name in their first letter */
+		if (table[i].pattern[0] == name[0] && match_at(table[i].pattern, name, 0, NULL, 0)) {
+			return &table[i];
+		}
+	}
+	return NULL;
+}
+
+const struct metric_def *
+metric_dict_by_pattern(const char *pattern)
+{
+	for (size_t i = 0; i < N_OF(table); i++) {
+		if (strcmp(table[i].pattern, pattern) == 0) {
+			return &table[i];
+		}
+	}
+	return NULL;
+}
+
+bool
+metric_dict_capture(const struct metric_def *def, const char *name, size_t k, char *buf, size_t size)
+{
+	struct capture cap[METRIC_LABELS_MAX] = {{0, 0}};
+	if (k >= METRIC_LABELS_MAX || !match_at(def->pattern, name, 0, cap, 0) || cap[k].len == 0 ||
+	    cap[k].len >= size) {
+		return false;
+	}
+	memcpy(buf, name + cap[k].start, cap[k].len);
+	buf[cap[k].len] = '\0';
+	return true;
+}
+
+/* True when /metrics writes FAMILY itself (info, timestamp and alert families): no metric may land on it. */
+static bool
+family_reserved(const char *family)
+{
+	for (size_t i = 0; i < N_OF(reserved_families); i++) {
+		if (strcmp(family, reserved_families[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+sanitize_into(char *dst, size_t size, const char *prefix, const char *name)
+{
+	size_t n = strlen(prefix);
+	memcpy(dst, prefix, n);
+	for (const char *p = name; *p && n + 1 < size; p++) {
+		dst[n++] = is_word(*p) ? *p : '_';
+	}
+	dst[n] = '\0';
+}
+
+static void
+describe_unknown(const char *name, struct metric_series *out)
+{
+	out->scale = 1;
+	out->base_unit = "";
+	if (strncmp(name, "agent.", 6) == 0 && name[6]) {
+		const char *rest = name + 6;
+		size_t len = strlen(rest);
+		sanitize_into(out->family, sizeof(out->family), "tegrawatch_agent_", rest);
+		out->kind = len > 6 && strcmp(rest + len - 6, "_total") == 0 ? METRIC_KIND_COUNTER : METRIC_KIND_GAUGE;
+		out->help = AGENT_HELP;
+		return;
+	}
+	sanitize_into(out->family, sizeof(out->family), "tegrawatch_", name);
+	out->kind = METRIC_KIND_GAUGE;
+	out->help = fallback_help;
+}
+
+bool
+metric_dict_describe(const struct metric_def *def, const char *name, struct metric_series *out)
+{
+	if (!name[0]) {
+		return false;
+	}
+	memset(out, 0, sizeof(*out));
+	struct capture cap[METRIC_LABELS_MAX] = {{0, 0}};
+	if (def && !match_at(def->pattern, name, 0, cap, 0)) {
+		def = NULL; /* not this entry's name after all */
+	}
+	out->def = def;
+	if (!def) {
+		describe_unknown(name, out);
+		return !family_reserved(out->family);
+	}
+	if (def->family) {
+		snprintf(out->family, sizeof(out->family), "%s", def->family);
+	} else {
+		sanitize_into(out->family, sizeof(out->family), "tegrawatch_", name);
+	}
+	out->kind = def->kind;
+	out->base_unit = def->base_unit;
+	out->help = def->help;
+	out->scale = def->scale;
+	size_t k = 0;
+	for (size_t l = 0; l < METRIC_LABELS_MAX && def->labels[l].name; l++) {
+		out->label_names[l] = def->labels[l].name;
+		if (def->labels[l].value) {
+			snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s", def->labels[l].value);
+		} else if (k < METRIC_LABELS_MAX) {
+			memcpy(out->label_values[l], name + cap[k].start, cap[k].len);
+			out->label_values[l][cap[k].len] = '\0';
+			k++;
+		}
+		out->label_count = l + 1;
+	}
+	return !family_reserved(out->family);
+}
+
+bool
+metric_dict_series(const char *name, struct metric_series *out)
+{
+	return metric_dict_describe(metric_dict_find(name), name, out);
+}
+
+const struct metric_def *const *
+metric_dict_classify(struct metric_dict_cache *c, const struct metric_set *set)
+{
+	size_t from = 0;
+	if (set->layout != 0 && set->layout == c->layout) {
+		if (set->count <= c->count) {
+			return c->defs;
+		}
+		from = c->count; /* the same names, and more after them */
+	}
+	for (size_t i = from; i < set->count; i++) {
+		c->defs[i] = metric_dict_find(set->items[i].name);
+	}
+	c->layout = set->layout;
+	c->count = set->count;
+	c->misses++;
+	return c->defs;
+}

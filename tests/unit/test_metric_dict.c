@@ -1,0 +1,448 @@
+/* The metric dictionary: the table's own rules, docs/metrics.md against it, lookups, the per-layout cache. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/metric_dict.h"
+#include "core/metrics.h"
+
+#define DOC FIXTURES_DIR "/../../docs/metrics.md"
+#define CELLS_MAX 8
+#define SPANS_MAX 16 /* names in one cell */
+
+static size_t
+placeholders(const char *pattern)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p; p++) {
+		if (*p >= 'A' && *p <= 'Z' && (p == pattern || !(p[-1] >= 'A' && p[-1] <= 'Z'))) {
+			n++;
+		}
+	}
+	return n;
+}
+
+/* A name of PATTERN: N as "0", other placeholders as "x1". */
+static void
+instance(const char *pattern, char *out, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p && n + 3 < size;) {
+		if (*p >= 'A' && *p <= 'Z') {
+			bool digit = p[0] == 'N' && !(p[1] >= 'A' && p[1] <= 'Z');
+			while (*p >= 'A' && *p <= 'Z') {
+				p++;
+			}
+			n += (size_t)snprintf(out + n, size - n, "%s", digit ? "0" : "x1");
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* What every line of the table must hold, whoever adds it. */
+static void
+test_table_rules(void **state)
+{
+	(void)state;
+	size_t count;
+	const struct metric_def *t = metric_dict_table(&count);
+	assert_true(count >= 100);
+	for (size_t i = 0; i < count; i++) {
+		const struct metric_def *d = &t[i];
+		const char *p = d->pattern;
+		if (!(p[0] >= 'a' && p[0] <= 'z') || strlen(p) >= METRIC_NAME_MAX) {
+			fail_msg("%s: a pattern starts with a lower-case letter and fits a name", p);
+		}
+		for (const char *c = p; *c; c++) {
+			bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+				  *c == '_' || *c == '.';
+			if (!ok) {
+				fail_msg("%s: '%c' is not a pattern character", p, *c);
+			}
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(t[j].pattern, p) == 0) {
+				fail_msg("%s is in the table twice", p);
+			}
+		}
+		/* the pattern's own example name finds this line: nothing earlier shadows it */
+		char name[METRIC_NAME_MAX];
+		instance(p, name, sizeof(name));
+		assert_true(metric_name_valid(name));
+		if (metric_dict_find(name) != d) {
+			fail_msg("%s (%s) is taken by an earlier line", name, p);
+		}
+		size_t ph = placeholders(p);
+		size_t from_name = 0, labels = 0;
+		for (size_t l = 0; l < METRIC_LABELS_MAX && d->labels[l].name; l++) {
+			labels++;
+			from_name += d->labels[l].value == NULL;
+		}
+		if (ph != from_name) {
+			fail_msg("%s: %zu placeholders, %zu labels from the name", p, ph, from_name);
+		}
+		if (ph > 0 && !d->family) {
+			fail_msg("%s: a pattern with placeholders needs a family", p);
+		}
+		struct metric_series s;
+		assert_true(metric_dict_series(name, &s));
+		assert_ptr_equal(s.def, d);
+		assert_int_equal(s.label_count, labels);
+		if (strncmp(s.family, "tegrawatch_", 11) != 0 || strspn(s.family, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+									 strlen(s.family)) {
+			fail_msg("%s: family %s", p, s.family);
+		}
+		/* Prometheus' rule: a counter's family ends in _total, nothing else does */
+		if ((d->kind == METRIC_KIND_COUNTER) != ends_with(s.family, "_total")) {
+			fail_msg("%s: family %s and its kind disagree", p, s.family);
+		}
+		if (!d->unit || !d->unit[0] || !d->base_unit || !d->base_unit[0] || !d->help || !d->help[0] ||
+		    !(d->scale > 0)) {
+			fail_msg("%s: unit, base unit, help and a positive scale are required", p);
+		}
+		if (d->ha.name) {
+			bool has_s = strstr(d->ha.name, "%s") != NULL;
+			if (has_s != (ph > 0) || !d->ha.unit || d->kind == METRIC_KIND_LIMIT) {
+				fail_msg("%s: Home Assistant entity %s", p, d->ha.name);
+			}
+		}
+	}
+}
+
+static char *
+trim(char *s)
+{
+	while (*s == ' ') {
+		s++;
+	}
+	size_t n = strlen(s);
+	while (n > 0 && s[n - 1] == ' ') {
+		s[--n] = '\0';
+	}
+	return s;
+}
+
+/* Splits a table row "| a | b |" into its cells (in place). */
+static size_t
+cells_of(char *line, char **cells)
+{
+	size_t n = 0;
+	char *p = line + 1;
+	for (char *bar; (bar = strchr(p, '|')) != NULL && n < CELLS_MAX; p = bar + 1) {
+		*bar = '\0';
+		cells[n++] = trim(p);
+	}
+	return n;
+}
+
+/* The `code` spans of CELL, at most MAX, written over the cell. */
+static size_t
+spans_of(char *cell, char **out, size_t max)
+{
+	size_t n = 0;
+	for (char *p = strchr(cell, '`'); p && n < max; p = strchr(p, '`')) {
+		char *q = strchr(p + 1, '`');
+		assert_non_null(q);
+		*q = '\0';
+		out[n++] = p + 1;
+		p = q + 1;
+	}
+	return n;
+}
+
+static int
+column(char **cells, size_t n, const char *title)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(cells[i], title) == 0) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* A row's unit cell against its names: one unit for all, or one each in order. */
+static void
+check_units(char *cell, const struct metric_def **defs, size_t n)
+{
+	char *units[SPANS_MAX];
+	size_t k = 0;
+	for (char *p = cell; p && k < SPANS_MAX;) {
+		char *comma = strstr(p, ", ");
+		if (comma) {
+			*comma = '\0';
+		}
+		units[k++] = p;
+		p = comma ? comma + 2 : NULL;
+	}
+	if (k != 1 && k != n) {
+		fail_msg("%s: %zu units for %zu names", defs[0]->pattern, k, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *u = units[k == 1 ? 0 : i];
+		if (strcmp(defs[i]->unit, u) != 0) {
+			fail_msg("%s: docs/metrics.md says unit '%s', the table '%s'", defs[i]->pattern, u, defs[i]->unit);
+		}
+	}
+}
+
+/* "`tegrawatch_webhook_sent_total{action}` counter" against the line. */
+static void
+check_prometheus(char *cell, const struct metric_def *d)
+{
+	char *span[1];
+	assert_int_equal(spans_of(cell, span, 1), 1);
+	char want[128];
+	size_t n = (size_t)snprintf(want, sizeof(want), "%s{", d->family);
+	for (size_t l = 0; l < METRIC_LABELS_MAX && d->labels[l].name; l++) {
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%s%s", l ? "," : "", d->labels[l].name);
+	}
+	snprintf(want + n, sizeof(want) - n, "}");
+	if (strcmp(span[0], want) != 0) {
+		fail_msg("%s: docs/metrics.md says %s, the table %s", d->pattern, span[0], want);
+	}
+	const char *type = d->kind == METRIC_KIND_COUNTER ? "counter" : "gauge";
+	if (!ends_with(span[0] + strlen(span[0]) + 1, type)) {
+		fail_msg("%s: docs/metrics.md does not call it a %s", d->pattern, type);
+	}
+}
+
+/*
+ * docs/metrics.md and the table hold the same patterns: every `name` in a
+ * table's "name" column is a line of the table, every line is in such a
+ * column, and where the docs give a unit or a Prometheus family, it is the
+ * table's.
+ */
+static void
+test_docs_match_table(void **state)
+{
+	(void)state;
+	FILE *f = fopen(DOC, "r");
+	if (!f) {
+		fail_msg("%s: %s", DOC, strerror(errno));
+	}
+	size_t count;
+	const struct metric_def *t = metric_dict_table(&count);
+	bool *seen = calloc(count, sizeof(*seen));
+	assert_non_null(seen);
+	char line[4096], prev[4096] = "";
+	int name_col = -1, unit_col = -1, prom_col = -1;
+	bool in_table = false;
+	size_t names = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] != '|') {
+			in_table = false;
+			prev[0] = '\0';
+			continue;
+		}
+		if (strncmp(line, "|---", 4) == 0) {
+			/* the line before was the header */
+			char *cells[CELLS_MAX];
+			size_t n = cells_of(prev, cells);
+			name_col = column(cells, n, "name");
+			unit_col = column(cells, n, "unit");
+			prom_col = column(cells, n, "Prometheus");
+			in_table = true;
+			continue;
+		}
+		if (!in_table) {
+			snprintf(prev, sizeof(prev), "%s", line);
+			continue;
+		}
+		if (name_col < 0) {
+			continue;
+		}
+		char *cells[CELLS_MAX];
+		size_t n = cells_of(line, cells);
+		assert_true((size_t)name_col < n);
+		char *spans[SPANS_MAX];
+		size_t k = spans_of(cells[name_col], spans, SPANS_MAX);
+		if (k == SPANS_MAX) {
+			fail_msg("docs/metrics.md: more than %d names in one cell", SPANS_MAX - 1);
+		}
+		const struct metric_def *defs[SPANS_MAX];
+		for (size_t i = 0; i < k; i++) {
+			defs[i] = metric_dict_by_pattern(spans[i]);
+			if (!defs[i]) {
+				fail_msg("docs/metrics.md names %s, the dictionary does not", spans[i]);
+			}
+			seen[defs[i] - t] = true;
+			names++;
+		}
+		if (k > 0 && unit_col >= 0) {
+			check_units(cells[unit_col], defs, k);
+		}
+		if (k == 1 && prom_col >= 0) {
+			check_prometheus(cells[prom_col], defs[0]);
+		}
+	}
+	fclose(f);
+	assert_true(names >= 100);
+	for (size_t i = 0; i < count; i++) {
+		if (!seen[i]) {
+			fail_msg("%s is in the dictionary, not in a name column of docs/metrics.md", t[i].pattern);
+		}
+	}
+	free(seen);
+}
+
+static void
+check_series(const char *name, const char *family, enum metric_kind kind, double scale, const char *label0,
+	     const char *value0)
+{
+	struct metric_series s;
+	assert_true(metric_dict_series(name, &s));
+	assert_string_equal(s.family, family);
+	assert_int_equal(s.kind, kind);
+	assert_true(s.scale == scale);
+	assert_int_equal(s.label_count, label0 ? 1 : 0);
+	if (label0) {
+		assert_string_equal(s.label_names[0], label0);
+		assert_string_equal(s.label_values[0], value0);
+	}
+}
+
+static void
+test_series(void **state)
+{
+	(void)state;
+	check_series("power.vdd_in.mw", "tegrawatch_power_watts", METRIC_KIND_GAUGE, 0.001, "rail", "vdd_in");
+	check_series("temp.a_c_c", "tegrawatch_temperature_celsius", METRIC_KIND_GAUGE, 1, "sensor", "a_c");
+	check_series("throttle.freq_cap", "tegrawatch_throttle_reason_active", METRIC_KIND_GAUGE, 1, "reason",
+		     "freq_cap");
+	check_series("gpu.max_freq_mhz", "tegrawatch_gpu_max_frequency_hertz", METRIC_KIND_LIMIT, 1e6, NULL, NULL);
+	check_series("agent.memory_max_bytes", "tegrawatch_agent_memory_max_bytes", METRIC_KIND_LIMIT, 1, NULL, NULL);
+	/* unknown names keep a family of their own */
+	check_series("agent.new_thing_total", "tegrawatch_agent_new_thing_total", METRIC_KIND_COUNTER, 1, NULL, NULL);
+	check_series("agent.new_gauge", "tegrawatch_agent_new_gauge", METRIC_KIND_GAUGE, 1, NULL, NULL);
+	check_series("cpu.x.load_pct", "tegrawatch_cpu_x_load_pct", METRIC_KIND_GAUGE, 1, NULL, NULL);
+	check_series("Odd-Name.x", "tegrawatch__dd__ame_x", METRIC_KIND_GAUGE, 1, NULL, NULL);
+	struct metric_series s;
+	assert_true(metric_dict_series("trip.tj.hot_c", &s));
+	assert_string_equal(s.label_names[1], "type");
+	assert_string_equal(s.label_values[1], "hot");
+	assert_string_equal(s.base_unit, "Cel");
+	assert_true(metric_dict_series("hwmon.nct7802_1.in0_mv", &s));
+	assert_string_equal(s.label_values[0], "nct7802_1");
+	assert_string_equal(s.label_values[1], "in0");
+	/* no family, or one /metrics writes itself */
+	assert_false(metric_dict_series("", &s));
+	assert_false(metric_dict_series("board_info", &s));
+	assert_false(metric_dict_series("alerts", &s));
+
+	char buf[METRIC_NAME_MAX];
+	const struct metric_def *rail = metric_dict_by_pattern("power.RAIL.mw");
+	assert_non_null(rail);
+	assert_true(metric_dict_capture(rail, "power.vdd_cpu_gpu_cv.mw", 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "vdd_cpu_gpu_cv");
+	assert_false(metric_dict_capture(rail, "power.vdd_in.avg_mw", 0, buf, sizeof(buf)));
+	assert_false(metric_dict_capture(rail, "power.vdd_in.mw", 1, buf, sizeof(buf)));
+	assert_false(metric_dict_capture(rail, "power.vdd_in.mw", 0, buf, 4));
+	assert_ptr_equal(metric_dict_find("cpu.11.load_pct"), metric_dict_by_pattern("cpu.N.load_pct"));
+	assert_null(metric_dict_find("cpu.a.load_pct"));
+	assert_null(metric_dict_find("temp.a.b_c"));
+	assert_null(metric_dict_find(""));
+}
+
+/* The entries are looked up again only when the set's names moved. */
+static void
+test_cache_per_layout(void **state)
+{
+	(void)state;
+	struct metric_set *a = calloc(1, sizeof(*a));
+	struct metric_set *b = calloc(1, sizeof(*b));
+	struct metric_dict_cache *c = calloc(1, sizeof(*c));
+	assert_true(a && b && c);
+	static const char *const names[] = {"temp.cpu_c", "power.vdd_in.mw", "foo.bar", "cpu.0.load_pct"};
+	for (size_t i = 0; i < 4; i++) {
+		metric_set_put(a, names[i], (double)i);
+	}
+	const struct metric_def *const *d = metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 1);
+	assert_ptr_equal(d[0], metric_dict_by_pattern("temp.SENSOR_c"));
+	assert_ptr_equal(d[1], metric_dict_by_pattern("power.RAIL.mw"));
+	assert_null(d[2]);
+	assert_ptr_equal(d[3], metric_dict_by_pattern("cpu.N.load_pct"));
+
+	/* a new sample with the same names, or fewer of them: nothing looked up */
+	for (int round = 0; round < 3; round++) {
+		metric_set_clear(a);
+		for (size_t i = 0; i < (round == 1 ? 2u : 4u); i++) {
+			metric_set_put(a, names[i], (double)round);
+		}
+		metric_dict_classify(c, a);
+	}
+	assert_int_equal(c->misses, 1);
+	/* one more name after them: only that one */
+	metric_set_put(a, "gpu.freq_mhz", 1);
+	d = metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 2);
+	assert_ptr_equal(d[4], metric_dict_by_pattern("gpu.freq_mhz"));
+	/* a copy carries the names and their layout */
+	memcpy(b, a, sizeof(*a));
+	metric_dict_classify(c, b);
+	assert_int_equal(c->misses, 2);
+	/* another name in place of an old one */
+	metric_set_clear(a);
+	metric_set_put(a, names[0], 0);
+	metric_set_put(a, "fan.0.rpm", 0);
+	d = metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 3);
+	assert_ptr_equal(d[1], metric_dict_by_pattern("fan.N.rpm"));
+	/* the copy kept the old names: its own layout, not the set's */
+	assert_true(b->layout != a->layout);
+	d = metric_dict_classify(c, b);
+	assert_int_equal(c->misses, 4);
+	assert_ptr_equal(d[1], metric_dict_by_pattern("power.RAIL.mw"));
+	/* removing and sorting move names */
+	uint64_t before = b->layout;
+	assert_true(metric_set_remove(b, "temp.cpu_c"));
+	assert_true(b->layout != before);
+	d = metric_dict_classify(c, b);
+	assert_ptr_equal(d[0], metric_dict_by_pattern("power.RAIL.mw"));
+	before = b->layout;
+	metric_set_sort(b);
+	assert_true(b->layout != before);
+	d = metric_dict_classify(c, b);
+	assert_ptr_equal(d[0], metric_dict_by_pattern("cpu.N.load_pct"));
+	/* two sets filled alike from scratch never share a layout */
+	struct metric_set *e = calloc(1, sizeof(*e));
+	assert_non_null(e);
+	metric_set_put(e, "zzz", 1);
+	assert_true(e->layout != 0 && e->layout != a->layout && e->layout != b->layout);
+	d = metric_dict_classify(c, e);
+	assert_null(d[0]);
+	free(a);
+	free(b);
+	free(c);
+	free(e);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_rules),
+		cmocka_unit_test(test_docs_match_table),
+		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_cache_per_layout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
