@@ -230,15 +230,16 @@ main(int argc, char **argv)
 
 	char topic[MQTT_TOPIC_MAX];
 	mqtt_topic(topic, sizeof(topic), "tegrawatch", DEVICE, "state");
+	static struct metric_dict_cache dict;
 	struct json j, limits, full;
 	json_init(&j);
 	json_init(&limits);
 	json_init(&full);
-	mqtt_state_json(&j, &limits, s, BOOT, 123456, false);
+	mqtt_state_json(&j, &limits, s, BOOT, 123456, false, &dict);
 	printf("board %s: %zu metrics in the sample\n", root, s->metrics.count);
 	print_message("state message", topic, j.out.len);
 	mqtt_topic(topic, sizeof(topic), "tegrawatch", DEVICE, "limits");
-	mqtt_state_json(&full, &limits, s, BOOT, 123456, true);
+	mqtt_state_json(&full, &limits, s, BOOT, 123456, true, &dict);
 	json_reset(&j);
 	mqtt_limits_json(&j, s, BOOT, 123456, &limits);
 	print_message("limits message (on change only)", topic, j.out.len);
@@ -248,7 +249,7 @@ main(int argc, char **argv)
 	int64_t c0 = cpu_ns();
 	for (int i = 0; i < JSON_ROUNDS; i++) {
 		json_reset(&j);
-		mqtt_state_json(&j, &limits, s, BOOT, (uint64_t)i, false);
+		mqtt_state_json(&j, &limits, s, BOOT, (uint64_t)i, false, &dict);
 	}
 	printf("JSON build (mqtt_state_json, state + limits object): %.2f us CPU\n",
 	       (double)(cpu_ns() - c0) / 1e3 / JSON_ROUNDS);

@@ -102,6 +102,7 @@ mqtt_destroy(struct sink *sink)
 	free(s->limits_metrics);
 	free(s->limits_json);
 	json_free(&s->limits);
+	free(s->dict);
 	free(s->throttle_json);
 	free(s->throttle_signature);
 	free(s->inflight);
@@ -269,6 +270,7 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	s->seq_fd = -1;
 	json_init(&s->j);
 	json_init(&s->limits);
+	s->dict = xcalloc(1, sizeof(*s->dict));
 
 	char host[256] = "";
 	const char *raw_id = cfg->device_id[0]                          ? cfg->device_id

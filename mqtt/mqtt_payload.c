@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metric_dict.h"
 #include "core/numfmt.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
@@ -132,65 +133,12 @@ mqtt_seq_base_from_uptime(int64_t boottime_ms)
 
 /* ---- payloads ---- */
 
-static bool
-ends_with(const char *name, size_t len, const char *suffix, size_t suffix_len)
-{
-	return len >= suffix_len && memcmp(name + len - suffix_len, suffix, suffix_len) == 0;
-}
-
-static bool
-starts_with(const char *name, size_t len, const char *prefix, size_t prefix_len)
-{
-	return len >= prefix_len && memcmp(name, prefix, prefix_len) == 0;
-}
-
-#define STARTS(lit) starts_with(name, len, lit, sizeof(lit) - 1)
-#define ENDS(lit) ends_with(name, len, lit, sizeof(lit) - 1)
-
 bool
-mqtt_is_limit(const char *name, size_t len)
+mqtt_is_limit(const char *name)
 {
-	if (len == 0) {
-		return false;
-	}
-	/* every sample asks for every metric: the first and last letters sort out most names at once */
-	switch (name[0]) {
-	case 't':
-		if (STARTS("trip.")) {
-			return true;
-		}
-		break;
-	case 'a':
-		if (STARTS("agent.")) {
-			return STARTS("agent.memory_");
-		}
-		break;
-	case 'n':
-		if (len == 11 && memcmp(name, "nvpmodel.id", 11) == 0) {
-			return true;
-		}
-		break;
-	default:
-		break;
-	}
-	switch (name[len - 1]) {
-	case 'z':
-		return ENDS(".max_freq_mhz") || ENDS(".min_freq_mhz") || ENDS(".hw_max_freq_mhz");
-	case 'b':
-		return ENDS(".total_mb") || ENDS(".total_kb");
-	case 'e':
-		return ENDS(".max_state") || (STARTS("cpu.") && ENDS(".online"));
-	case 'a':
-		return STARTS("power.") && ENDS(".crit_ma");
-	case 'd':
-		return STARTS("oc.") && ENDS(".throttle_enabled");
-	default:
-		return false;
-	}
+	const struct metric_def *d = metric_dict_find(name);
+	return d && d->kind == METRIC_KIND_LIMIT;
 }
-
-#undef STARTS
-#undef ENDS
 
 /* Opens a state or limits message: {"ts","time_ms","boot_id","seq" of the sample it is taken from. */
 static void
@@ -212,8 +160,9 @@ open_message(struct json *j, const struct sample *s, const char *boot_id, uint64
 
 void
 mqtt_state_json(struct json *state, struct json *limits, const struct sample *s, const char *boot_id, uint64_t seq,
-		bool full)
+		bool full, struct metric_dict_cache *dict)
 {
+	const struct metric_def *const *defs = metric_dict_classify(dict, &s->metrics);
 	open_message(state, s, boot_id, seq);
 	json_key(state, "power_mode");
 	if (s->power_mode[0]) {
@@ -228,7 +177,7 @@ mqtt_state_json(struct json *state, struct json *limits, const struct sample *s,
 	json_object_begin(state);
 	for (size_t i = 0; i < s->metrics.count; i++) {
 		const struct metric *m = &s->metrics.items[i];
-		if (!mqtt_is_limit(m->name, m->len)) {
+		if (!defs[i] || defs[i]->kind != METRIC_KIND_LIMIT) {
 			json_key(state, m->name);
 			json_number(state, m->value);
 			continue;

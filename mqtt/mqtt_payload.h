@@ -16,6 +16,7 @@
 #include "core/alert.h"
 #include "core/board_info.h"
 #include "core/json.h"
+#include "core/metric_dict.h"
 #include "core/sample.h"
 
 #define MQTT_TOPIC_MAX 256
@@ -74,24 +75,26 @@ uint64_t mqtt_seq_base_from_uptime(int64_t boottime_ms);
 /* ---- payloads ---- */
 
 /**
- * Whether the metric NAME (LEN bytes) is a limit: a value that changes only
- * with a setting, the power mode or the hardware (trip points, clock
- * ceilings and floors, CPUs online, capacities, current limits, throttle
- * enables, the power mode id, the agent's memory settings). Limits go out
- * on PREFIX/ID/limits when they change, not in every state; by name only,
- * so the split is the same on every board (docs/mqtt.md lists the shapes).
+ * Whether the metric NAME is a limit: a value that changes only with a
+ * setting, the power mode or the hardware (trip points, clock ceilings and
+ * floors, CPUs online, capacities, current limits, throttle enables, the
+ * power mode id, the agent's memory settings), as the metric dictionary's
+ * kind says (core/metric_dict.c). Limits go out on PREFIX/ID/limits when
+ * they change, not in every state; by name only, so the split is the same
+ * on every board (docs/mqtt.md lists them).
  */
-bool mqtt_is_limit(const char *name, size_t len);
+bool mqtt_is_limit(const char *name);
 
 /**
  * One pass over the sample: PREFIX/ID/state appended to STATE,
  * {"ts","time_ms","boot_id","seq","power_mode","metrics","throttle"} with
  * every metric but the limits (every metric with FULL: mqtt.state_full),
  * and the limits' {"name": value, ...} object written into LIMITS (reset
- * first), in set order.
+ * first), in set order. DICT keeps the metrics' dictionary entries from one
+ * sample to the next.
  */
 void mqtt_state_json(struct json *state, struct json *limits, const struct sample *s, const char *boot_id, uint64_t seq,
-		     bool full);
+		     bool full, struct metric_dict_cache *dict);
 
 /**
  * PREFIX/ID/limits: {"ts","time_ms","boot_id","seq","metrics"}: the sample

@@ -114,6 +114,8 @@ struct mqtt_sink {
 	char lib_error[ERROR_TEXT_MAX];  /* the last error libmosquitto logged (TLS details) */
 	char last_error[ERROR_TEXT_MAX]; /* the last failure logged, to log repeats quietly */
 
+	struct metric_dict_cache *dict; /* the metrics' dictionary entries, kept while their names stay */
+
 	struct json limits;     /* this sample's limits object (mqtt_state_json) */
 	char *limits_metrics;   /* the limits object last published, to see a change */
 	char *limits_json;      /* the limits message last published: again on every connect */

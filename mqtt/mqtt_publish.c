@@ -247,7 +247,7 @@ mqtt_pub_write(struct sink *sink, const struct sample *smp)
 	struct mqtt_sink *s = (struct mqtt_sink *)sink;
 	uint64_t seq = next_seq(s);
 	json_reset(&s->j);
-	mqtt_state_json(&s->j, &s->limits, smp, s->boot_id, seq, s->state_full);
+	mqtt_state_json(&s->j, &s->limits, smp, s->boot_id, seq, s->state_full, s->dict);
 	push_limits(s, smp, seq);
 	int r = spool_push(s->spool, s->t_state, s->j.out.buf, s->j.out.len, s->qos, false);
 

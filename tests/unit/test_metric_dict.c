@@ -14,6 +14,7 @@
 #include "core/metrics.h"
 
 #define DOC FIXTURES_DIR "/../../docs/metrics.md"
+#define MQTT_DOC FIXTURES_DIR "/../../docs/mqtt.md"
 #define CELLS_MAX 8
 #define SPANS_MAX 16 /* names in one cell */
 
@@ -303,6 +304,63 @@ test_docs_match_table(void **state)
 	free(seen);
 }
 
+/* docs/mqtt.md's table of what goes to the limits topic is the dictionary's limits, no more, no less. */
+static void
+test_mqtt_doc_limits(void **state)
+{
+	(void)state;
+	FILE *f = fopen(MQTT_DOC, "r");
+	if (!f) {
+		fail_msg("%s: %s", MQTT_DOC, strerror(errno));
+	}
+	size_t count;
+	const struct metric_def *t = metric_dict_table(&count);
+	bool *seen = calloc(count, sizeof(*seen));
+	assert_non_null(seen);
+	char line[4096];
+	bool section = false, table = false;
+	size_t names = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "#", 1) == 0) {
+			section = strcmp(line, "### `limits`") == 0;
+			continue;
+		}
+		if (!section || line[0] != '|') {
+			if (table) {
+				break; /* the first table of the section only */
+			}
+			continue;
+		}
+		table = true;
+		char *cells[CELLS_MAX];
+		if (cells_of(line, cells) < 1 || strncmp(cells[0], "---", 3) == 0) {
+			continue;
+		}
+		char *spans[SPANS_MAX];
+		size_t k = spans_of(cells[0], spans, SPANS_MAX);
+		if (k == SPANS_MAX) {
+			fail_msg("docs/mqtt.md: more than %d names in one cell", SPANS_MAX - 1);
+		}
+		for (size_t i = 0; i < k; i++) {
+			const struct metric_def *d = metric_dict_by_pattern(spans[i]);
+			if (!d || d->kind != METRIC_KIND_LIMIT) {
+				fail_msg("docs/mqtt.md lists %s as a limit, the dictionary does not", spans[i]);
+			}
+			seen[d - t] = true;
+			names++;
+		}
+	}
+	fclose(f);
+	assert_true(names > 0);
+	for (size_t i = 0; i < count; i++) {
+		if (t[i].kind == METRIC_KIND_LIMIT && !seen[i]) {
+			fail_msg("%s is a limit, docs/mqtt.md does not list it", t[i].pattern);
+		}
+	}
+	free(seen);
+}
+
 static void
 check_series(const char *name, const char *family, enum metric_kind kind, double scale, const char *label0,
 	     const char *value0)
@@ -441,6 +499,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_rules),
 		cmocka_unit_test(test_docs_match_table),
+		cmocka_unit_test(test_mqtt_doc_limits),
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_cache_per_layout),
 	};

@@ -21,6 +21,9 @@
 #include "thresholds/rules.h"
 #include "core/sample.h"
 
+/* the dictionary entries of the samples' metrics, kept per layout as the sink keeps them */
+static struct metric_dict_cache dict;
+
 #define BOOT "6a6f29ab-1778-4cd2-af13-1dad09b5532e"
 
 static int
@@ -133,7 +136,7 @@ test_state_json(void **state)
 	struct json j, limits;
 	json_init(&j);
 	json_init(&limits);
-	mqtt_state_json(&j, &limits, s, BOOT, 17, false);
+	mqtt_state_json(&j, &limits, s, BOOT, 17, false, &dict);
 	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
 				   "\",\"seq\":17,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":52.9,"
 				   "\"gpu.load_pct\":12},\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":"
@@ -142,7 +145,7 @@ test_state_json(void **state)
 	/* no power mode: null */
 	s->power_mode[0] = '\0';
 	json_reset(&j);
-	mqtt_state_json(&j, &limits, s, BOOT, 18, false);
+	mqtt_state_json(&j, &limits, s, BOOT, 18, false, &dict);
 	assert_non_null(strstr(j.out.buf, "\"seq\":18,\"power_mode\":null,"));
 	json_free(&limits);
 	json_reset(&j);
@@ -173,12 +176,12 @@ test_limit_names(void **state)
 		"power.crit_ma.mw",   "oc.throttle_enabled.x", "energy.vdd_in.joules_total", "",
 	};
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		if (!mqtt_is_limit(limits[i], strlen(limits[i]))) {
+		if (!mqtt_is_limit(limits[i])) {
 			fail_msg("%s should be a limit", limits[i]);
 		}
 	}
 	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
-		if (mqtt_is_limit(live[i], strlen(live[i]))) {
+		if (mqtt_is_limit(live[i])) {
 			fail_msg("%s should stay in the state", live[i]);
 		}
 	}
@@ -198,7 +201,7 @@ test_state_and_limits(void **state)
 	json_init(&j);
 	json_init(&limits);
 	json_init(&msg);
-	mqtt_state_json(&j, &limits, s, BOOT, 21, false);
+	mqtt_state_json(&j, &limits, s, BOOT, 21, false, &dict);
 	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.load_pct\":12,\"gpu.freq_mhz\":306,"
 					  "\"agent.samples_total\":9},\"throttle\":"));
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
@@ -208,14 +211,14 @@ test_state_and_limits(void **state)
 					 "\"trip.tj.critical_c\":105}}");
 	/* state_full: the old shape, every metric in set order; the limits object is the same */
 	json_reset(&j);
-	mqtt_state_json(&j, &limits, s, BOOT, 22, true);
+	mqtt_state_json(&j, &limits, s, BOOT, 22, true, &dict);
 	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.load_pct\":12,\"gpu.max_freq_mhz\":"
 					  "1300.5,\"gpu.freq_mhz\":306,\"trip.tj.critical_c\":105,\"agent.samples_total\":9}"));
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
 	/* a value that is not finite is null in either, as in every JSON of a sample */
 	metric_set_put(&s->metrics, "gpu.max_freq_mhz", NAN);
 	json_reset(&j);
-	mqtt_state_json(&j, &limits, s, BOOT, 23, false);
+	mqtt_state_json(&j, &limits, s, BOOT, 23, false, &dict);
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":null,\"trip.tj.critical_c\":105}");
 	json_free(&j);
 	json_free(&limits);
