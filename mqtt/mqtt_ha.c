@@ -10,96 +10,48 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/metric_dict.h"
 #include "core/sample_json.h"
+
 /* ---- Home Assistant discovery ---- */
 
-struct ha_sensor {
-	const char *metric; /* exact name */
-	const char *name;
-	const char *device_class; /* NULL: none */
-	const char *unit;
-	int precision;
-};
-
-static const struct ha_sensor fixed_sensors[] = {
-	{"cpu.load_pct", "CPU load", NULL, "%", 0},           {"gpu.load_pct", "GPU load", NULL, "%", 0},
-	{"emc.load_pct", "EMC load", NULL, "%", 0},           {"gpu.freq_mhz", "GPU clock", "frequency", "MHz", 0},
-	{"emc.freq_mhz", "EMC clock", "frequency", "MHz", 0}, {"ram.used_mb", "RAM used", "data_size", "MiB", 0},
-	{"swap.used_mb", "Swap used", "data_size", "MiB", 0},
-};
-
-static bool
-has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
-static bool
-has_suffix(const char *s, const char *x)
-{
-	size_t n = strlen(s), m = strlen(x);
-	return n >= m && strcmp(s + n - m, x) == 0;
-}
-
-/* The part of NAME between PREFIX and SUFFIX, upper-cased when UPPER or short. */
-static void
-middle(const char *name, size_t prefix, size_t suffix, bool upper, char *out, size_t size)
-{
-	size_t len = strlen(name) - prefix - suffix;
-	if (len >= size) {
-		len = size - 1;
-	}
-	memcpy(out, name + prefix, len);
-	out[len] = '\0';
-	bool up = upper || len <= 4;
-	for (size_t i = 0; i < len; i++) {
-		if (up && out[i] >= 'a' && out[i] <= 'z') {
-			out[i] = (char)(out[i] - 'a' + 'A');
-		}
-	}
-	if (!up && out[0] >= 'a' && out[0] <= 'z') {
-		out[0] = (char)(out[0] - 'a' + 'A');
-	}
-}
-
 /*
- * Classifies METRIC as a discovered sensor. Fills *OUT (NAME into NAMEBUF)
- * and says whether the value is in mW to be shown in W.
+ * Which metrics get an entity, its name, class, unit and precision: the
+ * metric dictionary's `ha` (core/metric_dict.c).
  */
-static bool
-classify(const char *metric, struct ha_sensor *out, char *namebuf, size_t size, bool *milli)
+
+/* The entity's name: DEF's ha.name with "%s" as the placeholder's text, cased as the table says. */
+static void
+entity_name(const struct metric_def *def, const char *metric, char *out, size_t size)
 {
-	*milli = false;
-	for (size_t i = 0; i < sizeof(fixed_sensors) / sizeof(fixed_sensors[0]); i++) {
-		if (strcmp(metric, fixed_sensors[i].metric) == 0) {
-			*out = fixed_sensors[i];
-			return true;
+	const char *name = def->ha.name;
+	const char *at = strstr(name, "%s");
+	char mid[METRIC_NAME_MAX] = "";
+	if (!at) {
+		snprintf(out, size, "%s", name);
+		return;
+	}
+	if (metric_dict_capture(def, metric, 0, mid, sizeof(mid))) {
+		size_t len = strlen(mid);
+		bool up = def->ha.upper || len <= 4;
+		for (size_t i = 0; i < len; i++) {
+			if ((up || i == 0) && mid[i] >= 'a' && mid[i] <= 'z') {
+				mid[i] = (char)(mid[i] - 'a' + 'A');
+			}
 		}
 	}
-	char mid[METRIC_NAME_MAX];
-	if (has_prefix(metric, "temp.") && has_suffix(metric, "_c") && strlen(metric) > 7) {
-		middle(metric, 5, 2, false, mid, sizeof(mid));
-		snprintf(namebuf, size, "%s temperature", mid);
-		*out = (struct ha_sensor){metric, namebuf, "temperature",
-					  "\xc2\xb0"
-					  "C",
-					  1};
-		return true;
+	snprintf(out, size, "%.*s%s%s", (int)(at - name), name, mid, at + 2);
+}
+
+/* 10^N for N >= 0. */
+static long
+pow10_of(int n)
+{
+	long v = 1;
+	for (int i = 0; i < n; i++) {
+		v *= 10;
 	}
-	if (has_prefix(metric, "power.") && has_suffix(metric, ".mw") && strlen(metric) > 9) {
-		middle(metric, 6, 3, true, mid, sizeof(mid));
-		snprintf(namebuf, size, "%s power", mid);
-		*out = (struct ha_sensor){metric, namebuf, "power", "W", 2};
-		*milli = true;
-		return true;
-	}
-	if (has_prefix(metric, "fan.") && has_suffix(metric, ".rpm") && strlen(metric) > 8) {
-		middle(metric, 4, 4, false, mid, sizeof(mid));
-		snprintf(namebuf, size, "Fan %s speed", mid);
-		*out = (struct ha_sensor){metric, namebuf, NULL, "rpm", 0};
-		return true;
-	}
-	return false;
+	return v;
 }
 
 /* The fields every discovery config shares: availability, device, origin. */
@@ -208,33 +160,33 @@ ha_end(struct json *j, const struct mqtt_ha_ctx *ctx, const char *topic, mqtt_ha
 }
 
 size_t
-mqtt_ha_sensor_count(const struct metric_set *set)
+mqtt_ha_sensor_count(const struct metric_set *set, struct metric_dict_cache *dict)
 {
+	const struct metric_def *const *defs = metric_dict_classify(dict, set);
 	size_t n = 0;
 	for (size_t i = 0; i < set->count; i++) {
-		struct ha_sensor sensor;
-		char name[METRIC_NAME_MAX + 32];
-		bool milli;
-		n += classify(set->items[i].name, &sensor, name, sizeof(name), &milli);
+		n += defs[i] && defs[i]->ha.name;
 	}
 	return n;
 }
 
 size_t
-mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, mqtt_ha_emit emit, void *data)
+mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, struct metric_dict_cache *dict,
+		  mqtt_ha_emit emit, void *data)
 {
+	const struct metric_def *const *defs = metric_dict_classify(dict, set);
 	struct json j;
 	json_init(&j);
 	char topic[MQTT_TOPIC_MAX * 2], tmpl[2 * METRIC_NAME_MAX + 128], object[METRIC_NAME_MAX];
 	size_t n = 0;
 	for (size_t i = 0; i < set->count; i++) {
 		const char *metric = set->items[i].name;
-		struct ha_sensor sensor;
-		char name[METRIC_NAME_MAX + 32];
-		bool milli;
-		if (!classify(metric, &sensor, name, sizeof(name), &milli)) {
+		const struct metric_def *def = defs[i];
+		if (!def || !def->ha.name) {
 			continue;
 		}
+		char name[METRIC_NAME_MAX + 32];
+		entity_name(def, metric, name, sizeof(name));
 		snprintf(object, sizeof(object), "%s", metric);
 		for (char *p = object; *p; p++) {
 			if (*p == '.') {
@@ -242,29 +194,29 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, m
 			}
 		}
 		/* a metric missing from a sample (a -256 zone, tegrastats late) renders "None": HA shows unknown */
-		if (milli) {
-			snprintf(
-				tmpl, sizeof(tmpl),
-				"{{ (value_json.metrics['%s'] / 1000) | round(3) if '%s' in value_json.metrics else none }}",
-				metric, metric);
+		if (def->ha.exp10 < 0) {
+			snprintf(tmpl, sizeof(tmpl),
+				 "{{ (value_json.metrics['%s'] / %ld) | round(%d) if '%s' in value_json.metrics else "
+				 "none }}",
+				 metric, pow10_of(-def->ha.exp10), -def->ha.exp10, metric);
 		} else {
 			snprintf(tmpl, sizeof(tmpl),
 				 "{{ value_json.metrics['%s'] if '%s' in value_json.metrics else none }}", metric,
 				 metric);
 		}
-		if (!ha_begin(&j, ctx, "sensor", object, sensor.name, tmpl, topic, sizeof(topic))) {
+		if (!ha_begin(&j, ctx, "sensor", object, name, tmpl, topic, sizeof(topic))) {
 			continue;
 		}
-		if (sensor.device_class) {
+		if (def->ha.device_class) {
 			json_key(&j, "device_class");
-			json_string(&j, sensor.device_class);
+			json_string(&j, def->ha.device_class);
 		}
 		json_key(&j, "state_class");
 		json_string(&j, "measurement");
 		json_key(&j, "unit_of_measurement");
-		json_string(&j, sensor.unit);
+		json_string(&j, def->ha.unit);
 		json_key(&j, "suggested_display_precision");
-		json_int(&j, sensor.precision);
+		json_int(&j, def->ha.precision);
 		ha_end(&j, ctx, topic, emit, data);
 		n++;
 	}
@@ -331,22 +283,26 @@ mqtt_ha_expire_after_s(int64_t interval_ms, int64_t ha_interval_ms)
 	return (views > samples ? views : samples) / 1000;
 }
 
-bool
-mqtt_ha_view_digits(const char *metric, int *digits)
+/* The view's digits of METRIC, whose dictionary entry is DEF: the entity's precision in the metric's unit. */
+static bool
+view_digits(const struct metric_def *def, const char *metric, int *digits)
 {
 	if (strcmp(metric, "agent.alerts_firing") == 0) {
 		*digits = 0;
 		return true;
 	}
-	struct ha_sensor sensor;
-	char name[METRIC_NAME_MAX + 32];
-	bool milli;
-	if (!classify(metric, &sensor, name, sizeof(name), &milli)) {
+	if (!def || !def->ha.name) {
 		return false;
 	}
 	/* shown in W with 2 decimals, carried in mW: tens of mW */
-	*digits = sensor.precision - (milli ? 3 : 0);
+	*digits = def->ha.precision + def->ha.exp10;
 	return true;
+}
+
+bool
+mqtt_ha_view_digits(const char *metric, int *digits)
+{
+	return view_digits(metric_dict_find(metric), metric, digits);
 }
 
 double
@@ -371,8 +327,9 @@ mqtt_ha_round(double v, int digits)
 }
 
 size_t
-mqtt_ha_view_json(struct json *j, const struct sample *s)
+mqtt_ha_view_json(struct json *j, const struct sample *s, struct metric_dict_cache *dict)
 {
+	const struct metric_def *const *defs = metric_dict_classify(dict, &s->metrics);
 	char ts[32];
 	iso_local_time(s->time_ms, ts, sizeof(ts));
 	json_object_begin(j);
@@ -387,7 +344,7 @@ mqtt_ha_view_json(struct json *j, const struct sample *s)
 	for (size_t i = 0; i < s->metrics.count; i++) {
 		const struct metric *m = &s->metrics.items[i];
 		int digits;
-		if (mqtt_ha_view_digits(m->name, &digits) && isfinite(m->value)) {
+		if (view_digits(defs[i], m->name, &digits) && isfinite(m->value)) {
 			json_key(j, m->name);
 			json_number(j, mqtt_ha_round(m->value, digits));
 		}

@@ -163,19 +163,21 @@ struct mqtt_ha_ctx {
 };
 
 /** How many metrics of SET get a sensor of their own in discovery (to notice a set that grew). */
-size_t mqtt_ha_sensor_count(const struct metric_set *set);
+size_t mqtt_ha_sensor_count(const struct metric_set *set, struct metric_dict_cache *dict);
 
 /** Called once per discovery config: retained TOPIC with PAYLOAD (LEN bytes). */
 typedef void (*mqtt_ha_emit)(const char *topic, const char *payload, size_t len, void *data);
 
 /**
  * Builds the discovery configs for the metrics present in SET: a sensor
- * for each main metric (CPU/GPU/EMC load, GPU/EMC clock, RAM and swap in
- * use, every temp.*_c, every power.RAIL.mw in W, every fan.N.rpm), the
- * power mode, and a binary_sensor for throttling. Returns how many were
- * emitted.
+ * for each metric the dictionary gives an entity (its `ha`: CPU/GPU/EMC
+ * load, GPU/EMC clock, RAM and swap in use, every temp.SENSOR_c, every
+ * power.RAIL.mw in W, every fan's rpm), the power mode, and a
+ * binary_sensor for throttling. DICT keeps the metrics' dictionary
+ * entries. Returns how many were emitted.
  */
-size_t mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, mqtt_ha_emit emit, void *data);
+size_t mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, struct metric_dict_cache *dict,
+			 mqtt_ha_emit emit, void *data);
 
 /* ---- the view Home Assistant reads: PREFIX/ID/ha ---- */
 
@@ -209,7 +211,7 @@ double mqtt_ha_round(double v, int digits);
  * J's output where the untimed part starts (the comma before
  * "power_mode"): what the publisher compares to see a change.
  */
-size_t mqtt_ha_view_json(struct json *j, const struct sample *s);
+size_t mqtt_ha_view_json(struct json *j, const struct sample *s, struct metric_dict_cache *dict);
 
 /* What makes the view go out at once, without waiting for ha_interval. */
 struct mqtt_ha_edges {

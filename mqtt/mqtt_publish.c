@@ -123,8 +123,8 @@ publish_discovery(struct mqtt_sink *s, const struct metric_set *set)
 		.expire_after_s = mqtt_ha_expire_after_s(s->info.interval_ms, s->ha_interval_ms),
 		.info = &s->info,
 	};
-	size_t n = mqtt_ha_discovery(&ctx, set, emit_discovery, s);
-	s->discovered = mqtt_ha_sensor_count(set);
+	size_t n = mqtt_ha_discovery(&ctx, set, s->dict, emit_discovery, s);
+	s->discovered = mqtt_ha_sensor_count(set, s->dict);
 	s->metrics_seen = set->count;
 	log_info("mqtt: published %zu Home Assistant discovery configs", n);
 }
@@ -196,7 +196,7 @@ publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
 		return;
 	}
 	json_reset(&s->j);
-	const char *body = s->j.out.buf + mqtt_ha_view_json(&s->j, smp);
+	const char *body = s->j.out.buf + mqtt_ha_view_json(&s->j, smp, s->dict);
 	bool changed = !s->ha_view || strcmp(s->ha_view, body) != 0;
 	if (!edge && !changed && !s->ha_view_due && !back && since < mqtt_ha_refresh_ms(s->ha_interval_ms)) {
 		return;
@@ -272,7 +272,7 @@ mqtt_pub_write(struct sink *sink, const struct sample *smp)
 		} else if (s->ha && s->discovery_due_ms < 0 && smp->metrics.count > s->metrics_seen) {
 			/* more metrics than ever (tegrastats started late, a fan spun up): new sensors? */
 			s->metrics_seen = smp->metrics.count;
-			if (mqtt_ha_sensor_count(&smp->metrics) > s->discovered) {
+			if (mqtt_ha_sensor_count(&smp->metrics, s->dict) > s->discovered) {
 				publish_discovery(s, &smp->metrics);
 			}
 		}

@@ -501,7 +501,7 @@ test_ha_discovery(void **state)
 
 	struct emitted *e = calloc(1, sizeof(*e));
 	assert_non_null(e);
-	size_t n = mqtt_ha_discovery(&ctx, set, capture, e);
+	size_t n = mqtt_ha_discovery(&ctx, set, &dict, capture, e);
 	/* temp (not temp_max), power (not avg, not max, not mv), gpu load, fan, ram; power mode; throttling, each reason; alerts firing */
 	assert_int_equal(n, 12);
 	assert_int_equal(e->count, 12);
@@ -579,7 +579,7 @@ test_ha_discovery(void **state)
 	ctx.expire_after_s = mqtt_ha_expire_after_s(30000, 5000);
 	metric_set_clear(set);
 	e->count = 0;
-	assert_int_equal(mqtt_ha_discovery(&ctx, set, capture, e), 7); /* power mode, throttled, 4 reasons, alerts */
+	assert_int_equal(mqtt_ha_discovery(&ctx, set, &dict, capture, e), 7); /* power mode, throttled, 4 reasons, alerts */
 	assert_non_null(strstr(e->payload[0], "\"expire_after\":150,"));
 	assert_non_null(strstr(e->payload[0], "\"name\":\"orin-01\",\"manufacturer\":\"NVIDIA\",\"model\":\"Jetson\"},"));
 	for (size_t i = 0; i < e->count; i++) {
@@ -649,7 +649,7 @@ test_ha_view_json(void **state)
 	struct json j;
 	json_init(&j);
 	/* only what the entities read, rounded as they show it; no context, causes, seq or other metrics */
-	size_t body = mqtt_ha_view_json(&j, s);
+	size_t body = mqtt_ha_view_json(&j, s, &dict);
 	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400000,\"power_mode\":"
 				   "\"MAXN_SUPER\",\"metrics\":{\"temp.tj_c\":46.4,\"power.vdd_in.mw\":4810,"
 				   "\"gpu.load_pct\":12,\"agent.alerts_firing\":1},\"throttle\":{\"active\":true,"
@@ -678,7 +678,7 @@ test_ha_view_json(void **state)
 	/* no power mode: null, as in the state topic */
 	s->power_mode[0] = '\0';
 	json_reset(&j);
-	body = mqtt_ha_view_json(&j, s);
+	body = mqtt_ha_view_json(&j, s, &dict);
 	assert_true(strncmp(j.out.buf + body, ",\"power_mode\":null,", 19) == 0);
 	json_free(&j);
 	free(s);
