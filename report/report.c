@@ -41,6 +41,8 @@ report_init(struct report *r, const struct report_phase_def *phases, size_t phas
 		r->phase_count = phase_count;
 	}
 	r->last_dt_ms = 1000;
+	r->dict = xcalloc(1, sizeof(*r->dict));
+	r->rail_def = metric_dict_by_pattern("power.RAIL.mw");
 	if (series) {
 		r->series = series_create();
 	}
@@ -55,6 +57,7 @@ report_free(struct report *r)
 	}
 	free(r->phases);
 	free(r->phase_defs);
+	free(r->dict);
 	free(r->modes);
 	free(r->episodes);
 	free(r->alerts);
@@ -96,22 +99,6 @@ in_phase(const struct report_phase_def *d, int64_t wall_ms, int64_t mono_ms)
 		return mono_ms >= d->mono_start_ms && mono_ms < d->mono_end_ms;
 	}
 	return wall_ms >= d->start_ms && wall_ms < d->end_ms;
-}
-
-/* "power.RAIL.mw": the rail, or NULL for every other name (power.RAIL.avg_mw included). */
-static bool
-rail_of(const char *name, char *rail, size_t size)
-{
-	if (strncmp(name, "power.", 6) != 0) {
-		return false;
-	}
-	const char *r = name + 6, *dot = strchr(r, '.');
-	if (!dot || dot == r || strcmp(dot, ".mw") != 0 || (size_t)(dot - r) >= size) {
-		return false;
-	}
-	memcpy(rail, r, (size_t)(dot - r));
-	rail[dot - r] = '\0';
-	return true;
 }
 
 static void
@@ -351,9 +338,12 @@ report_add_sample(struct report *r, const struct sample *s)
 	p->throttled = s->throttle.active;
 	memcpy(p->reason, s->throttle.reason, sizeof(p->reason));
 	p->rails = 0;
+	/* the current power of each rail (not its average or maximum): the dictionary's power.RAIL.mw */
+	const struct metric_def *const *defs = metric_dict_classify(r->dict, &s->metrics);
 	for (size_t i = 0; i < s->metrics.count && p->rails < REPORT_RAILS_MAX; i++) {
 		const struct metric *m = &s->metrics.items[i];
-		if (rail_of(m->name, p->rail[p->rails], sizeof(p->rail[0])) && isfinite(m->value)) {
+		if (defs[i] == r->rail_def && isfinite(m->value) &&
+		    metric_dict_capture(r->rail_def, m->name, 0, p->rail[p->rails], sizeof(p->rail[0]))) {
 			p->rail_mw[p->rails++] = m->value;
 		}
 	}

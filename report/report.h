@@ -19,6 +19,7 @@
 #include "core/alert.h"
 #include "core/board_info.h"
 #include "core/json.h"
+#include "core/metric_dict.h"
 #include "core/sample.h"
 #include "report_stats.h"
 
@@ -135,6 +136,8 @@ struct report {
 	size_t rec_count;
 	struct report_series *series; /* NULL unless asked for (the HTML page) */
 	bool finished;
+	struct metric_dict_cache *dict;    /* the samples' dictionary entries, kept while their names stay */
+	const struct metric_def *rail_def; /* power.RAIL.mw: the rails whose energy is added up */
 };
 
 /** Starts an empty report; PHASES (copied) split the statistics; SERIES keeps chart series for the HTML page. */
