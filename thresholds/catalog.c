@@ -10,141 +10,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/metric_dict.h"
+
 #define MAX_PATTERN 64               /* longer globs are refused by the rule loader */
 #define MAX_TOKENS (2 * MAX_PATTERN) /* a placeholder becomes two tokens */
 #define FAR 0xFF                     /* distance "unreachable" in the edit table */
-
-/* Every canonical name in docs/metrics.md, plus the agent's own counters. */
-static const char *const patterns[] = {
-	"ram.used_mb",
-	"ram.total_mb",
-	"swap.used_mb",
-	"swap.total_mb",
-	"swap.cached_mb",
-	"iram.used_kb",
-	"iram.total_kb",
-	"cpu.N.load_pct",
-	"cpu.N.freq_mhz",
-	"cpu.N.online",
-	"cpu.load_pct",
-	"cpu.N.max_freq_mhz",
-	"cpu.N.min_freq_mhz",
-	"cpu.N.hw_max_freq_mhz",
-	"gpu.load_pct",
-	"gpu.freq_mhz",
-	"gpu.gpc.N.freq_mhz",
-	"gpu.max_freq_mhz",
-	"gpu.min_freq_mhz",
-	"gpu.hw_max_freq_mhz",
-	"emc.load_pct",
-	"emc.freq_mhz",
-	"engine.NAME.load_pct",
-	"engine.NAME.freq_mhz",
-	"engine.NAME.on",
-	"temp.SENSOR_c",
-	"temp_max.SENSOR_c",
-	"trip.SENSOR.passive_c",
-	"trip.SENSOR.hot_c",
-	"trip.SENSOR.critical_c",
-	"trip.SENSOR.active_c",
-	"cooling.TYPE.state",
-	"cooling.TYPE.max_state",
-	"power.RAIL.mw",
-	"power.RAIL.avg_mw",
-	"power.RAIL.max_mw",
-	"power.RAIL.mv",
-	"power.RAIL.ma",
-	"power.RAIL.crit_alarm",
-	"power.RAIL.max_alarm",
-	"power.RAIL.crit_ma",
-	"oc.N.events",
-	"oc.N.throttle_enabled",
-	"fan.N.pwm",
-	"fan.N.rpm",
-	"nvpmodel.id",
-	"throttle.active",
-	"throttle.thermal",
-	"throttle.overcurrent",
-	"throttle.rail_alarm",
-	"throttle.freq_cap",
-	"throttle.seconds_total",
-	"throttle.REASON.seconds_total",
-	"energy.RAIL.joules_total",
-	"agent.samples_total",
-	"agent.late_ticks_total",
-	"agent.clock_steps_total",
-	"agent.read_errors_total",
-	"agent.parse_errors_total",
-	"agent.unknown_tokens_total",
-	"agent.config_reloads_total",
-	"agent.config_reload_failures_total",
-	"agent.config_restart_needed",
-	"agent.alerts_firing",
-	"agent.alerts_fired_total",
-	"agent.alerts_resolved_total",
-	"agent.action_runs_total",
-	"agent.action_failures_total",
-	"agent.action_timeouts_total",
-	"agent.action_dropped_total",
-	"agent.action_leftovers_total",
-	"agent.mqtt_connected",
-	"agent.mqtt_connects_total",
-	"agent.mqtt_disconnects_total",
-	"agent.mqtt_publishes_total",
-	"agent.mqtt_spool_depth",
-	"agent.mqtt_dropped_total",
-	"agent.mqtt_spool_corrupt_total",
-	"agent.mqtt_spool_write_errors_total",
-	"agent.remote_write_samples_sent_total",
-	"agent.remote_write_samples_rejected_total",
-	"agent.remote_write_requests_total",
-	"agent.remote_write_retries_total",
-	"agent.remote_write_sent_bytes_total",
-	"agent.remote_write_failing",
-	"agent.remote_write_last_success_timestamp_seconds",
-	"agent.remote_write_spool_depth",
-	"agent.remote_write_spool_dropped_total",
-	"agent.remote_write_spool_corrupt_total",
-	"agent.remote_write_spool_write_errors_total",
-	"agent.otlp_samples_sent_total",
-	"agent.otlp_samples_rejected_total",
-	"agent.otlp_requests_total",
-	"agent.otlp_retries_total",
-	"agent.otlp_sent_bytes_total",
-	"agent.otlp_failing",
-	"agent.otlp_last_success_timestamp_seconds",
-	"agent.otlp_spool_depth",
-	"agent.otlp_spool_dropped_total",
-	"agent.otlp_spool_corrupt_total",
-	"agent.otlp_spool_write_errors_total",
-	"agent.json_lines_dropped_total",
-	"agent.record_errors_total",
-	"agent.record_rotations_total",
-	"agent.http_connections",
-	"agent.http_event_streams",
-	"agent.http_connections_refused_total",
-	"agent.http_connections_evicted_total",
-	"agent.http_header_timeouts_total",
-	"agent.http_streams_refused_total",
-	"agent.http_streams_stalled_total",
-	"agent.http_auth_failures_total",
-	"agent.http_auth_throttled_total",
-	"agent.http_requests_total",
-	"agent.http_request_errors_total",
-	"agent.memory_budget_bytes",
-	"agent.memory_budget_web_bytes",
-	"agent.memory_budget_mqtt_bytes",
-	"agent.memory_budget_webhooks_bytes",
-	"agent.memory_budget_fleet_bytes",
-	"agent.memory_max_bytes",
-	"mts.fg_pct",
-	"mts.bg_pct",
-	"cpu.edp_limit_mhz",
-	"fan.NAME.rpm",
-	"hwmon.CHIP.LABEL_mv", /* in docs/metrics.md; hwmon.* takes it too */
-	"hwmon.*",
-};
-#define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
 
 struct charset {
 	uint64_t bits[2]; /* ASCII only: metric names are ASCII */
@@ -315,13 +185,6 @@ intersect(const struct tok *a, size_t na, const struct tok *b, size_t nb)
 	return false;
 }
 
-const char *const *
-catalog_patterns(size_t *count)
-{
-	*count = N_PATTERNS;
-	return patterns;
-}
-
 bool
 catalog_glob_known(const char *glob)
 {
@@ -330,8 +193,14 @@ catalog_glob_known(const char *glob)
 	if (ng == SIZE_MAX) {
 		return false;
 	}
-	for (size_t k = 0; k < N_PATTERNS; k++) {
-		size_t np = compile(patterns[k], true, p);
+	/* the catalogue: the metric dictionary but what rules never see (webhook counters, added after them) */
+	size_t count;
+	const struct metric_def *t = metric_dict_table(&count);
+	for (size_t k = 0; k < count; k++) {
+		if (t[k].no_rules) {
+			continue;
+		}
+		size_t np = compile(t[k].pattern, true, p);
 		if (intersect(g, ng, p, np)) {
 			return true;
 		}
@@ -468,12 +337,17 @@ catalog_suggest(const char *name, char *buf, size_t size)
 		return false;
 	}
 	struct tok toks[MAX_TOKENS];
+	size_t count;
+	const struct metric_def *t = metric_dict_table(&count);
 	/* the least intrusive fix first: "temp.soc" -> "temp.soc_c", not "temp.so_c" */
 	for (int mode = 0; mode <= 2; mode++) {
 		unsigned best = FAR;
 		size_t best_k = 0;
-		for (size_t k = 0; k < N_PATTERNS; k++) {
-			size_t m = compile(patterns[k], true, toks);
+		for (size_t k = 0; k < count; k++) {
+			if (t[k].no_rules) {
+				continue;
+			}
+			size_t m = compile(t[k].pattern, true, toks);
 			unsigned dist = closest(name, n, toks, m, mode, NULL, 0);
 			if (dist < best) {
 				best = dist;
@@ -481,7 +355,7 @@ catalog_suggest(const char *name, char *buf, size_t size)
 			}
 		}
 		if (best != FAR && best != 0 && best < n) {
-			size_t m = compile(patterns[best_k], true, toks);
+			size_t m = compile(t[best_k].pattern, true, toks);
 			return closest(name, n, toks, m, mode, buf, size) == best;
 		}
 	}

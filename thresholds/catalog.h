@@ -1,18 +1,16 @@
 /*
  * The catalogue of canonical metric names (docs/metrics.md) as patterns,
  * so rules can be checked against it: a rule whose metric (or glob) can
- * match no metric is a typo. Patterns are written as in the docs, with
- * upper-case placeholders: N = digits, NAME/SENSOR/RAIL/TYPE = one segment
- * of [a-z0-9_], '*' = anything (hwmon.*). Pure: no I/O.
+ * match no metric is a typo. The patterns are those of the metric
+ * dictionary (core/metric_dict.h) that the rules stage sees, written as in
+ * the docs, with upper-case placeholders: N = digits, NAME/SENSOR/RAIL/TYPE
+ * = one segment of [a-z0-9_]. Pure: no I/O.
  */
 #ifndef TEGRAWATCH_CATALOG_H
 #define TEGRAWATCH_CATALOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/** The catalogue patterns, in docs/metrics.md order. */
-const char *const *catalog_patterns(size_t *count);
 
 /**
  * True when some metric matched by the rule glob GLOB ('*' = any run of

@@ -779,61 +779,6 @@ test_catalog(void **state)
 	assert_false(catalog_suggest("memory.used_mb", buf, sizeof(buf)));
 }
 
-/*
- * Every name in the first column of docs/metrics.md is in the catalogue,
- * and every catalogue entry but the agent's own counters and hwmon.* is in
- * the docs: the two must not drift apart.
- */
-static void
-test_catalog_matches_docs(void **state)
-{
-	(void)state;
-	size_t nlines;
-	char **lines = read_lines(FIXTURES_DIR "/../../docs/metrics.md", &nlines);
-	size_t npat;
-	const char *const *pats = catalog_patterns(&npat);
-	bool *seen = calloc(npat, sizeof(*seen));
-	assert_non_null(seen);
-	size_t names = 0;
-	for (size_t i = 0; i < nlines; i++) {
-		char line[LINE_MAX_BYTES];
-		snprintf(line, sizeof(line), "%s", lines[i]);
-		if (strncmp(line, "| `", 3) != 0) {
-			continue;
-		}
-		char *end = strchr(line + 1, '|');
-		assert_non_null(end);
-		*end = '\0';
-		/* every `name` in the first cell */
-		for (char *p = strchr(line, '`'); p; p = strchr(p, '`')) {
-			char *q = strchr(p + 1, '`');
-			assert_non_null(q);
-			*q = '\0';
-			size_t k = 0;
-			while (k < npat && strcmp(pats[k], p + 1) != 0) {
-				k++;
-			}
-			if (k == npat) {
-				fail_msg("docs/metrics.md names %s, the catalogue does not", p + 1);
-			}
-			seen[k] = true;
-			names++;
-			p = q + 1;
-		}
-	}
-	assert_true(names >= 40);
-	for (size_t k = 0; k < npat; k++) {
-		if (!seen[k] && strncmp(pats[k], "agent.", 6) != 0 && strcmp(pats[k], "hwmon.*") != 0) {
-			fail_msg("catalogue entry %s is not in docs/metrics.md", pats[k]);
-		}
-	}
-	free(seen);
-	for (size_t i = 0; i < nlines; i++) {
-		free(lines[i]);
-	}
-	free(lines);
-}
-
 /* rules_decode() appends, and rules_validate() sees across the pieces. */
 static void
 test_rules_decode_appends(void **state)
@@ -955,7 +900,6 @@ main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_suggestions),
 		cmocka_unit_test(test_catalog),
-		cmocka_unit_test(test_catalog_matches_docs),
 		cmocka_unit_test(test_rules_decode_appends),
 		cmocka_unit_test(test_cmd_check),
 	};
