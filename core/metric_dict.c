@@ -488,14 +488,10 @@ metric_dict_series(const char *name, struct metric_series *out)
 const struct metric_def *const *
 metric_dict_classify(struct metric_dict_cache *c, const struct metric_set *set)
 {
-	size_t from = 0;
-	if (set->layout != 0 && set->layout == c->layout) {
-		if (set->count <= c->count) {
-			return c->defs;
-		}
-		from = c->count; /* the same names, and more after them */
+	if (set->layout != 0 && set->layout == c->layout && set->count <= c->count) {
+		return c->defs;
 	}
-	for (size_t i = from; i < set->count; i++) {
+	for (size_t i = 0; i < set->count; i++) {
 		c->defs[i] = metric_dict_find(set->items[i].name);
 	}
 	c->layout = set->layout;

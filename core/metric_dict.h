@@ -105,8 +105,9 @@ bool metric_dict_describe(const struct metric_def *def, const char *name, struct
 
 /*
  * The entries of a metric set's items, kept for its layout (the names at
- * each index, metric_set.layout): a sample with the same names costs one
- * compare. One per consumer and thread; starts zeroed.
+ * each index, metric_set.layout): a sample with the same names as the one
+ * before costs one compare. A set whose names changed, or that was never
+ * cleared, is looked up again. One per consumer and thread; starts zeroed.
  */
 struct metric_dict_cache {
 	uint64_t layout;

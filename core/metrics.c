@@ -84,9 +84,7 @@ put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, 
 		return -ENOSPC;
 	}
 	struct metric *m = &set->items[set->count];
-	if (set->layout == 0 || (set->count < set->layout_count && !metric_name_equal_(m, name, len))) {
-		set->layout = new_layout(); /* a name put in another's place */
-	}
+	set->layout = 0; /* a new name: the next clear numbers the layout */
 	if (whole) {
 		memcpy(m->name, name, METRIC_NAME_MAX); /* fixed size: a few vector moves */
 	} else {
@@ -98,7 +96,6 @@ put_hashed(struct metric_set *set, const char *name, size_t len, uint32_t hash, 
 	m->len = (uint16_t)len;
 	m->slot = (uint16_t)slot;
 	set->count++;
-	set->layout_count = set->count;
 	set->slots[slot] = (set->generation << 16) | (uint32_t)set->count;
 	return 0;
 }
@@ -107,6 +104,15 @@ void
 metric_set_clear(struct metric_set *set)
 {
 	set->replay = set->count; /* the old items stay in place: see metric_put_replay_() */
+	/*
+	 * Replays check the names of the items up to COUNT only: the layout
+	 * stands for no more than these (a number for fewer names when the set
+	 * shrank), and a new one once a name changed.
+	 */
+	if (set->layout == 0 || set->count < set->layout_count) {
+		set->layout = new_layout();
+	}
+	set->layout_count = set->count;
 	set->count = 0;
 	set->generation = (set->generation + 1) & 0xffff;
 	if (set->generation == 0) {
@@ -190,8 +196,7 @@ rebuild_index(struct metric_set *set)
 		m->slot = (uint16_t)slot;
 	}
 	set->replay = 0; /* the order changed */
-	set->layout = new_layout();
-	set->layout_count = set->count;
+	set->layout = 0;
 }
 
 bool

@@ -42,11 +42,12 @@ struct metric_set {
 	 */
 	size_t replay;
 	/*
-	 * Which names sit where: a number, unique in the process, that changes
-	 * whenever the name at an index below LAYOUT_COUNT changes (replays
-	 * keep it), so a consumer that classifies names (core/metric_dict.h)
-	 * does it again only when they moved. 0: no name put yet. A copy of
-	 * the items carries it along.
+	 * Which names sit where: a number, unique in the process, that stands
+	 * for the names of items 0..LAYOUT_COUNT-1 (and fewer of them after a
+	 * clear), so a consumer that classifies names (core/metric_dict.h)
+	 * does it again only when they changed. 0 = not known: a name was put
+	 * that was no replay; the next clear gives a new number. Replays keep
+	 * it. A copy of the items carries it along.
 	 */
 	uint64_t layout;
 	size_t layout_count;
@@ -134,6 +135,7 @@ metric_put_replay_(struct metric_set *set, const char *name, size_t len, double 
 	struct metric *m = &set->items[set->count];
 	if (!metric_name_equal_(m, name, len)) {
 		set->replay = 0;
+		set->layout = 0; /* another name in an old one's place */
 		return false;
 	}
 	m->value = value;

@@ -420,7 +420,17 @@ test_series(void **state)
 	assert_null(metric_dict_find(""));
 }
 
-/* The entries are looked up again only when the set's names moved. */
+/* Puts the first N of NAMES into SET, a new sample. */
+static void
+fill(struct metric_set *set, const char *const *names, size_t n)
+{
+	metric_set_clear(set);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(metric_set_put(set, names[i], (double)i), 0);
+	}
+}
+
+/* The entries are looked up again only when the set's names changed. */
 static void
 test_cache_per_layout(void **state)
 {
@@ -429,65 +439,80 @@ test_cache_per_layout(void **state)
 	struct metric_set *b = calloc(1, sizeof(*b));
 	struct metric_dict_cache *c = calloc(1, sizeof(*c));
 	assert_true(a && b && c);
-	static const char *const names[] = {"temp.cpu_c", "power.vdd_in.mw", "foo.bar", "cpu.0.load_pct"};
-	for (size_t i = 0; i < 4; i++) {
-		metric_set_put(a, names[i], (double)i);
-	}
+	static const char *const names[] = {"temp.cpu_c", "power.vdd_in.mw", "foo.bar", "cpu.0.load_pct",
+					    "gpu.freq_mhz"};
+	static const char *const other[] = {"temp.cpu_c", "fan.0.rpm"};
+	/* new names: their layout is known from the next sample on */
+	fill(a, names, 4);
+	assert_int_equal(a->layout, 0);
 	const struct metric_def *const *d = metric_dict_classify(c, a);
 	assert_int_equal(c->misses, 1);
 	assert_ptr_equal(d[0], metric_dict_by_pattern("temp.SENSOR_c"));
 	assert_ptr_equal(d[1], metric_dict_by_pattern("power.RAIL.mw"));
 	assert_null(d[2]);
 	assert_ptr_equal(d[3], metric_dict_by_pattern("cpu.N.load_pct"));
-
-	/* a new sample with the same names, or fewer of them: nothing looked up */
+	fill(a, names, 4);
+	assert_true(a->layout != 0);
+	metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 2);
+	/* the same names again, or fewer of them: nothing looked up */
 	for (int round = 0; round < 3; round++) {
-		metric_set_clear(a);
-		for (size_t i = 0; i < (round == 1 ? 2u : 4u); i++) {
-			metric_set_put(a, names[i], (double)round);
-		}
+		fill(a, names, 4);
 		metric_dict_classify(c, a);
 	}
-	assert_int_equal(c->misses, 1);
-	/* one more name after them: only that one */
-	metric_set_put(a, "gpu.freq_mhz", 1);
+	fill(a, names, 2);
 	d = metric_dict_classify(c, a);
 	assert_int_equal(c->misses, 2);
+	assert_ptr_equal(d[1], metric_dict_by_pattern("power.RAIL.mw"));
+	/* after a shorter sample, the longer one is new again */
+	fill(a, names, 4);
+	metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 3);
+	/* one name more */
+	fill(a, names, 5);
+	fill(a, names, 5);
+	d = metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 4);
 	assert_ptr_equal(d[4], metric_dict_by_pattern("gpu.freq_mhz"));
 	/* a copy carries the names and their layout */
 	memcpy(b, a, sizeof(*a));
 	metric_dict_classify(c, b);
-	assert_int_equal(c->misses, 2);
-	/* another name in place of an old one */
-	metric_set_clear(a);
-	metric_set_put(a, names[0], 0);
-	metric_set_put(a, "fan.0.rpm", 0);
-	d = metric_dict_classify(c, a);
-	assert_int_equal(c->misses, 3);
-	assert_ptr_equal(d[1], metric_dict_by_pattern("fan.N.rpm"));
-	/* the copy kept the old names: its own layout, not the set's */
-	assert_true(b->layout != a->layout);
-	d = metric_dict_classify(c, b);
 	assert_int_equal(c->misses, 4);
+	/* another name in place of an old one */
+	fill(a, other, 2);
+	assert_int_equal(a->layout, 0);
+	d = metric_dict_classify(c, a);
+	assert_int_equal(c->misses, 5);
+	assert_ptr_equal(d[1], metric_dict_by_pattern("fan.N.rpm"));
+	fill(a, other, 2);
+	assert_true(a->layout != 0 && a->layout != b->layout);
+	/* the copy kept the old names and its number */
+	d = metric_dict_classify(c, b);
+	assert_int_equal(c->misses, 6);
 	assert_ptr_equal(d[1], metric_dict_by_pattern("power.RAIL.mw"));
 	/* removing and sorting move names */
-	uint64_t before = b->layout;
 	assert_true(metric_set_remove(b, "temp.cpu_c"));
-	assert_true(b->layout != before);
+	assert_int_equal(b->layout, 0);
 	d = metric_dict_classify(c, b);
 	assert_ptr_equal(d[0], metric_dict_by_pattern("power.RAIL.mw"));
-	before = b->layout;
 	metric_set_sort(b);
-	assert_true(b->layout != before);
 	d = metric_dict_classify(c, b);
 	assert_ptr_equal(d[0], metric_dict_by_pattern("cpu.N.load_pct"));
-	/* two sets filled alike from scratch never share a layout */
+	/* a set never cleared is never taken from the cache */
 	struct metric_set *e = calloc(1, sizeof(*e));
 	assert_non_null(e);
 	metric_set_put(e, "zzz", 1);
-	assert_true(e->layout != 0 && e->layout != a->layout && e->layout != b->layout);
+	size_t misses = c->misses;
+	metric_dict_classify(c, e);
 	d = metric_dict_classify(c, e);
+	assert_int_equal(c->misses, misses + 2);
 	assert_null(d[0]);
+	/* two sets filled alike never share a number */
+	fill(e, names, 5);
+	fill(e, names, 5);
+	fill(b, names, 5);
+	fill(b, names, 5);
+	assert_true(e->layout != 0 && b->layout != 0 && e->layout != b->layout);
 	free(a);
 	free(b);
 	free(c);
