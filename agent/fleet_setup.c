@@ -1,7 +1,7 @@
 /*
  * The fleet sinks wired to the rest: the remote_write and otlp sections,
- * the board's identity and the device id, and the names of /metrics
- * (web/prom_format.c's prom_map_metric) as their metric dictionary.
+ * the board's identity and the device id, and the metric dictionary
+ * (core/metric_dict.h, the names of /metrics) as their map of names.
  */
 #include "fleet_setup.h"
 
@@ -11,27 +11,27 @@
 
 #include "core/exit_codes.h"
 #include "core/log.h"
+#include "core/metric_dict.h"
 #include "build_config.h"
-#include "web/prom_format.h"
 #if HAVE_FLEET
 #include "fleet/fleet.h"
 
-/* prom_map_metric's series in the fleet sinks' words. */
+/* The dictionary's series in the fleet sinks' words: the family, labels and scale /metrics gives. */
 static bool
 map_like_metrics(const char *name, struct fleet_series *out)
 {
-	struct prom_series p;
-	if (!prom_map_metric(name, &p)) {
+	struct metric_series ms;
+	if (!metric_dict_series(name, &ms)) {
 		return false;
 	}
 	memset(out, 0, sizeof(*out));
-	snprintf(out->family, sizeof(out->family), "%s", p.family);
-	out->counter = p.type == PROM_COUNTER;
-	out->help = p.help;
-	out->scale = p.scale;
-	for (size_t l = 0; l < p.label_count && l < FLEET_LABELS_MAX; l++) {
-		out->label_names[l] = p.label_names[l];
-		snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s", p.label_values[l]);
+	snprintf(out->family, sizeof(out->family), "%s", ms.family);
+	out->counter = ms.kind == METRIC_KIND_COUNTER;
+	out->help = ms.help;
+	out->scale = ms.scale;
+	for (size_t l = 0; l < ms.label_count && l < FLEET_LABELS_MAX; l++) {
+		out->label_names[l] = ms.label_names[l];
+		snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s", ms.label_values[l]);
 		out->label_count = l + 1;
 	}
 	return true;

@@ -21,32 +21,6 @@ prom_type_of(enum metric_kind kind)
 	return kind == METRIC_KIND_COUNTER ? PROM_COUNTER : PROM_GAUGE;
 }
 
-static void
-series_from(struct prom_series *out, const struct metric_series *ms)
-{
-	memset(out, 0, sizeof(*out));
-	memcpy(out->family, ms->family, sizeof(out->family));
-	out->type = prom_type_of(ms->kind);
-	out->help = ms->help;
-	out->scale = ms->scale;
-	out->label_count = ms->label_count;
-	for (size_t l = 0; l < ms->label_count; l++) {
-		out->label_names[l] = ms->label_names[l];
-		memcpy(out->label_values[l], ms->label_values[l], sizeof(out->label_values[l]));
-	}
-}
-
-bool
-prom_map_metric(const char *name, struct prom_series *out)
-{
-	struct metric_series ms;
-	if (!metric_dict_series(name, &ms)) {
-		return false;
-	}
-	series_from(out, &ms);
-	return true;
-}
-
 void
 prom_format_value(struct buf *out, double v)
 {

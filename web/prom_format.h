@@ -3,7 +3,8 @@
  * metric names mapped to conventional families in base units
  * (temp.cpu_c -> tegrawatch_temperature_celsius{sensor="cpu"},
  * power.vdd_in.mw -> tegrawatch_power_watts{rail="vdd_in"}, loads as
- * ratios 0..1, clocks in hertz, memory in bytes). Pure: no I/O, no clock.
+ * ratios 0..1, clocks in hertz, memory in bytes), as the metric dictionary
+ * says (core/metric_dict.h). Pure: no I/O, no clock.
  */
 #ifndef TEGRAWATCH_PROM_FORMAT_H
 #define TEGRAWATCH_PROM_FORMAT_H
@@ -14,8 +15,6 @@
 #include "core/buf.h"
 #include "core/metric_dict.h"
 #include "core/sample.h"
-
-#define PROM_LABELS_MAX METRIC_LABELS_MAX
 
 /* Board identity and agent version for the info metrics ("" = unknown). */
 struct prom_board {
@@ -31,26 +30,6 @@ enum prom_type {
 	PROM_GAUGE,
 	PROM_COUNTER,
 };
-
-/* One series: where a canonical metric goes. */
-struct prom_series {
-	char family[METRIC_NAME_MAX + 16];
-	enum prom_type type;
-	const char *help;
-	size_t label_count;
-	const char *label_names[PROM_LABELS_MAX];
-	char label_values[PROM_LABELS_MAX][METRIC_NAME_MAX];
-	double scale; /* multiply the metric's value by this to get base units */
-};
-
-/**
- * Maps the canonical metric NAME to its series, as the metric dictionary
- * says (metric_dict_series(): names outside it become a gauge
- * "tegrawatch_" + NAME with every character outside [a-z0-9_] turned into
- * '_', unscaled). Returns false for a name that gives no usable family
- * (empty, or one /metrics writes itself).
- */
-bool prom_map_metric(const char *name, struct prom_series *out);
 
 /**
  * Appends the exposition of sample S to OUT: every metric of the sample,

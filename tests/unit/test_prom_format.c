@@ -30,10 +30,11 @@ static void
 check_map(const char *name, const char *family, const char *type_counter_or_gauge, double scale,
 	  const char *label0, const char *value0, const char *label1, const char *value1)
 {
-	struct prom_series ser;
-	assert_true(prom_map_metric(name, &ser));
+	struct metric_series ser;
+	assert_true(metric_dict_series(name, &ser));
 	assert_string_equal(ser.family, family);
-	assert_int_equal(ser.type, strcmp(type_counter_or_gauge, "counter") == 0 ? PROM_COUNTER : PROM_GAUGE);
+	/* a limit is a gauge in Prometheus */
+	assert_int_equal(ser.kind == METRIC_KIND_COUNTER, strcmp(type_counter_or_gauge, "counter") == 0);
 	assert_true(ser.scale == scale);
 	assert_non_null(ser.help);
 	size_t labels = (label0 != NULL) + (label1 != NULL);
@@ -111,8 +112,8 @@ test_map_names(void **state)
 	check_map("foo.bar_baz", "tegrawatch_foo_bar_baz", "gauge", 1, NULL, NULL, NULL, NULL);
 	/* a segment with a dot inside a capture does not match: fallback */
 	check_map("temp.a.b_c", "tegrawatch_temp_a_b_c", "gauge", 1, NULL, NULL, NULL, NULL);
-	struct prom_series ser;
-	assert_false(prom_map_metric("", &ser));
+	struct metric_series ser;
+	assert_false(metric_dict_series("", &ser));
 }
 
 static const char expected_small[] =
@@ -401,8 +402,8 @@ test_every_catalogue_shape_has_a_family(void **state)
 		"webhook.ops.dropped_total", "webhook.ops.queue_depth", "webhook.ops.last_success_s",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct prom_series ser;
-		assert_true(prom_map_metric(names[i], &ser));
+		struct metric_series ser;
+		assert_true(metric_dict_series(names[i], &ser));
 		if (ser.help == NULL || strstr(ser.help, "without a Prometheus mapping") != NULL) {
 			fail_msg("%s has no family", names[i]);
 		}
