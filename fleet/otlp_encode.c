@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "core/text.h"
 #include "core/xalloc.h"
 #include "pb.h"
 
@@ -54,7 +55,7 @@ static bool
 strip_suffix(char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
-	if (n > k && strcmp(s + n - k, suffix) == 0) {
+	if (n > k && text_ends(s, n, suffix, k)) {
 		s[n - k] = '\0';
 		return true;
 	}

@@ -90,9 +90,6 @@ int sysfs_open_readable(struct sysfs *fs, const char *path, bool *regular);
 
 /* Kept-open files (sysfs_keep.c) */
 
-/** FNV-1a of PATH. */
-uint64_t sysfs_hash_path(const char *path);
-
 /** Most descriptors to keep: KEPT_MAX, or an eighth of RLIMIT_NOFILE when that is less. */
 size_t sysfs_kept_budget(void);
 
