@@ -264,38 +264,19 @@ int
 web_read_secret(const char *path, char **out, bool *world_readable)
 {
 	struct stat st;
-	/* never blocks: a FIFO named as the secret would hang `check` and the start */
-	int fd = readfile_open(path, &st);
-	if (fd < 0) {
-		return fd;
+	char *buf;
+	size_t len;
+	/* never blocks (a FIFO named as the secret would hang `check` and the start); room for a trailing newline */
+	int r = readfile_all(path, WEB_SECRET_MAX + 64, &buf, &len, &st);
+	if (r < 0) {
+		return r == -EFBIG ? -EINVAL : r;
 	}
-	char *buf = xrealloc(NULL, WEB_SECRET_MAX + 2, 1);
-	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, WEB_SECRET_MAX + 1 - len);
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return -e;
-		}
-		if (n == 0) {
-			break;
-		}
-		len += (size_t)n;
-		if (len > WEB_SECRET_MAX) {
-			break;
-		}
-	}
-	close(fd);
 	while (len > 0 &&
 	       (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t')) {
 		len--;
 	}
 	if (len == 0 || len > WEB_SECRET_MAX || memchr(buf, '\0', len)) {
+		explicit_bzero(buf, len);
 		free(buf);
 		return -EINVAL;
 	}
