@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base64.h"
 #include "core/readfile.h"
 #include "core/xalloc.h"
 #include "build_config.h"
@@ -209,14 +210,6 @@ webhook_supported(void)
 	return HAVE_WEBHOOKS;
 }
 
-static int
-b64_value(char c)
-{
-	const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char *p = c ? strchr(alphabet, c) : NULL;
-	return p ? (int)(p - alphabet) : -1;
-}
-
 bool
 webhook_secret_syntax_ok(const char *text)
 {
@@ -236,7 +229,7 @@ webhook_secret_syntax_ok(const char *text)
 		return false; /* no whole byte */
 	}
 	for (size_t i = 0; i < chars; i++) {
-		if (b64_value(b[i]) < 0) {
+		if (base64_value(b[i]) < 0) {
 			return false;
 		}
 	}

@@ -1,4 +1,4 @@
-/* Webhooks in a build without libcurl or libcrypto: nothing is delivered, webhooks_create() says so. */
+/* Webhooks in a build without libcurl: nothing is delivered, webhooks_create() says so. */
 #include <errno.h>
 
 #include "core/log.h"
@@ -8,7 +8,7 @@ struct webhooks *
 webhooks_create(const struct webhook_board *board)
 {
 	(void)board;
-	log_error("webhook: this build has no webhook support (built without libcurl or libcrypto)");
+	log_error("webhook: this build has no webhook support (built without libcurl)");
 	return NULL;
 }
 

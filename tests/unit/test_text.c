@@ -1,4 +1,5 @@
-/* core/text.h (digits, prefixes, suffixes) and core/hash.h (FNV-1a 64) against known values. */
+/* core/text.h (digits, prefixes, suffixes), core/hash.h (FNV-1a 64) and core/base64.h against known values. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "core/base64.h"
 #include "core/hash.h"
 #include "core/text.h"
 
@@ -56,6 +58,65 @@ test_fnv1a64(void **state)
 	assert_true(fnv1a64(FNV1A64_BASIS, "\xff", 1) == ((FNV1A64_BASIS ^ 0xffu) * FNV1A64_PRIME));
 }
 
+static void
+test_base64_strict(void **state)
+{
+	(void)state;
+	unsigned char out[16];
+	size_t n;
+	assert_int_equal(base64_decode("", 0, out, sizeof(out), &n, false), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(base64_decode("YWJj", 4, out, sizeof(out), &n, false), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, "abc", 3);
+	assert_int_equal(base64_decode("YWI=", 4, out, sizeof(out), &n, false), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(base64_decode("YQ==", 4, out, sizeof(out), &n, false), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(base64_decode("+/+/", 4, out, sizeof(out), &n, false), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, "\xfb\xff\xbf", 3);
+	const char *bad[] = {"YWJ", "YQ=", "Y===", "YQ=a", "=QQQ", "YQ==YWJj", "YW J", "YW\nJ", "YWJj=", "YQ-_", "YR==", "YWK="};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(base64_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n, false), -EINVAL);
+	}
+	assert_int_equal(base64_decode("YWJjYWJj", 8, out, 5, &n, false), -EINVAL); /* no room */
+}
+
+static void
+test_base64_loose_and_encode(void **state)
+{
+	(void)state;
+	unsigned char out[16];
+	size_t n;
+	/* padding optional, the unused bits of the last character ignored */
+	assert_int_equal(base64_decode("YWI", 3, out, sizeof(out), &n, true), 0);
+	assert_int_equal(n, 2);
+	assert_memory_equal(out, "ab", 2);
+	assert_int_equal(base64_decode("YR==", 4, out, sizeof(out), &n, true), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], 'a');
+	assert_int_equal(base64_decode("YWJj", 4, out, sizeof(out), &n, true), 0);
+	assert_int_equal(n, 3);
+	const char *bad[] = {"Y", "YWJjY", "YQ=", "Y Q", "YQ-_"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(base64_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n, true), -EINVAL);
+	}
+	/* RFC 4648 section 10 */
+	const char *vec[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
+				{"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+	char enc[BASE64_LEN(6) + 1];
+	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		assert_int_equal(base64_encode(vec[i][0], strlen(vec[i][0]), enc), strlen(vec[i][1]));
+		assert_string_equal(enc, vec[i][1]);
+		assert_int_equal(base64_decode(enc, strlen(enc), out, sizeof(out), &n, false), 0);
+		assert_int_equal(n, strlen(vec[i][0]));
+		assert_memory_equal(out, vec[i][0], n);
+	}
+	assert_int_equal(base64_value('+'), 62);
+	assert_int_equal(base64_value('='), -1);
+}
+
 int
 main(void)
 {
@@ -63,6 +124,8 @@ main(void)
 		cmocka_unit_test(test_digits),
 		cmocka_unit_test(test_prefix_suffix),
 		cmocka_unit_test(test_fnv1a64),
+		cmocka_unit_test(test_base64_strict),
+		cmocka_unit_test(test_base64_loose_and_encode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,7 +204,7 @@ test_wanted_transitions(void **state)
 	assert_false(webhook_event_firing(&ev));
 }
 
-/* ---- signing (libcrypto) ---- */
+/* ---- signing (core HMAC-SHA256) ---- */
 
 #if HAVE_WEBHOOKS
 
