@@ -192,7 +192,7 @@ open_spool(struct mqtt_sink *s, const struct mqtt_config *cfg, int64_t interval_
 }
 
 int
-mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, struct sink **out)
+mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, struct sink **out)
 {
 	if (!cfg->host || !cfg->host[0]) {
 		return -EINVAL;
@@ -234,7 +234,7 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	s->ha = cfg->ha_discovery;
 	s->ha_prefix = xstrdup(cfg->ha_prefix);
 	s->ha_interval_ms = cfg->ha_interval_ms;
-	s->display_name = xstrdup(info->display_name ? info->display_name : "");
+	s->display_name = xstrdup(info->board_name ? info->board_name : "");
 	s->numeric_host = is_numeric_address(cfg->host);
 	s->state_full = cfg->state_full;
 	s->discovery_due_ms = -1;
@@ -283,12 +283,13 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 
 	s->info = *info;
 	s->info.device_id = NULL; /* borrowed: s->device_id is the one in use */
-	s->info.display_name = s->display_name;
+	s->info.board_name = s->display_name;
+	s->info.generator_url = NULL;
 	if (info->modes) {
 		s->modes = *info->modes;
 		s->info.modes = &s->modes;
 	}
-	s->info.agent_version = info->agent_version ? info->agent_version : "";
+	s->info.version = info->version ? info->version : "";
 	json_reset(&s->j);
 	mqtt_info_json(&s->j, &s->info, s->device_id, s->boot_id);
 	s->info_json = xstrdup(s->j.out.buf);

@@ -5,7 +5,7 @@
 #include "webhook.h"
 
 struct webhooks *
-webhooks_create(const struct webhook_board *board)
+webhooks_create(const struct agent_info *board)
 {
 	(void)board;
 	log_error("webhook: this build has no webhook support (built without libcurl)");
