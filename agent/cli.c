@@ -148,7 +148,8 @@ cli_command_find(const char *name)
 	return NULL;
 }
 
-bool
+/* Does OPT belong to the command NAME (or to every command)? */
+static bool
 cli_option_of(const struct cli_option *opt, const char *name)
 {
 	return !opt->command[0] || strcmp(opt->command, name) == 0;

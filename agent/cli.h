@@ -95,9 +95,6 @@ extern const size_t cli_command_count;
 /** The command called NAME ("--help", "-h", "--version" are help and version), or NULL. */
 const struct cli_command *cli_command_find(const char *name);
 
-/** Does OPT belong to the command NAME (or to every command)? */
-bool cli_option_of(const struct cli_option *opt, const char *name);
-
 /** OPT_VERBOSE or OPT_QUIET when ARG is one of the options main.c takes anywhere on the line, else 0. */
 int cli_global_option(const char *arg);
 

@@ -57,7 +57,11 @@ never_replaced(int fd)
 	return (sfs.f_flags & ST_RDONLY) != 0;
 }
 
-int
+/*
+ * Opens KF->path below the root for keeping: 0 and KF->fd, -ENOTSUP for a
+ * file that is not regular (never kept), or -errno.
+ */
+static int
 kept_file_open(struct kept_file *kf, struct sysfs *fs)
 {
 	bool regular = false;
@@ -75,7 +79,8 @@ kept_file_open(struct kept_file *kf, struct sysfs *fs)
 	return 0;
 }
 
-void
+/* Closes KF's descriptor, if open. */
+static void
 kept_file_close(struct kept_file *kf)
 {
 	if (kf->fd >= 0) {

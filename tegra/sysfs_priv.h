@@ -94,15 +94,6 @@ int sysfs_open_readable(struct sysfs *fs, const char *path, bool *regular);
 size_t sysfs_kept_budget(void);
 
 /**
- * Opens KF->path below the root for keeping: 0 and KF->fd, -ENOTSUP for a
- * file that is not regular (never kept), or -errno.
- */
-int kept_file_open(struct kept_file *kf, struct sysfs *fs);
-
-/** Closes KF's descriptor, if open. */
-void kept_file_close(struct kept_file *kf);
-
-/**
  * The kept descriptor of PATH (read it with pread; do not close it),
  * opened on its second read and reopened when the file was replaced.
  * Negative when PATH is not kept (first read, not regular, over budget):

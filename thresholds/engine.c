@@ -19,7 +19,8 @@
 
 /* ---- fingerprints, instances ---------------------------------------- */
 
-void
+/* 64-bit FNV-1a of A '\0' B ['\0' C] as 16 hex digits: the alert fingerprint (persisted: never change it). */
+static void
 engine_fingerprint(const char *a, const char *b, const char *c, char out[ALERT_FINGERPRINT_LEN + 1])
 {
 	uint64_t h = FNV1A64_BASIS;

@@ -658,12 +658,6 @@ rules_decode_refs(const struct cfg_node *seq, const char *file, struct rule_set 
 	return diags->count == before ? 0 : -EINVAL;
 }
 
-int
-rules_decode(const struct cfg_node *seq, const char *file, struct rule_set *out, struct diag_list *diags)
-{
-	return rules_decode_refs(seq, file, out, NULL, diags);
-}
-
 /* ---- checks over every rule ---- */
 
 struct name_idx {

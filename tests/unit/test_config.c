@@ -834,7 +834,7 @@ test_catalog_matches_docs(void **state)
 	free(lines);
 }
 
-/* rules_decode() appends, and rules_validate() sees across the pieces. */
+/* rules_decode_refs() appends, and rules_validate() sees across the pieces. */
 static void
 test_rules_decode_appends(void **state)
 {
