@@ -77,8 +77,8 @@ set_webhooks(struct actions *act, const struct config *cfg)
 		if (listen[0]) {
 			snprintf(act->generator_url, sizeof(act->generator_url), "http://%s/", listen);
 		}
-		struct webhook_board board = {
-			.name = cfg->board_name,
+		struct agent_info board = {
+			.board_name = cfg->board_name,
 			.device_id = act->device_id,
 			.generator_url = act->generator_url,
 		};

@@ -8,36 +8,26 @@
 #include <string.h>
 
 #include "core/exit_codes.h"
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "core/diag.h"
 
-static const char check_usage[] = "Usage: tegrawatch check [-c FILE]\n"
-				  "Validates FILE (default " CONFIG_DEFAULT_PATH "), its included rule files and the\n"
-				  "TEGRAWATCH_* environment overrides. Prints every mistake as FILE:LINE:COL: message\n"
-				  "and exits 78, or prints a summary and exits 0.\n";
-
 int
 cmd_check(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	const char *path = CONFIG_DEFAULT_PATH;
 	int c;
-	optind = 0; /* full getopt reset: callers may have parsed before */
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("check", argc, argv)) != -1) {
 		switch (c) {
-		case 'c':
+		case OPT_CONFIG:
 			path = optarg;
 			break;
-		case 'h':
-			fputs(check_usage, stdout);
+		case OPT_HELP:
+			cli_usage(stdout, "check");
 			return 0;
 		default:
-			fputs(check_usage, stderr);
+			cli_usage(stderr, "check");
 			return EX_USAGE;
 		}
 	}

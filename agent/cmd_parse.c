@@ -3,6 +3,7 @@
  * out ({"line","ts","metrics"} or {"line","error"}).
  */
 #include <errno.h>
+#include <getopt.h> /* optind */
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
@@ -12,6 +13,7 @@
 #include "core/log.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
+#include "cli.h"
 #include "commands.h"
 #include "tegra/tegrastats.h"
 
@@ -51,19 +53,20 @@ cmd_parse(int argc, char **argv)
 {
 	FILE *in = stdin;
 	const char *name = "<stdin>";
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs("Usage: tegrawatch parse [FILE]\n"
-		      "Reads tegrastats lines from FILE (or stdin, or '-') and writes one JSON object per line:\n"
-		      "{\"line\", \"ts\", \"metrics\"} or {\"line\", \"error\"}. Blank and '#' lines are skipped.\n",
-		      stdout);
+	int c;
+	while ((c = cli_getopt("parse", argc, argv)) != -1) {
+		if (c != OPT_HELP) {
+			return EX_USAGE;
+		}
+		cli_usage(stdout, "parse");
 		return 0;
 	}
-	if (argc > 2) {
+	if (argc - optind > 1) {
 		fprintf(stderr, "tegrawatch parse: too many arguments\n");
 		return EX_USAGE;
 	}
-	if (argc == 2 && strcmp(argv[1], "-") != 0) {
-		name = argv[1];
+	if (optind < argc && strcmp(argv[optind], "-") != 0) {
+		name = argv[optind];
 		in = fopen(name, "re");
 		if (!in) {
 			int e = errno;

@@ -14,6 +14,7 @@
 #include "core/exit_codes.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
+#include "cli.h"
 #include "commands.h"
 #include "setup.h"
 
@@ -70,30 +71,25 @@ static const struct sink_ops timeline_ops = {
 int
 cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"dry-run", no_argument, NULL, 'n'},
-		{"root", required_argument, NULL, 'r'},   {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},         {0},
-	};
 	const char *config_path = NULL, *root = NULL;
 	bool dry_run = false, as_json = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("replay", argc, argv)) != -1) {
 		switch (c) {
-		case 'c':
+		case OPT_CONFIG:
 			config_path = optarg;
 			break;
-		case 'n':
+		case OPT_DRY_RUN:
 			dry_run = true;
 			break;
-		case 'r':
+		case OPT_ROOT:
 			root = optarg;
 			break;
-		case 'j':
+		case OPT_JSON:
 			as_json = true;
 			break;
-		case 'h':
-			printf("Usage: tegrawatch replay LOG [-c FILE] [--dry-run] [--root DIR] [--json]\n");
+		case OPT_HELP:
+			cli_usage(stdout, "replay");
 			return 0;
 		default:
 			return EX_USAGE;

@@ -14,23 +14,9 @@
 #include "report/record.h"
 #include "report/report_out.h"
 #include "report/report_series.h"
+#include "cli.h"
 #include "commands.h"
 #include "setup.h"
-
-static const char report_usage[] =
-	"Usage: tegrawatch report RECORDING [--root DIR] [-c FILE] [--phases FILE] [--json FILE] [--csv FILE]\n"
-	"                         [--html FILE]\n"
-	"       tegrawatch report --compare A B [--root DIR] [-c FILE] [--json FILE] [--html FILE]\n"
-	"What happened on the board during a recorded run: statistics of every metric, throttle episodes,\n"
-	"energy per rail, peaks against trip points, the alert timeline (with -c) and recommendations.\n"
-	"RECORDING is a tegrastats log or a file written by `tegrawatch run --record FILE`.\n"
-	"  --root DIR      read the board below DIR too (trip points, ceilings, identity)\n"
-	"  -c, --config F  run the rules of F over the recording (dry run: no action) for the alert timeline\n"
-	"  --phases FILE   CSV of start,end,name: every statistic and the energy per phase\n"
-	"  --json FILE     the report as JSON ('-' = stdout); --csv FILE: one row per sample\n"
-	"  --html FILE     one self-contained page with charts\n"
-	"  --compare A B   B against A: differences of every metric, throttle time, energy, a verdict\n"
-	"Without an output option it prints a summary. docs/report.md describes every field.\n";
 
 struct report_args {
 	const char *root, *config, *phases, *json, *csv, *html;
@@ -249,44 +235,33 @@ report_compare(const char *pa, const char *pb, const struct report_args *a)
 int
 cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"root", required_argument, NULL, 'r'},
-		{"config", required_argument, NULL, 'c'},
-		{"phases", required_argument, NULL, 'p'},
-		{"json", required_argument, NULL, 'j'},
-		{"csv", required_argument, NULL, 'C'},
-		{"html", required_argument, NULL, 'H'},
-		{"compare", no_argument, NULL, 'x'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct report_args a = {0};
 	int c;
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("report", argc, argv)) != -1) {
 		switch (c) {
-		case 'r':
+		case OPT_ROOT:
 			a.root = optarg;
 			break;
-		case 'c':
+		case OPT_CONFIG:
 			a.config = optarg;
 			break;
-		case 'p':
+		case OPT_PHASES:
 			a.phases = optarg;
 			break;
-		case 'j':
+		case OPT_JSON:
 			a.json = optarg;
 			break;
-		case 'C':
+		case OPT_CSV:
 			a.csv = optarg;
 			break;
-		case 'H':
+		case OPT_HTML:
 			a.html = optarg;
 			break;
-		case 'x':
+		case OPT_COMPARE:
 			a.compare = true;
 			break;
-		case 'h':
-			fputs(report_usage, stdout);
+		case OPT_HELP:
+			cli_usage(stdout, "report");
 			return 0;
 		default:
 			return EX_USAGE;

@@ -12,17 +12,11 @@
 #include "core/json.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
+#include "cli.h"
 #include "commands.h"
 #include "tegra/board.h"
 #include "tegra/sources.h"
 #include "tegra/throttle.h"
-
-static const char snapshot_usage[] =
-	"Usage: tegrawatch snapshot [--root DIR] [--json]\n"
-	"Reads the board once through sysfs/procfs (two readings 250 ms apart, for rates and\n"
-	"deltas) and prints its identity, power mode, throttle state and every metric.\n"
-	"  --root DIR   prefix for every path read (a fixture tree)\n"
-	"  --json       one JSON object instead of text\n";
 
 static void
 board_to_json(struct json *j, const struct board *b)
@@ -77,25 +71,19 @@ print_snapshot_text(const struct board *b, const struct sample *s)
 int
 cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"root", required_argument, NULL, 'r'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	const char *root = "";
 	bool as_json = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "r:jh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("snapshot", argc, argv)) != -1) {
 		switch (c) {
-		case 'r':
+		case OPT_ROOT:
 			root = optarg;
 			break;
-		case 'j':
+		case OPT_JSON:
 			as_json = true;
 			break;
-		case 'h':
-			fputs(snapshot_usage, stdout);
+		case OPT_HELP:
+			cli_usage(stdout, "snapshot");
 			return 0;
 		default:
 			return EX_USAGE;

@@ -1,6 +1,6 @@
 /*
  * The agent's configuration: one YAML file (plus included rule files)
- * decoded and validated in three steps: load (agent/cfg_tree.c), decode
+ * decoded and validated in three steps: load (core/cfg_tree.c), decode
  * (key tables with defaults, here and in thresholds/rules_load.c),
  * validate. Environment variables TEGRAWATCH_<SECTION>_<KEY> override
  * single settings.

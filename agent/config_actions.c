@@ -201,7 +201,7 @@ decode_webhook(struct loader *ld, struct cfg_decoder *dec, const struct cfg_node
 	webhook_config_validate(&a->webhook, &place, ld->diags);
 	if (!webhook_supported()) {
 		cfg_report(dec, cfg_map_get(node, "type"),
-			   "type: webhook: this build has no webhooks (built without libcurl or libcrypto)");
+			   "type: webhook: this build has no webhooks (built without libcurl)");
 	}
 }
 

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/readfile.h"
 #include "core/sha256.h"
@@ -57,22 +57,18 @@ device_id_derive(const char *secret, char *out, size_t size)
 static int
 read_machine_id(const char *root, char *out, size_t size)
 {
-	char path[4096], text[64];
+	char path[4096], *text;
+	size_t len;
 	if (snprintf(path, sizeof(path), "%s/etc/machine-id", root) >= (int)sizeof(path)) {
 		return -ENAMETOOLONG;
 	}
-	struct stat st;
-	int fd = readfile_open(path, &st);
-	if (fd < 0) {
-		return fd;
+	int r = readfile_all(path, 64, &text, &len, NULL);
+	if (r < 0) {
+		return r;
 	}
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n < 0) {
-		return -EIO;
-	}
-	text[n] = '\0';
-	return device_id_parse_machine_id(text, out, size);
+	r = device_id_parse_machine_id(text, out, size);
+	free(text);
+	return r;
 }
 
 void

@@ -39,19 +39,11 @@ map_like_metrics(const char *name, struct fleet_series *out)
 #endif
 
 int
-fleet_sinks_add(struct agent *agent, const struct config *cfg, const struct board_identity *id, const char *device_id,
-		int interval_ms)
+fleet_sinks_add(struct agent *agent, const struct config *cfg, const struct agent_info *agent_info)
 {
 	bool rw = cfg->remote_write.url[0], otlp = cfg->otlp.url[0];
 #if HAVE_FLEET
-	struct fleet_info info = {
-		.device_id = device_id,
-		.board_name = cfg->board_name,
-		.identity = *id,
-		.agent_version = TEGRAWATCH_VERSION,
-		.interval_ms = interval_ms,
-		.map = map_like_metrics,
-	};
+	struct fleet_info info = {.agent = *agent_info, .map = map_like_metrics};
 	struct sink *sink;
 	if (rw) {
 		int r = remote_write_sink_create(&cfg->remote_write, &info, &sink);
@@ -69,9 +61,7 @@ fleet_sinks_add(struct agent *agent, const struct config *cfg, const struct boar
 	}
 #else
 	(void)agent;
-	(void)id;
-	(void)device_id;
-	(void)interval_ms;
+	(void)agent_info;
 	if (rw || otlp) {
 		log_warn("this build has no HTTP client (built without libcurl): remote_write and otlp are ignored");
 	}

@@ -19,7 +19,12 @@
 
 #define MIB (1024.0 * 1024.0)
 
-int
+/*
+ * Parses agent.memory_max: "auto", "none", or a size in bytes with an
+ * optional K, M, G or T (powers of 1024, as systemd's MemoryMax=). Sets
+ * *BYTES (0 for none) and *AUTO. Returns 0 or -EINVAL.
+ */
+static int
 memory_max_parse(const char *text, uint64_t *bytes, bool *auto_limit)
 {
 	if (!text || strcmp(text, "auto") == 0 || text[0] == '\0') {

@@ -32,13 +32,6 @@ struct memory_budget {
 	bool from_cgroup; /* the limit is the cgroup's memory.max (agent.memory_max: auto) */
 };
 
-/**
- * Parses agent.memory_max: "auto", "none", or a size in bytes with an
- * optional K, M, G or T (powers of 1024, as systemd's MemoryMax=). Sets
- * *BYTES (0 for none) and *AUTO. Returns 0 or -EINVAL.
- */
-int memory_max_parse(const char *text, uint64_t *bytes, bool *auto_limit);
-
 /** The budget of CFG when sampling every INTERVAL_MS; the limit is CFG's (resolved by the loader). */
 void memory_budget_compute(const struct config *cfg, int64_t interval_ms, struct memory_budget *out);
 

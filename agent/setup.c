@@ -138,11 +138,11 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	return 0;
 }
 
-/* Sinks of `run`: JSON Lines on stdout, MQTT and the web server as configured. */
+/* Sinks of `run`: JSON Lines on stdout, the fleet sinks, MQTT and the web server as configured. */
 static int
-add_outputs(struct agent *agent, const struct board *b, const struct config *cfg, const struct setup_options *o,
-	    int interval_ms, const char *device_id)
+add_outputs(struct agent *agent, const struct config *cfg, const struct setup_options *o, const struct agent_info *info)
 {
+	int interval_ms = (int)info->interval_ms;
 	/* the loader checked the budget at agent.interval; --interval may change it */
 	struct memory_budget budget;
 	memory_budget_compute(cfg, interval_ms, &budget);
@@ -161,24 +161,14 @@ add_outputs(struct agent *agent, const struct board *b, const struct config *cfg
 		/* as fast as possible, the reader sets the pace: no sample is dropped for it */
 		agent_add_sink(agent, jsonl_sink_create(STDOUT_FILENO, o->replay && o->speed == 0));
 	}
-	struct board_identity none = {0};
-	const struct board_identity *id = b ? board_identity(b) : &none;
-	int fr = fleet_sinks_add(agent, cfg, id, device_id, interval_ms);
+	int fr = fleet_sinks_add(agent, cfg, info);
 	if (fr != 0) {
 		return fr;
 	}
 #if HAVE_MQTT
 	if (cfg->mqtt.host[0]) {
-		struct mqtt_info info = {
-			.device_id = device_id,
-			.display_name = cfg->board_name,
-			.identity = *id,
-			.modes = b ? board_power_modes(b) : NULL,
-			.agent_version = TEGRAWATCH_VERSION,
-			.interval_ms = interval_ms,
-		};
 		struct sink *mqtt;
-		if (mqtt_sink_create(&cfg->mqtt, &info, &mqtt) < 0) {
+		if (mqtt_sink_create(&cfg->mqtt, info, &mqtt) < 0) {
 			return EX_CONFIG;
 		}
 		agent_add_sink(agent, mqtt);
@@ -191,9 +181,8 @@ add_outputs(struct agent *agent, const struct board *b, const struct config *cfg
 #if HAVE_WEB
 	/* listen "" = off */
 	if (cfg->web.listen[0]) {
-		struct web_info winfo = {.identity = *id, .version = TEGRAWATCH_VERSION, .interval_ms = interval_ms};
 		struct sink *web;
-		int r = web_server_start(&cfg->web, &winfo, &web);
+		int r = web_server_start(&cfg->web, info, &web);
 		if (r == -EINVAL) {
 			return EX_CONFIG;
 		}
@@ -282,11 +271,23 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (o->board) {
 		*o->board = b ? *board_identity(b) : (struct board_identity){0};
 	}
+	char device_id[DEVICE_ID_MAX];
+	resolve_device_id(cfg, o, b, root, device_id, sizeof(device_id));
+	/* who this agent is, once, for every output that says so (the recording, the sinks) */
+	struct agent_info info = {
+		.modes = b ? board_power_modes(b) : NULL,
+		.board_name = cfg->board_name,
+		.device_id = device_id,
+		.version = TEGRAWATCH_VERSION,
+		.interval_ms = interval_ms,
+	};
+	if (b) {
+		/* the identity of the board this run reads: none for a replay without a root */
+		info.identity = *board_identity(b);
+	}
 	struct sink *record = NULL;
 	if (o->record) {
-		/* the identity of the board this run reads: none for a replay without a root */
-		int r = record_sink_create(o->record, o->record_max_bytes, b ? board_identity(b) : NULL,
-					   TEGRAWATCH_VERSION, &record);
+		int r = record_sink_create(o->record, o->record_max_bytes, &info, &record);
 		if (r < 0) {
 			log_error("--record %s: %s", o->record, strerror(-r));
 			discard(cfg, o, b);
@@ -304,12 +305,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (record) {
 		agent_add_sink(agent, record);
 	}
-	char device_id[DEVICE_ID_MAX];
-	resolve_device_id(cfg, o, b, root, device_id, sizeof(device_id));
 	bool board_owned = false;
 	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned);
 	if (r == 0 && o->outputs) {
-		r = add_outputs(agent, b, cfg, o, interval_ms, device_id);
+		r = add_outputs(agent, cfg, o, &info);
 	}
 	if (!board_owned) {
 		board_destroy(b); /* the outputs copied what they show of it */

@@ -125,7 +125,7 @@ publish_bench(int port, unsigned long n, const struct sample *s)
 		.ha_discovery = 0,
 		.ha_prefix = "homeassistant",
 	};
-	struct mqtt_info info = {.agent_version = "bench", .interval_ms = 1000};
+	struct agent_info info = {.version = "bench", .interval_ms = 1000};
 	struct sink *sink;
 	int r = mqtt_sink_create(&cfg, &info, &sink);
 	if (r < 0) {

@@ -37,7 +37,8 @@
 #include "webhook/webhook_sign.h"
 
 static const struct alert_label labels[] = {{"team", "robots"}, {"zone", "cpu-thermal"}, {"site", "lab-7"}};
-static const struct webhook_board board = {"orin-01", "1421019054321", "http://orin-01:9474/"};
+static const struct agent_info board = {
+	.board_name = "orin-01", .device_id = "1421019054321", .generator_url = "http://orin-01:9474/"};
 
 static double
 cpu_s(void)

@@ -1,7 +1,9 @@
 /*
  * What the agent knows about the board it watches: its identity and its
  * power modes, read once at start by tegra/ and shown by every output
- * (snapshot, MQTT info and discovery, the HTTP API, Prometheus labels).
+ * (snapshot, MQTT info and discovery, the HTTP API, Prometheus labels,
+ * webhook bodies, recordings), gathered with the agent's own names in
+ * struct agent_info.
  */
 #ifndef TEGRAWATCH_BOARD_INFO_H
 #define TEGRAWATCH_BOARD_INFO_H
@@ -38,6 +40,22 @@ struct nvpmodel_conf {
 	int mode_count;
 	int default_id; /* PM_CONFIG DEFAULT, -1 when absent */
 	struct nvpmodel_mode modes[NVPMODEL_MODES_MAX];
+};
+
+/*
+ * Who this agent is, for every output that says so: filled once by the
+ * composition root (agent/setup.c), given to each module that needs it.
+ * Borrowed during the call it is given to: a module that keeps a string
+ * copies it.
+ */
+struct agent_info {
+	struct board_identity identity;    /* "" fields when unknown */
+	const struct nvpmodel_conf *modes; /* power modes, NULL when unknown */
+	const char *board_name;            /* agent.board_name: the instance label, the Home Assistant name */
+	const char *device_id;             /* the board's stable id (agent/device_id.h), NULL when not needed */
+	const char *version;               /* the agent's version, "0.1.0" */
+	int64_t interval_ms;               /* the sampling interval */
+	const char *generator_url;         /* where a webhook body links back to (the dashboard), or NULL */
 };
 
 /**

@@ -6,6 +6,7 @@
 #include "cfg_decode.h"
 #include "buf.h"
 #include "log.h"
+#include "text.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -182,12 +183,6 @@ cfg_report_unknown_key(struct cfg_decoder *dec, const struct cfg_node *key, cons
 /* ---- durations and numbers ---- */
 
 static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool
 is_alpha(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -210,7 +205,7 @@ cfg_parse_duration(const char *text, int64_t *ret_ms, char *err, size_t err_size
 		snprintf(err, err_size, DURATION_HINT ", got nothing");
 		return -EINVAL;
 	}
-	if (text[0] == '-' && is_digit(text[1])) {
+	if (text[0] == '-' && text_is_digit(text[1])) {
 		snprintf(err, err_size, "a duration cannot be negative, got '%s'", shown);
 		return -EINVAL;
 	}
@@ -222,13 +217,13 @@ cfg_parse_duration(const char *text, int64_t *ret_ms, char *err, size_t err_size
 	int64_t total = 0;
 	size_t last_rank = N_UNITS; /* units must come in table order */
 	while (*p) {
-		if (!is_digit(*p)) {
+		if (!text_is_digit(*p)) {
 			snprintf(err, err_size, DURATION_HINT ", got '%s'", shown);
 			return -EINVAL;
 		}
 		const char *num = p;
 		int64_t n = 0;
-		while (is_digit(*p)) {
+		while (text_is_digit(*p)) {
 			if (p - num >= MAX_DIGITS) {
 				snprintf(err, err_size, "duration '%s' is too long", shown);
 				return -EINVAL;
@@ -322,13 +317,13 @@ cfg_parse_number(const char *text, double *ret)
 		p++;
 	}
 	size_t int_digits = 0, frac_digits = 0;
-	while (is_digit(*p)) {
+	while (text_is_digit(*p)) {
 		p++;
 		int_digits++;
 	}
 	if (*p == '.') {
 		p++;
-		while (is_digit(*p)) {
+		while (text_is_digit(*p)) {
 			p++;
 			frac_digits++;
 		}
@@ -341,10 +336,10 @@ cfg_parse_number(const char *text, double *ret)
 		if (*p == '+' || *p == '-') {
 			p++;
 		}
-		if (!is_digit(*p)) {
+		if (!text_is_digit(*p)) {
 			return false;
 		}
-		while (is_digit(*p)) {
+		while (text_is_digit(*p)) {
 			p++;
 		}
 	}

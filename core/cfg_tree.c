@@ -20,6 +20,7 @@
 
 #include <yaml.h>
 
+#include "hash.h"
 #include "xalloc.h"
 
 #define ARENA_BLOCK_BYTES (64 * 1024)
@@ -161,11 +162,7 @@ report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
 static size_t
 key_hash(size_t map_id, const char *s)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)map_id * 0x9E3779B97F4A7C15ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
+	uint64_t h = fnv1a64(FNV1A64_BASIS ^ (uint64_t)map_id * 0x9E3779B97F4A7C15ULL, s, strlen(s));
 	return (size_t)(h ^ (h >> 29));
 }
 

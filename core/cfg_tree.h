@@ -1,6 +1,6 @@
 /*
  * Configuration as a small tree of maps, sequences and scalars, each node
- * with the file, line and column it came from. agent/cfg_tree.c is the
+ * with the file, line and column it came from. cfg_tree.c is the
  * only file that includes <yaml.h>; everything else reads this tree.
  *
  * Choices made by the loader:

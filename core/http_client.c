@@ -144,12 +144,6 @@ http_global_cleanup(void)
 	CURL_FN(curl_global_cleanup)();
 }
 
-bool
-http_loaded(void)
-{
-	return curl_lib.handle != NULL;
-}
-
 struct http_client *
 http_client_new(void)
 {

@@ -60,9 +60,6 @@ struct http_client;
 int http_global_init(const char *who);
 void http_global_cleanup(void);
 
-/** True once libcurl is mapped into the process (for tests and diagnostics). */
-bool http_loaded(void);
-
 /** NULL when libcurl cannot make a multi handle. */
 struct http_client *http_client_new(void);
 

@@ -146,7 +146,7 @@ json_key(struct json *j, const char *key)
 	j->after_key = true;
 }
 
-void
+static void
 json_string_n(struct json *j, const char *s, size_t len)
 {
 	before_value(j);

@@ -31,7 +31,6 @@ void json_array_begin(struct json *j);
 void json_array_end(struct json *j);
 void json_key(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);
-void json_string_n(struct json *j, const char *s, size_t len);
 /** Shortest-looking decimal for V (integers without a fraction); null when not finite. */
 void json_number(struct json *j, double v);
 void json_int(struct json *j, int64_t v);

@@ -81,6 +81,17 @@ throttle_to_json(struct json *j, const struct throttle_state *t)
 	json_object_end(j);
 }
 
+/* The "power_mode", "metrics" and "throttle" members, into an object the caller opened: every sample shape. */
+static void
+sample_body_to_json(struct json *j, const struct sample *s)
+{
+	power_mode_to_json(j, s);
+	json_key(j, "metrics");
+	metrics_to_json(j, &s->metrics);
+	json_key(j, "throttle");
+	throttle_to_json(j, &s->throttle);
+}
+
 void
 clock_step_to_json(struct json *j, const struct sample *s)
 {
@@ -116,14 +127,4 @@ power_mode_to_json(struct json *j, const struct sample *s)
 	} else {
 		json_null(j);
 	}
-}
-
-void
-sample_body_to_json(struct json *j, const struct sample *s)
-{
-	power_mode_to_json(j, s);
-	json_key(j, "metrics");
-	metrics_to_json(j, &s->metrics);
-	json_key(j, "throttle");
-	throttle_to_json(j, &s->throttle);
 }

@@ -33,12 +33,6 @@ void throttle_to_json(struct json *j, const struct throttle_state *t);
 void power_mode_to_json(struct json *j, const struct sample *s);
 
 /**
- * Writes the "power_mode", "metrics" and "throttle" members of a sample
- * into an object the caller has opened (shared by every sample shape).
- */
-void sample_body_to_json(struct json *j, const struct sample *s);
-
-/**
  * Writes the "clock_step_ms" member when the wall clock stepped just
  * before S (nothing otherwise): readers of a stream or a recording see the
  * step instead of an hour of silence, and can take it out of durations.

@@ -1,4 +1,4 @@
-/* SHA-256 and HMAC-SHA256, written from FIPS 180-4 and RFC 2104. Pure. */
+/* SHA-256 and HMAC-SHA256, written from FIPS 180-4 and RFC 2104: the device id and the webhook signatures. Pure. */
 #include "sha256.h"
 
 #include <string.h>
@@ -148,4 +148,9 @@ hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len, ui
 	sha256_update(&c, pad, 64);
 	sha256_update(&c, inner, sizeof(inner));
 	sha256_final(&c, out);
+	/* the key in any form leaves no copy on the stack (webhook secrets) */
+	explicit_bzero(k0, sizeof(k0));
+	explicit_bzero(pad, sizeof(pad));
+	explicit_bzero(inner, sizeof(inner));
+	explicit_bzero(&c, sizeof(c));
 }

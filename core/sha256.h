@@ -1,7 +1,8 @@
 /*
  * SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), small and dependency
- * free: the device id is derived from /etc/machine-id without exposing it
- * (docs/mqtt.md), and libcrypto is not a dependency of every build.
+ * free, the one HMAC of the agent: the device id is derived from
+ * /etc/machine-id without exposing it (docs/mqtt.md), and the webhook
+ * signatures (webhook/webhook_sign.c) are made with it; no crypto library.
  */
 #ifndef TEGRAWATCH_SHA256_H
 #define TEGRAWATCH_SHA256_H

@@ -213,7 +213,11 @@ copy_block(struct spool *sp, const void *topic, size_t topic_len, const void *pa
 	return block;
 }
 
-void
+/*
+ * Appends a copy of a record read from the file at OFF (DISK_WRITTEN) to
+ * the head, which has room (the caller checked).
+ */
+static void
 spool_head_load(struct spool *sp, const struct view *v, uint64_t off)
 {
 	char *block = copy_block(sp, v->topic, v->topic_len, v->payload, v->payload_len);

@@ -50,7 +50,7 @@
  *   offset  size  field
  *   0       4     magic: 0x445053FE data ("\xFESPD") or 0x415053FE ack ("\xFESPA")
  *   4       4     length: byte count of the body that follows the 12-byte header
- *   8       4     crc: CRC-32/IEEE (agent/crc32.h) of the 4 length bytes then the body
+ *   8       4     crc: CRC-32/IEEE (crc32.h) of the 4 length bytes then the body
  *   12      len   body
  *
  *   data body (length = 12 + topic_len + payload_len, payload_len <= SPOOL_MAX_PAYLOAD_BYTES):

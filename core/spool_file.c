@@ -190,7 +190,7 @@ fsync_dir(const char *path)
 }
 
 /* Counts a failed write and warns, at most once a minute. */
-void
+static void
 spool_count_write_error(struct spool *sp, int err, const char *what, int64_t now)
 {
 	sp->st.write_errors++;
@@ -302,7 +302,7 @@ copy_run(struct spool *sp, int tfd, uint64_t *off, uint64_t *count, uint64_t *by
  * (the head, the run copied from the old file, the tail) into PATH.tmp;
  * fsync; rename over PATH. On failure the old file stays.
  */
-int
+static int
 spool_file_compact(struct spool *sp)
 {
 	int tfd = open(sp->tmp_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

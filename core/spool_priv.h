@@ -140,12 +140,6 @@ mem_at(const struct spool *sp, size_t i)
 /* ---- spool.c: the rings ---- */
 
 /*
- * Appends a copy of a record read from the file at OFF (DISK_WRITTEN) to
- * the head, which has room (the caller checked).
- */
-void spool_head_load(struct spool *sp, const struct view *v, uint64_t off);
-
-/*
  * A live record found at OFF when the file is opened: into the head
  * (without spill dropping the oldest to make room), or with spill, once
  * the head is full, into the run. Counts it in live_file_bytes.
@@ -165,11 +159,6 @@ int spool_file_open(struct spool *sp, const struct spool_options *opts);
 
 /* One sync attempt, without back-off: append the pending records, or compact. Returns 0 or -errno. */
 int spool_file_sync(struct spool *sp);
-
-/* Rewrites the file from the queue (on open, after damage). Returns 0 or -errno. */
-int spool_file_compact(struct spool *sp);
-
-void spool_count_write_error(struct spool *sp, int err, const char *what, int64_t now);
 
 /* ---- spool_read.c: reading the file ---- */
 

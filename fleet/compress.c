@@ -94,6 +94,13 @@ load_zlib(const char *who)
 	return 0;
 }
 
+/* True once the library of CODEC is mapped. */
+static bool
+fleet_codec_loaded(enum fleet_codec codec)
+{
+	return (codec == FLEET_CODEC_SNAPPY ? snappy_lib.handle : zlib_lib.handle) != NULL;
+}
+
 int
 fleet_codec_load(enum fleet_codec codec, const char *who)
 {
@@ -101,12 +108,6 @@ fleet_codec_load(enum fleet_codec codec, const char *who)
 		return 0;
 	}
 	return codec == FLEET_CODEC_SNAPPY ? load_snappy(who) : load_zlib(who);
-}
-
-bool
-fleet_codec_loaded(enum fleet_codec codec)
-{
-	return (codec == FLEET_CODEC_SNAPPY ? snappy_lib.handle : zlib_lib.handle) != NULL;
 }
 
 static int

@@ -20,9 +20,6 @@ enum fleet_codec {
 /** Loads the library of CODEC (once). Returns 0 or -ENOENT, logged with WHO ("remote_write"). */
 int fleet_codec_load(enum fleet_codec codec, const char *who);
 
-/** True once the library of CODEC is mapped (for tests). */
-bool fleet_codec_loaded(enum fleet_codec codec);
-
 /** Replaces OUT's contents with IN (LEN bytes) compressed. Returns 0, or -EIO (the library failed). */
 int fleet_compress(enum fleet_codec codec, const void *in, size_t len, struct buf *out);
 

@@ -40,11 +40,9 @@ typedef bool (*fleet_map_fn)(const char *name, struct fleet_series *out);
 
 /* Who is sending: the same for every series. */
 struct fleet_info {
-	const char *device_id;  /* instance, host.id, service.instance.id */
-	const char *board_name; /* board, host.name */
-	struct board_identity identity;
-	const char *agent_version;
-	int64_t interval_ms; /* the agent's, for the spool's memory window */
+	/* device_id: instance, host.id, service.instance.id; board_name: board, host.name; identity and
+	 * version: the build info; interval_ms: the agent's, for the spool's memory window */
+	struct agent_info agent;
 	fleet_map_fn map;
 };
 

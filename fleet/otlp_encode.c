@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "core/text.h"
 #include "core/xalloc.h"
 #include "pb.h"
 
@@ -54,7 +55,7 @@ static bool
 strip_suffix(char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
-	if (n > k && strcmp(s + n - k, suffix) == 0) {
+	if (n > k && text_ends(s, n, suffix, k)) {
 		s[n - k] = '\0';
 		return true;
 	}
@@ -232,16 +233,16 @@ otlp_encoder_create(const struct fleet_config *cfg, const struct fleet_info *inf
 	struct otlp_encoder *e = xcalloc(1, sizeof(*e));
 	e->base.ops = &otlp_ops;
 	series_table_init(&e->base.series, info->map);
-	e->version = xstrdup(info->agent_version ? info->agent_version : "");
+	e->version = xstrdup(info->agent.version ? info->agent.version : "");
 	e->start_ns = (uint64_t)start_ms * NS_PER_MS;
 	buf_init(&e->resource);
 	struct utsname u;
-	const struct board_identity *id = &info->identity;
+	const struct board_identity *id = &info->agent.identity;
 	attr_if(&e->resource, "service.name", "tegrawatch");
 	attr_if(&e->resource, "service.version", e->version);
-	attr_if(&e->resource, "service.instance.id", info->device_id);
-	attr_if(&e->resource, "host.name", info->board_name);
-	attr_if(&e->resource, "host.id", info->device_id);
+	attr_if(&e->resource, "service.instance.id", info->agent.device_id);
+	attr_if(&e->resource, "host.name", info->agent.board_name);
+	attr_if(&e->resource, "host.id", info->agent.device_id);
 	attr_if(&e->resource, "host.arch", uname(&u) == 0 ? host_arch(u.machine) : "");
 	attr_if(&e->resource, "os.type", "linux");
 	attr_if(&e->resource, "device.model.name", id->model);

@@ -59,7 +59,8 @@ pb_double(struct buf *b, unsigned field, double v)
 	pb_fixed64(b, field, bits);
 }
 
-void
+/* A string or bytes field of LEN bytes. */
+static void
 pb_bytes(struct buf *b, unsigned field, const void *s, size_t len)
 {
 	tag(b, field, WIRE_LEN);

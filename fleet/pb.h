@@ -30,9 +30,6 @@ void pb_double(struct buf *b, unsigned field, double v);
 /** A fixed64 or sfixed64 field (wire type 1). */
 void pb_fixed64(struct buf *b, unsigned field, uint64_t v);
 
-/** A string or bytes field of LEN bytes. */
-void pb_bytes(struct buf *b, unsigned field, const void *s, size_t len);
-
 /** A string field from a NUL-terminated S. */
 void pb_string(struct buf *b, unsigned field, const char *s);
 

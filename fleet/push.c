@@ -522,9 +522,9 @@ push_create(const struct push_kind *kind, struct fleet_encoder *enc, const struc
 	s->ca_file = xstrdup(cfg->ca_file);
 	s->cert_file = xstrdup(cfg->cert_file);
 	s->key_file = xstrdup(cfg->key_file);
-	size_t ua_len = sizeof("tegrawatch/") + strlen(info->agent_version);
+	size_t ua_len = sizeof("tegrawatch/") + strlen(info->agent.version);
 	s->user_agent = xmalloc(ua_len);
-	snprintf(s->user_agent, ua_len, "tegrawatch/%s", info->agent_version);
+	snprintf(s->user_agent, ua_len, "tegrawatch/%s", info->agent.version);
 	s->backoff_base_ms = cfg->backoff_base_ms;
 	s->backoff_cap_ms = cfg->backoff_cap_ms > cfg->backoff_base_ms ? cfg->backoff_cap_ms : cfg->backoff_base_ms;
 	snprintf(s->counter_prefix, sizeof(s->counter_prefix), "%s_", kind->name);
@@ -556,7 +556,7 @@ push_create(const struct push_kind *kind, struct fleet_encoder *enc, const struc
 		r = fleet_codec_load((enum fleet_codec)kind->codec, kind->name);
 	}
 	if (r == 0) {
-		r = open_spool(s, cfg, info->interval_ms);
+		r = open_spool(s, cfg, info->agent.interval_ms);
 	}
 	if (r == 0 && http_global_init(kind->name) < 0) {
 		r = -ENOENT;

@@ -155,18 +155,18 @@ rw_encoder_create(const struct fleet_config *cfg, const struct fleet_info *info)
 	e->base.ops = &rw_ops;
 	series_table_init(&e->base.series, info->map);
 	e->target[e->target_count++] = (struct label){"job", keep(e, cfg->job)};
-	e->target[e->target_count++] = (struct label){"instance", keep(e, info->device_id)};
-	e->target[e->target_count++] = (struct label){"board", keep(e, info->board_name)};
+	e->target[e->target_count++] = (struct label){"instance", keep(e, info->agent.device_id)};
+	e->target[e->target_count++] = (struct label){"board", keep(e, info->agent.board_name)};
 	for (size_t i = 0; i < cfg->label_count && e->target_count < TARGET_MAX; i++) {
 		e->target[e->target_count++] =
 			(struct label){keep(e, cfg->label_names[i]), keep(e, cfg->label_values[i])};
 	}
 	static const char *const board_names[] = {"model", "soc", "module", "l4t", "jetpack"};
-	const struct board_identity *id = &info->identity;
+	const struct board_identity *id = &info->agent.identity;
 	const char *const board_values[] = {id->model, id->soc, id->module, id->l4t, id->jetpack};
 	info_series(&e->board_info, "tegrawatch_board_info", board_names, board_values, 5);
 	static const char *const build_names[] = {"version"};
-	const char *const build_values[] = {info->agent_version ? info->agent_version : ""};
+	const char *const build_values[] = {info->agent.version ? info->agent.version : ""};
 	info_series(&e->build_info, "tegrawatch_build_info", build_names, build_values, 1);
 	return &e->base;
 }

@@ -9,7 +9,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,37 +29,6 @@
 #define UNKNOWN_BOOT_ID "00000000-0000-0000-0000-000000000000"
 
 /* ---- small helpers ---- */
-
-/* Reads at most SIZE - 1 bytes of the regular file PATH into BUF. Returns the length or -errno. */
-static ssize_t
-read_small_file(const char *path, char *buf, size_t size)
-{
-	struct stat st;
-	/* never blocks: a FIFO named as password_file would hang the start */
-	int fd = readfile_open(path, &st);
-	if (fd < 0) {
-		return fd;
-	}
-	size_t len = 0;
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			int e = errno;
-			close(fd);
-			return -e;
-		}
-		if (n == 0) {
-			break;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
 
 static void
 wipe_free(char *secret)
@@ -129,21 +97,25 @@ static int
 load_password(const struct mqtt_config *cfg, char **out)
 {
 	if (cfg->password_file[0]) {
-		char buf[SECRET_MAX];
-		ssize_t n = read_small_file(cfg->password_file, buf, sizeof(buf));
-		if (n < 0) {
+		char *buf;
+		size_t len;
+		struct stat st;
+		int r = readfile_all(cfg->password_file, SECRET_MAX, &buf, &len, &st);
+		if (r < 0) {
 			log_error("mqtt: cannot read password_file %s: %s", cfg->password_file,
-				  n == -EINVAL ? "not a regular file" : strerror((int)-n));
+				  r == -EINVAL  ? "not a regular file"
+				  : r == -EFBIG ? "larger than 1 KiB"
+						: strerror(-r));
 			return -EINVAL;
 		}
-		struct stat st;
-		if (stat(cfg->password_file, &st) == 0 && (st.st_mode & 0077)) {
+		if (st.st_mode & 0077) {
 			log_warn("mqtt: password_file %s can be read by other users (chmod 600 it)",
 				 cfg->password_file);
 		}
 		buf[strcspn(buf, "\r\n")] = '\0';
 		*out = xstrdup(buf);
-		explicit_bzero(buf, sizeof(buf));
+		explicit_bzero(buf, len);
+		free(buf);
 		return 0;
 	}
 	const char *env = getenv(MQTT_PASSWORD_ENV);
@@ -221,7 +193,7 @@ open_spool(struct mqtt_sink *s, const struct mqtt_config *cfg, int64_t interval_
 }
 
 int
-mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, struct sink **out)
+mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, struct sink **out)
 {
 	if (!cfg->host || !cfg->host[0]) {
 		return -EINVAL;
@@ -263,7 +235,7 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 	s->ha = cfg->ha_discovery;
 	s->ha_prefix = xstrdup(cfg->ha_prefix);
 	s->ha_interval_ms = cfg->ha_interval_ms;
-	s->display_name = xstrdup(info->display_name ? info->display_name : "");
+	s->display_name = xstrdup(info->board_name ? info->board_name : "");
 	s->numeric_host = is_numeric_address(cfg->host);
 	s->state_full = cfg->state_full;
 	s->discovery_due_ms = -1;
@@ -295,12 +267,14 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 		return -EINVAL;
 	}
 
-	char text[64];
-	if (read_small_file(BOOT_ID_PATH, text, sizeof(text)) < 0 ||
+	char *text = NULL;
+	size_t text_len;
+	if (readfile_all(BOOT_ID_PATH, 64, &text, &text_len, NULL) < 0 ||
 	    mqtt_parse_boot_id(text, s->boot_id, sizeof(s->boot_id)) < 0) {
 		log_warn("mqtt: cannot read %s: boot_id is %s", BOOT_ID_PATH, UNKNOWN_BOOT_ID);
 		snprintf(s->boot_id, sizeof(s->boot_id), "%s", UNKNOWN_BOOT_ID);
 	}
+	free(text);
 	mqtt_pub_seq_open(s, cfg->spool_file);
 	int r = open_spool(s, cfg, info->interval_ms);
 	if (r < 0) {
@@ -311,12 +285,13 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, st
 
 	s->info = *info;
 	s->info.device_id = NULL; /* borrowed: s->device_id is the one in use */
-	s->info.display_name = s->display_name;
+	s->info.board_name = s->display_name;
+	s->info.generator_url = NULL;
 	if (info->modes) {
 		s->modes = *info->modes;
 		s->info.modes = &s->modes;
 	}
-	s->info.agent_version = info->agent_version ? info->agent_version : "";
+	s->info.version = info->version ? info->version : "";
 	json_reset(&s->j);
 	mqtt_info_json(&s->j, &s->info, s->device_id, s->boot_id);
 	s->info_json = xstrdup(s->j.out.buf);

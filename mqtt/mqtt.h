@@ -17,12 +17,14 @@
 #include "mqtt_payload.h"
 
 /**
- * Creates the sink for CFG (copied: a reload may free it) and INFO (copied).
+ * Creates the sink for CFG (copied: a reload may free it) and INFO (copied;
+ * its device_id is the one used when mqtt.device_id is "", its board_name
+ * the device's name in Home Assistant, its interval sizes expire_after).
  * The first connection attempt starts at once, without waiting. Returns 0
  * and *OUT, or -EINVAL for a configuration it cannot use (a client
  * certificate without its key, an unreadable password file), logged.
  * An unusable spool file is logged and replaced by the memory spool.
  */
-int mqtt_sink_create(const struct mqtt_config *cfg, const struct mqtt_info *info, struct sink **out);
+int mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, struct sink **out);
 
 #endif

@@ -75,8 +75,7 @@ ha_common(struct json *j, const struct mqtt_ha_ctx *ctx)
 	json_array_end(j);
 	/* the name people read (the host name by default) is not the id: renaming the host keeps the entities */
 	json_key(j, "name");
-	json_string(j,
-		    ctx->info->display_name && ctx->info->display_name[0] ? ctx->info->display_name : ctx->device_id);
+	json_string(j, ctx->info->board_name && ctx->info->board_name[0] ? ctx->info->board_name : ctx->device_id);
 	json_key(j, "manufacturer");
 	json_string(j, "NVIDIA");
 	json_key(j, "model");
@@ -104,9 +103,9 @@ ha_common(struct json *j, const struct mqtt_ha_ctx *ctx)
 	json_object_begin(j);
 	json_key(j, "name");
 	json_string(j, "tegrawatch");
-	if (ctx->info->agent_version) {
+	if (ctx->info->version) {
 		json_key(j, "sw_version");
-		json_string(j, ctx->info->agent_version);
+		json_string(j, ctx->info->version);
 	}
 	json_object_end(j);
 }

@@ -322,7 +322,7 @@ string_or_null(struct json *j, const char *s)
 }
 
 void
-mqtt_info_json(struct json *j, const struct mqtt_info *info, const char *device_id, const char *boot_id)
+mqtt_info_json(struct json *j, const struct agent_info *info, const char *device_id, const char *boot_id)
 {
 	const struct board_identity *id = &info->identity;
 	json_object_begin(j);
@@ -349,7 +349,7 @@ mqtt_info_json(struct json *j, const struct mqtt_info *info, const char *device_
 	json_key(j, "agent");
 	json_string(j, "tegrawatch");
 	json_key(j, "agent_version");
-	string_or_null(j, info->agent_version);
+	string_or_null(j, info->version);
 	json_key(j, "boot_id");
 	json_string(j, boot_id);
 	json_key(j, "interval_ms");

@@ -24,16 +24,6 @@
 #define MQTT_BOOT_ID_MAX 40 /* "8f2c...-...", 36 characters + NUL */
 #define MQTT_ACTIVE_MAX 256 /* alerts kept in alerts/active */
 
-/** What the info topic and the Home Assistant device block say about the board. */
-struct mqtt_info {
-	const char *device_id;             /* the default id when mqtt.device_id is "" (copied during create) */
-	const char *display_name;          /* the device's name in Home Assistant: the board name (copied) */
-	struct board_identity identity;    /* "" fields when unknown */
-	const struct nvpmodel_conf *modes; /* power modes, NULL when unknown (borrowed during create) */
-	const char *agent_version;         /* "0.1.0" */
-	int64_t interval_ms;               /* sampling interval: sizes expire_after in discovery */
-};
-
 /**
  * Writes PREFIX/ID/LEAF (LEAF may be NULL: PREFIX/ID) into BUF. Returns 0,
  * or -ENAMETOOLONG (BUF is then "").
@@ -146,7 +136,7 @@ void mqtt_throttle_signature(struct json *j, const struct throttle_state *t);
  * "power_modes":[{"id","name"}],"default_power_mode","agent","agent_version",
  * "boot_id","interval_ms"}.
  */
-void mqtt_info_json(struct json *j, const struct mqtt_info *info, const char *device_id, const char *boot_id);
+void mqtt_info_json(struct json *j, const struct agent_info *info, const char *device_id, const char *boot_id);
 
 /** A plain metric value for PREFIX/ID/metric/NAME ("52.9", "1500"); false when not finite. */
 bool mqtt_format_value(double v, char *buf, size_t size);
@@ -159,7 +149,7 @@ struct mqtt_ha_ctx {
 	const char *state_topic;  /* what the entities read: PREFIX/ID/ha, the view */
 	const char *status_topic; /* PREFIX/ID/status */
 	int64_t expire_after_s;   /* mqtt_ha_expire_after_s(); 0 = none */
-	const struct mqtt_info *info;
+	const struct agent_info *info;
 };
 
 /** How many metrics of SET get a sensor of their own in discovery (to notice a set that grew). */

@@ -84,7 +84,7 @@ struct mqtt_sink {
 	char t_ha[MQTT_TOPIC_MAX]; /* the view Home Assistant reads */
 
 	char boot_id[MQTT_BOOT_ID_MAX];
-	struct mqtt_info info;
+	struct agent_info info; /* its strings: display_name, and the version (a literal) */
 	struct nvpmodel_conf modes;
 	char *info_json;
 

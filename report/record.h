@@ -24,12 +24,11 @@
 
 /**
  * A sink writing every sample to PATH, rotated when it would pass
- * MAX_BYTES (0 = never). ID (copied; may be NULL) and VERSION go into
+ * MAX_BYTES (0 = never). INFO's identity and version (copied) go into
  * each file's header. Returns 0 and *OUT, or -errno (PATH cannot be
  * created).
  */
-int record_sink_create(const char *path, uint64_t max_bytes, const struct board_identity *id, const char *version,
-		       struct sink **out);
+int record_sink_create(const char *path, uint64_t max_bytes, const struct agent_info *info, struct sink **out);
 
 /**
  * What PATH holds, judged by its first data line (blank and '#' lines

@@ -151,8 +151,7 @@ static const struct sink_ops record_ops = {
 };
 
 int
-record_sink_create(const char *path, uint64_t max_bytes, const struct board_identity *id, const char *version,
-		   struct sink **out)
+record_sink_create(const char *path, uint64_t max_bytes, const struct agent_info *info, struct sink **out)
 {
 	struct record_sink *rs = xcalloc(1, sizeof(*rs));
 	rs->base.ops = &record_ops;
@@ -161,11 +160,9 @@ record_sink_create(const char *path, uint64_t max_bytes, const struct board_iden
 	rs->previous = xcalloc(n, 1);
 	snprintf(rs->previous, n, "%s.1", path);
 	rs->max_bytes = max_bytes;
-	if (id) {
-		rs->id = *id;
-		rs->id_known = id->model[0] || id->soc[0] || id->l4t[0];
-	}
-	rs->version = xstrdup(version ? version : "");
+	rs->id = info->identity;
+	rs->id_known = rs->id.model[0] || rs->id.soc[0] || rs->id.l4t[0];
+	rs->version = xstrdup(info->version ? info->version : "");
 	json_init(&rs->json);
 	int r = open_fresh(rs);
 	if (r < 0) {

@@ -9,7 +9,7 @@
 
 #include "report_out.h"
 
-/* report_page.c is generated from report.html by web/embed.c */
+/* report_page.c is generated from report.html by scripts/embed.c, with the kit of core/page/ */
 extern const unsigned char report_html[];
 extern const size_t report_html_len;
 

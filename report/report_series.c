@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "core/xalloc.h"
 
 struct cell {
@@ -53,18 +54,11 @@ series_destroy(struct report_series *rs)
 	}
 }
 
-static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* What the page charts: temperatures, clocks and their ceilings, loads, rails, throttling. */
 static bool
 charted(const char *name)
 {
-	if (strncmp(name, "temp.", 5) == 0 && ends_with(name, "_c")) {
+	if (strncmp(name, "temp.", 5) == 0 && text_has_suffix(name, "_c")) {
 		return true;
 	}
 	if (strncmp(name, "power.", 6) == 0) {
@@ -72,8 +66,8 @@ charted(const char *name)
 		return dot && strcmp(dot, ".mw") == 0;
 	}
 	if (strncmp(name, "cpu.", 4) == 0) {
-		return ends_with(name, ".freq_mhz") && !ends_with(name, "min_freq_mhz") &&
-		       !ends_with(name, "hw_max_freq_mhz");
+		return text_has_suffix(name, ".freq_mhz") && !text_has_suffix(name, "min_freq_mhz") &&
+		       !text_has_suffix(name, "hw_max_freq_mhz");
 	}
 	static const char *const exact[] = {
 		"gpu.freq_mhz", "gpu.max_freq_mhz", "gpu.hw_max_freq_mhz", "gpu.load_pct",

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/xalloc.h"
 
 void
@@ -28,11 +29,8 @@ stats_free(struct stats *st)
 static uint32_t
 name_hash(const char *s)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++) {
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	}
-	return h;
+	uint64_t h = fnv1a64_str(s);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static void

@@ -11,6 +11,7 @@
 #include <sensors/sensors.h>
 
 #include "core/metrics.h"
+#include "core/text.h"
 #include "core/xalloc.h"
 
 #define NAME_PART_MAX 40
@@ -55,14 +56,6 @@ hwmon_sensors_destroy(struct hwmon_sensors *hs)
 	free(hs);
 }
 
-static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s);
-	size_t lf = strlen(suffix);
-	return ls >= lf && memcmp(s + ls - lf, suffix, lf) == 0;
-}
-
 bool
 hwmon_sensors_chip_skipped(const char *prefix)
 {
@@ -74,7 +67,7 @@ hwmon_sensors_chip_skipped(const char *prefix)
 			return true;
 		}
 	}
-	return ends_with(prefix, "_thermal") || ends_with(prefix, "-thermal");
+	return text_has_suffix(prefix, "_thermal") || text_has_suffix(prefix, "-thermal");
 }
 
 /*

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
+
 /*
  * L4T release -> JetPack version, exact releases only. No NVIDIA page was
  * read; the entries are cross-read from tables other tools keep:
@@ -82,12 +84,6 @@ static const struct {
 };
 
 static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool
 copy_str(char *dst, size_t size, const char *src, size_t len)
 {
 	if (len + 1 > size) {
@@ -125,7 +121,7 @@ identity_parse_nv_tegra_release(const char *text, char *l4t, size_t size)
 	}
 	p++;
 	const char *major = p;
-	while (is_digit(*p)) {
+	while (text_is_digit(*p)) {
 		p++;
 	}
 	size_t major_len = (size_t)(p - major);
@@ -153,8 +149,8 @@ identity_parse_nv_tegra_release(const char *text, char *l4t, size_t size)
 	p = skip_blank(p + 9);
 	const char *rev = p;
 	bool digit_last = false;
-	while (is_digit(*p) || (*p == '.' && digit_last)) {
-		digit_last = is_digit(*p);
+	while (text_is_digit(*p) || (*p == '.' && digit_last)) {
+		digit_last = text_is_digit(*p);
 		p++;
 	}
 	size_t rev_len = (size_t)(p - rev);
@@ -185,11 +181,11 @@ split_version(const char *s, long v[3])
 	int n = 0;
 	v[0] = v[1] = v[2] = 0;
 	for (;;) {
-		if (n == 3 || !is_digit(*s)) {
+		if (n == 3 || !text_is_digit(*s)) {
 			return false;
 		}
 		long x = 0;
-		for (; is_digit(*s); s++) {
+		for (; text_is_digit(*s); s++) {
 			if (x > 100000) {
 				return false;
 			}
@@ -240,7 +236,7 @@ is_soc(const char *s, size_t len)
 		return false;
 	}
 	for (size_t i = 5; i < len; i++) {
-		if (!is_digit(s[i])) {
+		if (!text_is_digit(s[i])) {
 			return false;
 		}
 	}
@@ -255,7 +251,7 @@ part_number_len(const char *s, size_t len)
 		return 0;
 	}
 	for (size_t i = 1; i < 10; i++) {
-		if (i != 5 && !is_digit(s[i])) {
+		if (i != 5 && !text_is_digit(s[i])) {
 			return 0;
 		}
 	}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/text.h"
+
 #define LINE_MAX_LEN 512
 #define TOKENS_MAX 8
 
@@ -34,12 +36,6 @@ is_space(char c)
 }
 
 static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool
 token_is(const struct token *t, const char *word)
 {
 	size_t n = strlen(word);
@@ -49,8 +45,7 @@ token_is(const struct token *t, const char *word)
 static bool
 token_has_prefix(const struct token *t, const char *prefix)
 {
-	size_t n = strlen(prefix);
-	return t->len >= n && memcmp(t->s, prefix, n) == 0;
+	return text_starts(t->s, t->len, prefix, strlen(prefix));
 }
 
 /* Splits S (LEN bytes) at blanks into at most TOKENS_MAX tokens; returns the count. */
@@ -86,7 +81,7 @@ parse_id(const char *s, size_t len, int *out)
 	}
 	int v = 0;
 	for (size_t i = 0; i < len; i++) {
-		if (!is_digit(s[i])) {
+		if (!text_is_digit(s[i])) {
 			return false;
 		}
 		v = v * 10 + (s[i] - '0');
@@ -108,7 +103,7 @@ parse_limit(const struct token *t, uint64_t *out)
 	}
 	uint64_t v = 0;
 	for (size_t i = 0; i < t->len; i++) {
-		if (!is_digit(t->s[i])) {
+		if (!text_is_digit(t->s[i])) {
 			return false;
 		}
 		v = v * 10 + (uint64_t)(t->s[i] - '0');
@@ -312,7 +307,7 @@ nvpmodel_parse_status(const char *text, int *id)
 		}
 		const char *d = p + 6;
 		size_t len = 0;
-		while (is_digit(d[len])) {
+		while (text_is_digit(d[len])) {
 			len++;
 		}
 		char after = d[len];

@@ -8,11 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
+#include "core/text.h"
 
 static bool
 is_blank(char c)
@@ -26,10 +22,10 @@ parse_u64(const char **p, uint64_t *out)
 {
 	const char *s = *p;
 	uint64_t v = 0;
-	if (!is_digit(*s)) {
+	if (!text_is_digit(*s)) {
 		return false;
 	}
-	for (; is_digit(*s); s++) {
+	for (; text_is_digit(*s); s++) {
 		unsigned d = (unsigned)(*s - '0');
 		if (v > (UINT64_MAX - d) / 10) {
 			return false;
@@ -98,7 +94,7 @@ procfs_parse_stat(const char *text, struct proc_stat *out)
 	bool found = false;
 	for (const char *p = text; *p; p = next_line(p)) {
 		/* "cpu " is the aggregate line; only "cpuN" lines are per core */
-		if (strncmp(p, "cpu", 3) != 0 || !is_digit(p[3])) {
+		if (strncmp(p, "cpu", 3) != 0 || !text_is_digit(p[3])) {
 			continue;
 		}
 		int err = parse_cpu_line(p + 3, &st);

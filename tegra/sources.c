@@ -18,7 +18,8 @@
 #include "hwmon_sensors.h"
 #include "tegrastats.h"
 
-int64_t
+/* A tegrastats stamp (local time) as ms since the epoch. */
+static int64_t
 tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp)
 {
 	struct tm tm = {

@@ -51,8 +51,4 @@ struct stage *throttle_stage_create(void);
  */
 struct stage *counters_stage_create(void);
 
-/** Converts a tegrastats stamp (local time) to ms since the epoch. */
-struct tegrastats_stamp;
-int64_t tegrastats_stamp_to_ms(const struct tegrastats_stamp *stamp);
-
 #endif

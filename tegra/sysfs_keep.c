@@ -22,6 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "core/xalloc.h"
 #include "sysfs_priv.h"
 
@@ -31,17 +32,6 @@
 
 /* Never more than this many descriptors, and never more than an eighth of RLIMIT_NOFILE. */
 #define KEPT_MAX 128
-
-uint64_t
-sysfs_hash_path(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 size_t
 sysfs_kept_budget(void)
@@ -67,7 +57,11 @@ never_replaced(int fd)
 	return (sfs.f_flags & ST_RDONLY) != 0;
 }
 
-int
+/*
+ * Opens KF->path below the root for keeping: 0 and KF->fd, -ENOTSUP for a
+ * file that is not regular (never kept), or -errno.
+ */
+static int
 kept_file_open(struct kept_file *kf, struct sysfs *fs)
 {
 	bool regular = false;
@@ -85,7 +79,8 @@ kept_file_open(struct kept_file *kf, struct sysfs *fs)
 	return 0;
 }
 
-void
+/* Closes KF's descriptor, if open. */
+static void
 kept_file_close(struct kept_file *kf)
 {
 	if (kf->fd >= 0) {
@@ -136,7 +131,7 @@ still_current(const struct kept_file *kf)
 int
 sysfs_kept_fd(struct sysfs *fs, const char *path)
 {
-	uint64_t hash = sysfs_hash_path(path);
+	uint64_t hash = fnv1a64_str(path);
 	if (!fs->kept_cap) {
 		grow(fs);
 	}
@@ -174,7 +169,7 @@ sysfs_kept_drop(struct sysfs *fs, const char *path)
 	if (!fs->kept_cap) {
 		return;
 	}
-	struct kept_file *kf = lookup(fs, path, sysfs_hash_path(path));
+	struct kept_file *kf = lookup(fs, path, fnv1a64_str(path));
 	if (kf->path && kf->fd >= 0) {
 		kept_file_close(kf);
 		fs->kept_open--;

@@ -90,20 +90,8 @@ int sysfs_open_readable(struct sysfs *fs, const char *path, bool *regular);
 
 /* Kept-open files (sysfs_keep.c) */
 
-/** FNV-1a of PATH. */
-uint64_t sysfs_hash_path(const char *path);
-
 /** Most descriptors to keep: KEPT_MAX, or an eighth of RLIMIT_NOFILE when that is less. */
 size_t sysfs_kept_budget(void);
-
-/**
- * Opens KF->path below the root for keeping: 0 and KF->fd, -ENOTSUP for a
- * file that is not regular (never kept), or -errno.
- */
-int kept_file_open(struct kept_file *kf, struct sysfs *fs);
-
-/** Closes KF's descriptor, if open. */
-void kept_file_close(struct kept_file *kf);
 
 /**
  * The kept descriptor of PATH (read it with pread; do not close it),

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/xalloc.h"
 #include "sysfs_priv.h"
@@ -68,7 +69,7 @@ sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
 	}
 	*now = fs->now_ms(fs->clock_data);
 	if (fs->used > 0) {
-		struct backoff *b = find_slot(fs, path, sysfs_hash_path(path));
+		struct backoff *b = find_slot(fs, path, fnv1a64_str(path));
 		if (b && *now < b->retry_ms) {
 			return -EBUSY;
 		}
@@ -79,7 +80,7 @@ sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
 static void
 record_failure(struct sysfs *fs, const char *path, int64_t now, const char *reason)
 {
-	uint64_t hash = sysfs_hash_path(path);
+	uint64_t hash = fnv1a64_str(path);
 	struct backoff *b = find_slot(fs, path, hash);
 	fs->errors++;
 	if (!b) {
@@ -115,7 +116,7 @@ sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const c
 		return;
 	}
 	if (fs->used > 0) {
-		struct backoff *b = find_slot(fs, path, sysfs_hash_path(path));
+		struct backoff *b = find_slot(fs, path, fnv1a64_str(path));
 		if (b) {
 			b->delay_ms = 0;
 			b->retry_ms = 0;

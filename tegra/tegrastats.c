@@ -470,7 +470,7 @@ parse_token(struct parser *p, size_t ws, size_t we, size_t at, unsigned seen, si
 		if (at + 1 == we) {
 			return fail(p, "temperature without value");
 		}
-		if (!is_digit(s[at + 1]) && s[at + 1] != '-') {
+		if (!text_is_digit(s[at + 1]) && s[at + 1] != '-') {
 			return TOK_UNKNOWN;
 		}
 		return known_result(parse_temp(p, ws, at, we));
@@ -566,7 +566,7 @@ tegrastats_parse_line(const char *line, size_t len, struct metric_set *out, stru
 
 	struct tegrastats_stamp stamp = {.present = false};
 	size_t pos = skip_blanks(&p, 0);
-	if (!p.failed && pos < len && is_digit(line[pos])) {
+	if (!p.failed && pos < len && text_is_digit(line[pos])) {
 		p.tok = pos;
 		ts_parse_stamp(&p, pos, &stamp, &pos);
 	}

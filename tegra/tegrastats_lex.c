@@ -168,7 +168,7 @@ ts_parse_stamp(struct parser *p, size_t pos, struct tegrastats_stamp *st, size_t
 		return fail(p, "bad timestamp, expected MM-DD-YYYY HH:MM:SS");
 	}
 	for (size_t k = 0; k < n; k++) {
-		if (shape[k] == '0' ? !is_digit(s[k]) : s[k] != shape[k]) {
+		if (shape[k] == '0' ? !text_is_digit(s[k]) : s[k] != shape[k]) {
 			return fail(p, "bad timestamp, expected MM-DD-YYYY HH:MM:SS");
 		}
 	}

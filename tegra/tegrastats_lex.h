@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/text.h"
+
 #define MAX_CPUS 64
 #define MAX_FREQS 16 /* entries in an @[f,f,...] list */
 #define MAX_PCT 100.0
@@ -85,12 +87,6 @@ class_of(char c)
 }
 
 static inline bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static inline bool
 is_upper(char c)
 {
 	return c >= 'A' && c <= 'Z';
@@ -119,12 +115,6 @@ static inline bool
 word_is(const char *s, size_t len, const char *lit, size_t lit_len)
 {
 	return len == lit_len && memcmp(s, lit, len) == 0;
-}
-
-static inline bool
-has_prefix(const char *s, size_t len, const char *lit, size_t lit_len)
-{
-	return len >= lit_len && memcmp(s, lit, lit_len) == 0;
 }
 
 /* ---- value readers: all work inside [*pos, end), end = end of the word ---- */
@@ -191,7 +181,7 @@ scan_digits(const char *s, size_t end, size_t i, uint64_t *v)
 	size_t lim = end - i > MAX_DIGITS + 1 ? i + MAX_DIGITS + 1 : end;
 	size_t start = i;
 	uint64_t x = 0;
-	while (i < lim && is_digit(s[i])) {
+	while (i < lim && text_is_digit(s[i])) {
 		x = x * 10 + (uint64_t)(s[i] - '0');
 		i++;
 	}

@@ -16,7 +16,7 @@ static bool
 has_any_prefix(const char *s, size_t len, const char *const *list)
 {
 	for (; *list; list++) {
-		if (has_prefix(s, len, *list, strlen(*list))) {
+		if (text_starts(s, len, *list, strlen(*list))) {
 			return true;
 		}
 	}
@@ -47,7 +47,7 @@ tegra_sensor_name(const char *name, size_t len, char *buf, size_t size)
 		size_t i = 0;
 		for (; i < len; i++) {
 			char c = to_lower(name[i]);
-			if (!((c >= 'a' && c <= 'z') || is_digit(c))) {
+			if (!((c >= 'a' && c <= 'z') || text_is_digit(c))) {
 				break;
 			}
 			buf[i] = c;
@@ -80,7 +80,7 @@ tegra_sensor_name(const char *name, size_t len, char *buf, size_t size)
 	bool usable = false;
 	for (size_t i = 0; i < len; i++) {
 		char c = to_lower(name[i]);
-		if ((c >= 'a' && c <= 'z') || is_digit(c)) {
+		if ((c >= 'a' && c <= 'z') || text_is_digit(c)) {
 			usable = true;
 		} else if (c != '_') {
 			c = '_';

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "core/xalloc.h"
 #include "sources.h"
 
@@ -92,35 +93,22 @@ add_cause(struct throttle_state *t, enum throttle_reason r, const char *kind, co
 	c->limit = limit;
 }
 
-static bool
-has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static bool
-has_suffix(const char *s, size_t len, const char *suffix)
-{
-	size_t n = strlen(suffix);
-	return len >= n && memcmp(s + len - n, suffix, n) == 0;
-}
-
 /* Zones at or above their passive (or hot) trip point. */
 static void
 check_trips(const struct metric_set *ms, struct throttle_state *t)
 {
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
-		if (!has_prefix(m->name, "trip.")) {
+		if (!text_has_prefix(m->name, "trip.")) {
 			continue;
 		}
 		size_t len = strlen(m->name);
 		const char *kind;
 		size_t kind_len;
-		if (has_suffix(m->name, len, ".passive_c")) {
+		if (TEXT_ENDS_LIT(m->name, len, ".passive_c")) {
 			kind = "passive";
 			kind_len = strlen(".passive_c");
-		} else if (has_suffix(m->name, len, ".hot_c")) {
+		} else if (TEXT_ENDS_LIT(m->name, len, ".hot_c")) {
 			kind = "hot";
 			kind_len = strlen(".hot_c");
 		} else {
@@ -154,7 +142,7 @@ check_cooling(const struct metric_set *ms, struct throttle_state *t)
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
 		size_t len = strlen(m->name);
-		if (!has_prefix(m->name, "cooling.") || !has_suffix(m->name, len, ".state")) {
+		if (!text_has_prefix(m->name, "cooling.") || !TEXT_ENDS_LIT(m->name, len, ".state")) {
 			continue;
 		}
 		const char *type = m->name + 8;
@@ -212,13 +200,13 @@ check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
 		size_t len = strlen(m->name);
 		const char *what;
 		size_t suffix_len;
-		if (!has_prefix(m->name, "power.") || m->value < 1) {
+		if (!text_has_prefix(m->name, "power.") || m->value < 1) {
 			continue;
 		}
-		if (has_suffix(m->name, len, ".crit_alarm")) {
+		if (TEXT_ENDS_LIT(m->name, len, ".crit_alarm")) {
 			what = "critical";
 			suffix_len = strlen(".crit_alarm");
-		} else if (has_suffix(m->name, len, ".max_alarm")) {
+		} else if (TEXT_ENDS_LIT(m->name, len, ".max_alarm")) {
 			what = "warning";
 			suffix_len = strlen(".max_alarm");
 		} else {
@@ -254,7 +242,8 @@ hottest(const struct metric_set *ms, double *temp, const char **name)
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
 		size_t len = strlen(m->name);
-		if (has_prefix(m->name, "temp.") && has_suffix(m->name, len, "_c") && (!found || m->value > *temp)) {
+		if (text_has_prefix(m->name, "temp.") && TEXT_ENDS_LIT(m->name, len, "_c") &&
+		    (!found || m->value > *temp)) {
 			*temp = m->value;
 			*name = m->name;
 			found = true;

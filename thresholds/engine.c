@@ -13,31 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/xalloc.h"
 #include "template.h"
 
 /* ---- fingerprints, instances ---------------------------------------- */
 
-static uint64_t
-fnv1a(uint64_t h, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-void
+/* 64-bit FNV-1a of A '\0' B ['\0' C] as 16 hex digits: the alert fingerprint (persisted: never change it). */
+static void
 engine_fingerprint(const char *a, const char *b, const char *c, char out[ALERT_FINGERPRINT_LEN + 1])
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = FNV1A64_BASIS;
 
-	h = fnv1a(h, a, strlen(a) + 1); /* the NUL separates the parts */
-	h = fnv1a(h, b, strlen(b));
+	h = fnv1a64(h, a, strlen(a) + 1); /* the NUL separates the parts */
+	h = fnv1a64(h, b, strlen(b));
 	if (c) {
-		h = fnv1a(h, "", 1);
-		h = fnv1a(h, c, strlen(c));
+		h = fnv1a64(h, "", 1);
+		h = fnv1a64(h, c, strlen(c));
 	}
 	snprintf(out, ALERT_FINGERPRINT_LEN + 1, "%016llx", (unsigned long long)h);
 }

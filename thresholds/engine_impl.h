@@ -94,9 +94,6 @@ struct engine {
 	uint64_t generation;      /* bumped on every transition */
 };
 
-/* 64-bit FNV-1a of A '\0' B ['\0' C] as 16 hex digits. */
-void engine_fingerprint(const char *a, const char *b, const char *c, char out[ALERT_FINGERPRINT_LEN + 1]);
-
 /* The rule state called NAME, or NULL. */
 struct rule_state *engine_find_rule(struct engine *e, const char *name);
 

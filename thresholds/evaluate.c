@@ -17,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hash.h"
+
 static int64_t
 elapsed(int64_t now, int64_t since)
 {
@@ -44,7 +46,7 @@ severity_or_warning(enum severity s)
 static uint64_t
 layout_signature(const struct metric_set *set)
 {
-	uint64_t h = 14695981039346656037ull ^ (uint64_t)set->count;
+	uint64_t h = FNV1A64_BASIS ^ (uint64_t)set->count;
 
 	for (size_t i = 0; i < set->count; i++) {
 		const char *n = set->items[i].name;

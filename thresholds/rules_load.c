@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/cfg_decode.h"
+#include "core/text.h"
 #include "core/xalloc.h"
 #include "catalog.h"
 #include "threshold_expr.h"
@@ -456,13 +457,6 @@ check_metric(struct cfg_decoder *dec, const struct cfg_node *node, const char *m
 	}
 }
 
-static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 /* An absolute clear value must lie on the safe side of every plain threshold. */
 static void
 check_clear_value(struct cfg_decoder *dec, const struct cfg_node *at, const struct rule *r)
@@ -484,7 +478,7 @@ check_clear_value(struct cfg_decoder *dec, const struct cfg_node *at, const stru
 static void
 check_pct(struct cfg_decoder *dec, const struct cfg_node *map, const struct rule *r)
 {
-	if (!ends_with(r->metric, "_pct")) {
+	if (!text_has_suffix(r->metric, "_pct")) {
 		return;
 	}
 	for (int s = SEVERITY_WARNING; s <= SEVERITY_CRITICAL; s++) {
@@ -662,12 +656,6 @@ rules_decode_refs(const struct cfg_node *seq, const char *file, struct rule_set 
 		out->count++;
 	}
 	return diags->count == before ? 0 : -EINVAL;
-}
-
-int
-rules_decode(const struct cfg_node *seq, const char *file, struct rule_set *out, struct diag_list *diags)
-{
-	return rules_decode_refs(seq, file, out, NULL, diags);
 }
 
 /* ---- checks over every rule ---- */

@@ -1,6 +1,6 @@
 /*
  * `rules:` lists (cfg_tree nodes) -> struct rule, in two steps:
- * rules_decode() checks everything one rule can tell by itself (keys,
+ * rules_decode_refs() checks everything one rule can tell by itself (keys,
  * types, ranges, metric names against the catalogue, threshold
  * expressions, warning/critical order, templates); rules_validate() checks
  * what needs every file at once (duplicate names, action names). No libyaml
@@ -40,11 +40,9 @@ void rules_refs_free(struct rules_refs *refs);
  * and appends the rules to OUT, so included files can add theirs. Every
  * mistake is added to DIAGS; a rule with mistakes may still be appended
  * (so later checks see its name), and then the whole load must be refused.
- * Returns 0, or -EINVAL when anything was reported.
+ * Where action names were written goes into REFS (may be NULL), for
+ * rules_validate(). Returns 0, or -EINVAL when anything was reported.
  */
-int rules_decode(const struct cfg_node *seq, const char *file, struct rule_set *out, struct diag_list *diags);
-
-/** As rules_decode(), also recording where action names were written into REFS (may be NULL). */
 int rules_decode_refs(const struct cfg_node *seq, const char *file, struct rule_set *out, struct rules_refs *refs,
 		      struct diag_list *diags);
 

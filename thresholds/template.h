@@ -56,7 +56,4 @@ struct template_ctx {
  */
 void template_render(const char *tmpl, const struct template_ctx *ctx, char *out, size_t size);
 
-/** Formats V briefly: "96.5", "95", "0.125", "n/a" for NAN (at most 3 decimals). */
-void template_format_number(double v, char *buf, size_t size);
-
 #endif

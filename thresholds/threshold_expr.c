@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
+
 static const struct {
 	const char *name;
 	enum threshold_ref ref;
@@ -225,19 +227,6 @@ threshold_format(const struct threshold *th, char *buf, size_t size)
 
 /* ---- checks ---- */
 
-static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
-static bool
-starts_with(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 void
 threshold_check_ref(struct cfg_decoder *dec, const struct cfg_node *node, const char *key, const struct threshold *th,
 		    const char *metric)
@@ -248,14 +237,14 @@ threshold_check_ref(struct cfg_decoder *dec, const struct cfg_node *node, const 
 	case REF_PASSIVE_TRIP:
 	case REF_HOT_TRIP:
 	case REF_CRITICAL_TRIP:
-		if (!starts_with(metric, "temp.") || !ends_with(metric, "_c")) {
+		if (!text_has_prefix(metric, "temp.") || !text_has_suffix(metric, "_c")) {
 			cfg_report(dec, node, "%s: '%s' needs a temp.*_c metric, not '%s'", key,
 				   threshold_ref_name(th->ref), shown);
 		}
 		break;
 	case REF_CEILING:
 	case REF_HW_MAX:
-		if (!ends_with(metric, ".freq_mhz")) {
+		if (!text_has_suffix(metric, ".freq_mhz")) {
 			cfg_report(dec, node, "%s: '%s' needs a *.freq_mhz metric, not '%s'", key,
 				   threshold_ref_name(th->ref), shown);
 		}

@@ -1,6 +1,6 @@
 /*
  * The dashboard page (web/dashboard/index.html), turned into a C array at
- * build time by web/embed.c.
+ * build time by scripts/embed.c from web/dashboard/ and core/page/.
  */
 #ifndef TEGRAWATCH_DASHBOARD_H
 #define TEGRAWATCH_DASHBOARD_H

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/xalloc.h"
 
 /*
@@ -68,11 +69,8 @@ struct history {
 static uint32_t
 name_hash(const char *s)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++) {
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	}
-	return h;
+	uint64_t h = fnv1a64_str(s);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* the most samples a minute holds at INTERVAL_MS decides the width of a count */

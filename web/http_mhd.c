@@ -695,7 +695,7 @@ start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 }
 
 int
-web_server_start(const struct web_config *cfg, const struct web_info *info, struct sink **out)
+web_server_start(const struct web_config *cfg, const struct agent_info *info, struct sink **out)
 {
 	/* the configuration was checked by web_config_section: this only guards other callers */
 	struct sockaddr_storage addr;

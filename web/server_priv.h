@@ -129,7 +129,7 @@ struct blob *blob_ref(struct blob *b);
 void blob_unref(struct blob *b);
 
 /** Sets ST up before the first sample: an empty snapshot and /metrics. Cannot fail. */
-void server_state_init(struct server_state *st, const struct web_config *cfg, const struct web_info *info);
+void server_state_init(struct server_state *st, const struct web_config *cfg, const struct agent_info *info);
 /** Ends the event streams: stops the notifier after it resumed every parked one. */
 void server_state_stop(struct server_state *st);
 /** Frees what ST holds, once nothing reads it (after the daemon stopped). */

@@ -75,7 +75,7 @@ server_lower_thread_priority(void)
 /* ---- set up and tear down ---- */
 
 static void
-render_board(struct server_state *st, const struct web_info *info)
+render_board(struct server_state *st, const struct agent_info *info)
 {
 	st->identity = info->identity;
 	struct json j;
@@ -96,7 +96,7 @@ render_board(struct server_state *st, const struct web_info *info)
 }
 
 void
-server_state_init(struct server_state *st, const struct web_config *cfg, const struct web_info *info)
+server_state_init(struct server_state *st, const struct web_config *cfg, const struct agent_info *info)
 {
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_init(&st->lock, NULL);

@@ -14,13 +14,6 @@
 #include "core/pipeline.h"
 #include "web_config.h"
 
-/* What the server reports about the board and the agent (copied). */
-struct web_info {
-	struct board_identity identity; /* "" fields when unknown */
-	const char *version;            /* the agent's version */
-	int64_t interval_ms;            /* the sampling interval (ring sizes, /healthz) */
-};
-
 /**
  * Starts the server on CFG->listen (checked by web_config_section: an
  * address it cannot parse, or a non-loopback one without authentication,
@@ -30,8 +23,9 @@ struct web_info {
  * stops the server (open event streams are ended) and frees it. Other
  * failures (-EADDRINUSE, -EACCES from bind, -EIO when libmicrohttpd does
  * not start, -EINVAL for an unreadable secret file) are -errno, logged.
- * Returns 0 and *OUT.
+ * INFO gives the identity, the version and the interval (ring sizes,
+ * /healthz). Returns 0 and *OUT.
  */
-int web_server_start(const struct web_config *cfg, const struct web_info *info, struct sink **out);
+int web_server_start(const struct web_config *cfg, const struct agent_info *info, struct sink **out);
 
 #endif

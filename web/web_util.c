@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base64.h"
 #include "core/readfile.h"
 #include "core/xalloc.h"
 
@@ -148,61 +149,6 @@ web_secret_equal(const char *secret, size_t secret_len, const char *given, size_
 	return diff == 0;
 }
 
-static int
-b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z') {
-		return c - 'A';
-	}
-	if (c >= 'a' && c <= 'z') {
-		return c - 'a' + 26;
-	}
-	if (c >= '0' && c <= '9') {
-		return c - '0' + 52;
-	}
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-int
-web_base64_decode(const char *in, size_t in_len, unsigned char *out, size_t out_cap, size_t *out_len)
-{
-	if (in_len % 4 != 0) {
-		return -EINVAL;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < in_len; i += 4) {
-		bool last = i + 4 == in_len;
-		int v[4];
-		int pad = 0;
-		for (size_t k = 0; k < 4; k++) {
-			unsigned char c = (unsigned char)in[i + k];
-			/* padding: only the last one or two characters of the last quantum */
-			if (c == '=' && last && k >= 2 && (k == 3 || in[i + 3] == '=')) {
-				v[k] = 0;
-				pad++;
-				continue;
-			}
-			v[k] = b64_value(c);
-			if (v[k] < 0 || pad) {
-				return -EINVAL;
-			}
-		}
-		unsigned int q = (unsigned int)(v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3]);
-		size_t bytes = 3 - (size_t)pad;
-		if ((pad == 1 && (q & 0xff)) || (pad == 2 && (q & 0xffff))) {
-			return -EINVAL; /* bits past the data: one text has one encoding */
-		}
-		if (n + bytes > out_cap) {
-			return -EINVAL;
-		}
-		for (size_t k = 0; k < bytes; k++) {
-			out[n++] = (unsigned char)(q >> (16 - 8 * k));
-		}
-	}
-	*out_len = n;
-	return 0;
-}
-
 /* The credentials after SCHEME and its spaces in HEADER, or NULL. */
 static const char *
 auth_param(const char *header, size_t header_len, const char *scheme, size_t *len)
@@ -230,7 +176,7 @@ web_basic_auth_match(const char *header, size_t header_len, const char *user, si
 	size_t cap = len / 4 * 3;
 	unsigned char *text = xrealloc(NULL, cap ? cap : 1, 1);
 	size_t n;
-	bool ok = web_base64_decode(b64, len, text, cap, &n) == 0;
+	bool ok = base64_decode(b64, len, text, cap, &n, false) == 0;
 	size_t colon = n;
 	for (size_t i = 0; ok && i < n; i++) {
 		if (text[i] < 0x20 || text[i] == 0x7f) {
@@ -264,38 +210,19 @@ int
 web_read_secret(const char *path, char **out, bool *world_readable)
 {
 	struct stat st;
-	/* never blocks: a FIFO named as the secret would hang `check` and the start */
-	int fd = readfile_open(path, &st);
-	if (fd < 0) {
-		return fd;
+	char *buf;
+	size_t len;
+	/* never blocks (a FIFO named as the secret would hang `check` and the start); room for a trailing newline */
+	int r = readfile_all(path, WEB_SECRET_MAX + 64, &buf, &len, &st);
+	if (r < 0) {
+		return r == -EFBIG ? -EINVAL : r;
 	}
-	char *buf = xrealloc(NULL, WEB_SECRET_MAX + 2, 1);
-	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, WEB_SECRET_MAX + 1 - len);
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return -e;
-		}
-		if (n == 0) {
-			break;
-		}
-		len += (size_t)n;
-		if (len > WEB_SECRET_MAX) {
-			break;
-		}
-	}
-	close(fd);
 	while (len > 0 &&
 	       (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t')) {
 		len--;
 	}
 	if (len == 0 || len > WEB_SECRET_MAX || memchr(buf, '\0', len)) {
+		explicit_bzero(buf, len);
 		free(buf);
 		return -EINVAL;
 	}

@@ -42,14 +42,6 @@ bool web_host_is_loopback(const char *host);
 bool web_secret_equal(const char *secret, size_t secret_len, const char *given, size_t given_len);
 
 /**
- * Decodes strict base64 (RFC 4648: the standard alphabet, padded to a
- * multiple of 4, '=' only at the end, no spaces, no stray bits before the
- * padding: every text has one encoding) of IN_LEN bytes into OUT
- * (room for OUT_CAP bytes). Returns 0 and *OUT_LEN, or -EINVAL.
- */
-int web_base64_decode(const char *in, size_t in_len, unsigned char *out, size_t out_cap, size_t *out_len);
-
-/**
  * Checks the Authorization header value HEADER (HEADER_LEN bytes, which
  * may hold NULs) against basic credentials: "Basic" (any case), spaces,
  * then the base64 of "user:pass". The decoded text is split at its first

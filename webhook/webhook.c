@@ -51,7 +51,7 @@ struct action {
 struct webhooks {
 	struct deliverer *d;
 	char *board_name, *device_id, *generator_url;
-	struct webhook_board board;
+	struct agent_info board; /* pointing at the three strings above */
 	struct action *actions;
 };
 
@@ -244,7 +244,7 @@ backoff_from_environment(struct deliverer *d)
 /* ---- the API ---- */
 
 struct webhooks *
-webhooks_create(const struct webhook_board *board)
+webhooks_create(const struct agent_info *board)
 {
 	struct deliverer *d = deliverer_start();
 	if (!d) {
@@ -253,10 +253,11 @@ webhooks_create(const struct webhook_board *board)
 	backoff_from_environment(d);
 	struct webhooks *w = xcalloc(1, sizeof(*w));
 	w->d = d;
-	w->board_name = xstrdup(board->name ? board->name : "");
+	w->board_name = xstrdup(board->board_name ? board->board_name : "");
 	w->device_id = xstrdup(board->device_id ? board->device_id : "");
 	w->generator_url = xstrdup(board->generator_url ? board->generator_url : "");
-	w->board = (struct webhook_board){w->board_name, w->device_id, w->generator_url};
+	w->board = (struct agent_info){
+		.board_name = w->board_name, .device_id = w->device_id, .generator_url = w->generator_url};
 	return w;
 }
 

@@ -46,12 +46,13 @@
 struct webhooks;
 
 /**
- * Starts the delivery thread. BOARD's strings are copied; the back-off
+ * Starts the delivery thread. BOARD's board_name, device_id and
+ * generator_url are copied; the back-off
  * comes from WEBHOOK_BACKOFF_ENV when that is set. Returns NULL
  * when this build has no webhooks (webhook_supported() is false) or the
  * thread cannot start (logged).
  */
-struct webhooks *webhooks_create(const struct webhook_board *board);
+struct webhooks *webhooks_create(const struct agent_info *board);
 
 /**
  * Adds the action NAME with a copy of CFG, or updates it (a reload): its

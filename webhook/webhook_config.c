@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base64.h"
 #include "core/readfile.h"
 #include "core/xalloc.h"
 #include "build_config.h"
@@ -210,62 +210,6 @@ webhook_supported(void)
 	return HAVE_WEBHOOKS;
 }
 
-/* Reads a small regular file whole; *SIZE excludes the NUL added after it. */
-static int
-read_small_file(const char *path, char **out, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		return -errno;
-	}
-	struct stat st;
-	int r = 0;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-	} else if (st.st_size > WEBHOOK_SECRET_FILE_MAX) {
-		r = -EFBIG;
-	}
-	char *buf = NULL;
-	size_t len = 0;
-	if (r == 0) {
-		buf = xmalloc(WEBHOOK_SECRET_FILE_MAX + 1);
-		ssize_t n;
-		while (len <= WEBHOOK_SECRET_FILE_MAX &&
-		       (n = read(fd, buf + len, WEBHOOK_SECRET_FILE_MAX + 1 - len)) != 0) {
-			if (n < 0 && errno == EINTR) {
-				continue;
-			}
-			if (n < 0) {
-				r = -errno;
-				break;
-			}
-			len += (size_t)n;
-		}
-		if (r == 0 && len > WEBHOOK_SECRET_FILE_MAX) {
-			r = -EFBIG; /* grew after fstat */
-		}
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*size = len;
-	return 0;
-}
-
-static int
-b64_value(char c)
-{
-	const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char *p = c ? strchr(alphabet, c) : NULL;
-	return p ? (int)(p - alphabet) : -1;
-}
-
 bool
 webhook_secret_syntax_ok(const char *text)
 {
@@ -285,7 +229,7 @@ webhook_secret_syntax_ok(const char *text)
 		return false; /* no whole byte */
 	}
 	for (size_t i = 0; i < chars; i++) {
-		if (b64_value(b[i]) < 0) {
+		if (base64_value(b[i]) < 0) {
 			return false;
 		}
 	}
@@ -298,7 +242,7 @@ webhook_read_secrets(const char *path, char *secrets[WEBHOOK_SECRETS_MAX], char 
 {
 	char *buf;
 	size_t len;
-	int r = read_small_file(path, &buf, &len);
+	int r = readfile_all(path, WEBHOOK_SECRET_FILE_MAX, &buf, &len, NULL);
 	if (r < 0) {
 		snprintf(why, why_size, "%s",
 			 r == -EINVAL  ? "not a regular file"
@@ -345,7 +289,7 @@ webhook_read_token(const char *path, char **token, char *why, size_t why_size)
 {
 	char *buf;
 	size_t len;
-	int r = read_small_file(path, &buf, &len);
+	int r = readfile_all(path, WEBHOOK_SECRET_FILE_MAX, &buf, &len, NULL);
 	if (r < 0) {
 		snprintf(why, why_size, "%s",
 			 r == -EINVAL  ? "not a regular file"
@@ -406,14 +350,12 @@ url_problem(const char *url)
 static int
 check_readable(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		return -errno;
-	}
 	struct stat st;
-	int r = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	close(fd);
-	return r;
+	int fd = readfile_open(path, &st);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return fd < 0 ? fd : 0;
 }
 
 /* A secret only its owner may read (systemd credentials aside): E5 refuses anything else. */

@@ -72,7 +72,7 @@ void webhook_config_copy(struct webhook_config *dst, const struct webhook_config
 /** The name of FORMAT as written in the file ("alertmanager-api"). */
 const char *webhook_format_name(int format);
 
-/** False when this build has no libcurl/libcrypto: webhooks_create() then returns NULL. */
+/** False when this build has no libcurl: webhooks_create() then returns NULL. */
 bool webhook_supported(void);
 
 /**

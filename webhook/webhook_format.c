@@ -72,15 +72,15 @@ add_label(struct am_alert *a, const char *key, const char *value)
 }
 
 static void
-alert_fill(struct am_alert *a, const struct webhook_board *board, const struct alert_event *ev)
+alert_fill(struct am_alert *a, const struct agent_info *board, const struct alert_event *ev)
 {
 	a->ev = ev;
 	a->labels = xcalloc(5 + ev->label_count, sizeof(*a->labels));
 	a->nlabels = 0;
 	add_label(a, "alertname", ev->rule_name);
 	add_label(a, "severity", severity_name(ev->severity));
-	add_label(a, "instance", board->name);
-	add_label(a, "board", board->name);
+	add_label(a, "instance", board->board_name);
+	add_label(a, "board", board->board_name);
 	add_label(a, "metric", ev->metric);
 	for (size_t i = 0; i < ev->label_count; i++) {
 		add_label(a, ev->labels[i].key, ev->labels[i].value);
@@ -139,13 +139,13 @@ ends_at(const struct alert_event *ev)
 }
 
 static const char *
-generator_url(const struct webhook_board *board)
+generator_url(const struct agent_info *board)
 {
 	return board->generator_url ? board->generator_url : "";
 }
 
 void
-webhook_format_alertmanager_api(struct json *j, const struct webhook_board *board, const struct alert_event *const *evs,
+webhook_format_alertmanager_api(struct json *j, const struct agent_info *board, const struct alert_event *const *evs,
 				size_t n)
 {
 	json_array_begin(j);
@@ -214,7 +214,7 @@ write_group_key(struct json *j, const char *board)
 }
 
 void
-webhook_format_alertmanager(struct json *j, const struct webhook_board *board, const char *receiver,
+webhook_format_alertmanager(struct json *j, const struct agent_info *board, const char *receiver,
 			    const struct alert_event *const *evs, size_t n)
 {
 	struct am_alert *alerts = xcalloc(n, sizeof(*alerts));
@@ -229,7 +229,7 @@ webhook_format_alertmanager(struct json *j, const struct webhook_board *board, c
 	json_key(j, "version");
 	json_string(j, "4");
 	json_key(j, "groupKey");
-	write_group_key(j, board->name);
+	write_group_key(j, board->board_name);
 	json_key(j, "truncatedAlerts");
 	json_int(j, 0);
 	json_key(j, "status");
@@ -239,7 +239,7 @@ webhook_format_alertmanager(struct json *j, const struct webhook_board *board, c
 	json_key(j, "groupLabels");
 	json_object_begin(j);
 	json_key(j, "instance");
-	json_string(j, board->name);
+	json_string(j, board->board_name);
 	json_object_end(j);
 	struct kv *common = xcalloc(max_labels + ANNOTATIONS_MAX, sizeof(*common));
 	json_key(j, "commonLabels");

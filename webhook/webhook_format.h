@@ -24,14 +24,14 @@
 #include <stdint.h>
 
 #include "core/alert.h"
+#include "core/board_info.h"
 #include "core/json.h"
 
-/* The board that sends: its name is the instance label; generator_url links back (may be "" or NULL). */
-struct webhook_board {
-	const char *name;
-	const char *device_id;
-	const char *generator_url;
-};
+/*
+ * The board that sends is INFO (core/board_info.h): its board_name is the
+ * instance label, device_id goes in the labels, generator_url links back
+ * (may be "" or NULL).
+ */
 
 /** True for the transitions a webhook sends on: firing, escalated, deescalated, repeat, resolved. */
 bool webhook_event_wanted(const struct alert_event *ev);
@@ -40,11 +40,11 @@ bool webhook_event_wanted(const struct alert_event *ev);
 bool webhook_event_firing(const struct alert_event *ev);
 
 /** alertmanager-api: the array of the N alerts of EVS. */
-void webhook_format_alertmanager_api(struct json *j, const struct webhook_board *board,
+void webhook_format_alertmanager_api(struct json *j, const struct agent_info *board,
 				     const struct alert_event *const *evs, size_t n);
 
 /** alertmanager: one version 4 body for the N alerts of EVS; RECEIVER is the action's name. */
-void webhook_format_alertmanager(struct json *j, const struct webhook_board *board, const char *receiver,
+void webhook_format_alertmanager(struct json *j, const struct agent_info *board, const char *receiver,
 				 const struct alert_event *const *evs, size_t n);
 
 #endif

@@ -1,14 +1,14 @@
-/* Webhooks in a build without libcurl or libcrypto: nothing is delivered, webhooks_create() says so. */
+/* Webhooks in a build without libcurl: nothing is delivered, webhooks_create() says so. */
 #include <errno.h>
 
 #include "core/log.h"
 #include "webhook.h"
 
 struct webhooks *
-webhooks_create(const struct webhook_board *board)
+webhooks_create(const struct agent_info *board)
 {
 	(void)board;
-	log_error("webhook: this build has no webhook support (built without libcurl or libcrypto)");
+	log_error("webhook: this build has no webhook support (built without libcurl)");
 	return NULL;
 }
 

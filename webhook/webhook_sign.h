@@ -2,8 +2,8 @@
  * Standard Webhooks signatures (https://www.standardwebhooks.com):
  * HMAC-SHA256 over "ID.TIMESTAMP.BODY" with the decoded bytes of a
  * "whsec_<base64>" secret, sent as "v1,<base64>". Several secrets (a
- * rotation) give several signatures, space-separated. The only file that
- * includes OpenSSL (libcrypto).
+ * rotation) give several signatures, space-separated. HMAC-SHA256 and
+ * base64 are core's (core/sha256.h, core/base64.h): no crypto library.
  */
 #ifndef TEGRAWATCH_WEBHOOK_SIGN_H
 #define TEGRAWATCH_WEBHOOK_SIGN_H

@@ -1,21 +1,23 @@
 // A stand-in for the agent's HTTP API, for testing the dashboard page alone.
 //
-// Serves web/dashboard/index.html at / and canned, generated responses for
+// Serves the dashboard page at / and canned, generated responses for
 // /api/v1/snapshot, /api/v1/history, /api/v1/alerts and the /api/v1/events
 // stream, in the shapes the agent uses (docs/http.md). The data follow a
 // short story like the demo recording: a board under GPU load heats up,
 // throttles for a while, then recovers.
 //
 // As a module: `const mock = await startMock({...})`; mock.url, mock.requests,
-// mock.close(). From the command line (for looking at the page by hand):
-//   node tests/browser/mock-server.mjs [--port N] [--board full|minimal] [--rate HZ]
+// mock.close(). The page is the one the build assembles from
+// web/dashboard/ and core/page/ (build/web/dashboard.html; `page` or --page
+// names another). From the command line (for looking at the page by hand):
+//   node tests/browser/mock-server.mjs [--port N] [--board full|minimal] [--rate HZ] [--page FILE]
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const PAGE = path.join(here, '..', '..', 'web', 'dashboard', 'index.html');
+export const BUILT_PAGE = path.join(here, '..', '..', 'build', 'web', 'dashboard.html');
 const T0 = Date.UTC(2025, 2, 14, 10, 0, 0); // sample 1, board time 10:00:00
 
 function iso(ms) {
@@ -122,7 +124,7 @@ const BOARDS = {
 
 export async function startMock(opts = {}) {
 	const o = {
-		port: 0, board: 'full', rate: 10, history: 600, dropAfter: 0, xss: false, ...opts,
+		port: 0, board: 'full', rate: 10, history: 600, dropAfter: 0, xss: false, page: BUILT_PAGE, ...opts,
 	};
 	o.throttleAt = opts.throttleAt ?? o.history + 40;
 	o.throttleLen = opts.throttleLen ?? 60;
@@ -198,7 +200,7 @@ export async function startMock(opts = {}) {
 			return send(res, 405, 'text/plain', 'method not allowed\n');
 		}
 		if (u.pathname === '/' || u.pathname === '/index.html') {
-			return send(res, 200, 'text/html; charset=utf-8', fs.readFileSync(PAGE));
+			return send(res, 200, 'text/html; charset=utf-8', fs.readFileSync(o.page));
 		}
 		if (u.pathname === '/api/v1/snapshot') {
 			return json(res, {
@@ -288,6 +290,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
 		return i >= 0 ? args[i + 1] : def;
 	};
 	const mock = await startMock({ port: Number(opt('port', 0)), board: opt('board', 'full'),
-		rate: Number(opt('rate', 10)) });
+		rate: Number(opt('rate', 10)), page: opt('page', BUILT_PAGE) });
 	console.log('mock agent listening on ' + mock.url);
 }

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: YAML bytes -> cfg_tree_load_buffer(). A loaded tree is walked
- * (without recursion) and every promise of agent/cfg_tree.h is checked; a
+ * (without recursion) and every promise of core/cfg_tree.h is checked; a
  * refused input must come with located messages. Crashes, leaks and broken
  * invariants all abort.
  */

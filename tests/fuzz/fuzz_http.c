@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/base64.h"
 #include "core/metrics.h"
 #include "web/route.h"
 #include "web/web_util.h"
@@ -87,23 +88,6 @@ after_scheme(const char *h, size_t len, const char *scheme, size_t *rest)
 }
 
 static void
-encode(const unsigned char *in, size_t len, char *out)
-{
-	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned int q = (unsigned int)in[i] << 16;
-		q |= i + 1 < len ? (unsigned int)in[i + 1] << 8 : 0;
-		q |= i + 2 < len ? in[i + 2] : 0;
-		out[o++] = abc[q >> 18 & 63];
-		out[o++] = abc[q >> 12 & 63];
-		out[o++] = i + 1 < len ? abc[q >> 6 & 63] : '=';
-		out[o++] = i + 2 < len ? abc[q & 63] : '=';
-	}
-	out[o] = '\0';
-}
-
-static void
 check_auth(const char *h, size_t len)
 {
 	size_t rest;
@@ -121,9 +105,9 @@ check_auth(const char *h, size_t len)
 	char *again = malloc(len + 1);
 	CHECK(out && again);
 	size_t n;
-	if (web_base64_decode(h, len, out, len / 4 * 3, &n) == 0) {
+	if (base64_decode(h, len, out, len / 4 * 3, &n, false) == 0) {
 		CHECK(n <= len / 4 * 3);
-		encode(out, n, again);
+		base64_encode(out, n, again);
 		CHECK(strlen(again) == len && memcmp(again, h, len) == 0);
 	}
 	free(out);

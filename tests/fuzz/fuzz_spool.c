@@ -1,6 +1,6 @@
 /*
  * Fuzz target: bytes -> a spool file -> spool_open(), the reader of
- * agent/spool.c. Opening must always succeed; what it loads must be sane
+ * core/spool_read.c. Opening must always succeed; what it loads must be sane
  * (ids increasing, valid topics and QoS); a second open must find no
  * damage and exactly the same records (the first open rewrote the file),
  * and so must a third through a small memory window (spill);

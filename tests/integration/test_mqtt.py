@@ -241,7 +241,7 @@ def dedup_seqs(states):
 
 
 def parse_spool(path):
-    """Valid, not yet acknowledged data records of a spool file (layout: agent/spool.h)."""
+    """Valid, not yet acknowledged data records of a spool file (layout: core/spool.h)."""
     data = read_bytes(path)
     off, recs, ack = 0, [], 0
     while off + 12 <= len(data):

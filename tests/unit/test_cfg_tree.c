@@ -1,4 +1,4 @@
-/* YAML -> located tree loader (agent/cfg_tree.c) and the diagnostics list. */
+/* YAML -> located tree loader (core/cfg_tree.c) and the diagnostics list. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * The configuration loader (agent/config.c, agent/cfg_decode.c,
+ * The configuration loader (agent/config.c, core/cfg_decode.c,
  * thresholds/rules_load.c, thresholds/catalog.c): good files decode to the
  * expected values, environment overrides apply, and every bad file in
  * tests/fixtures/config/bad/ gives exactly the messages in its .expected

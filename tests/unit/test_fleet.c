@@ -262,8 +262,10 @@ test_remote_write_labels(void **state)
 	char *names[] = {"site", NULL}, *values[] = {"lyon", NULL};
 	cfg.label_names = names;
 	cfg.label_values = values;
-	struct fleet_info info = {.device_id = "orin-1", .board_name = "lab", .agent_version = "0.1.0",
-				  .map = test_map};
+	struct fleet_info info = {
+		.agent = {.device_id = "orin-1", .board_name = "lab", .version = "0.1.0"},
+		.map = test_map,
+	};
 	struct fleet_encoder *e = rw_encoder_create(&cfg, &info);
 	struct sample *s = make_sample();
 	struct buf rec, out;

@@ -359,10 +359,10 @@ static struct nvpmodel_conf modes = {
 	.modes = {{.id = 0, .name = "MAXN"}, {.id = 1, .name = "15W"}},
 };
 
-static struct mqtt_info
+static struct agent_info
 make_info(void)
 {
-	struct mqtt_info info = {.modes = &modes, .agent_version = "0.1.0", .interval_ms = 1000};
+	struct agent_info info = {.modes = &modes, .version = "0.1.0", .interval_ms = 1000};
 	snprintf(info.identity.model, sizeof(info.identity.model), "NVIDIA Jetson AGX Orin");
 	snprintf(info.identity.soc, sizeof(info.identity.soc), "tegra234");
 	snprintf(info.identity.module, sizeof(info.identity.module), "p3701-0005");
@@ -375,7 +375,7 @@ static void
 test_info_json(void **state)
 {
 	(void)state;
-	struct mqtt_info info = make_info();
+	struct agent_info info = make_info();
 	struct json j;
 	json_init(&j);
 	mqtt_info_json(&j, &info, "orin-01", BOOT);
@@ -385,7 +385,7 @@ test_info_json(void **state)
 				   "\"agent\":\"tegrawatch\",\"agent_version\":\"0.1.0\",\"boot_id\":\"" BOOT "\","
 				   "\"interval_ms\":1000}");
 	/* an unknown board: nulls and no modes */
-	struct mqtt_info bare = {.agent_version = "0.1.0", .interval_ms = 500};
+	struct agent_info bare = {.version = "0.1.0", .interval_ms = 500};
 	json_reset(&j);
 	mqtt_info_json(&j, &bare, "x", BOOT);
 	assert_string_equal(j.out.buf, "{\"device_id\":\"x\",\"model\":null,\"soc\":null,\"module\":null,\"l4t\":null,"
@@ -472,9 +472,9 @@ static void
 test_ha_discovery(void **state)
 {
 	(void)state;
-	struct mqtt_info info = make_info();
+	struct agent_info info = make_info();
 	/* the id is the machine's; the name people read is the host's; the serial in the device block */
-	info.display_name = "orin-lab";
+	info.board_name = "orin-lab";
 	snprintf(info.identity.serial, sizeof(info.identity.serial), "1422019012345");
 	struct mqtt_ha_ctx ctx = {
 		.ha_prefix = "homeassistant",
@@ -574,7 +574,7 @@ test_ha_discovery(void **state)
 	}
 
 	/* an unknown board: the model falls back, no versions, no serial, the id as name; a slow interval stretches expire_after */
-	struct mqtt_info bare = {.agent_version = "0.1.0", .interval_ms = 30000};
+	struct agent_info bare = {.version = "0.1.0", .interval_ms = 30000};
 	ctx.info = &bare;
 	ctx.expire_after_s = mqtt_ha_expire_after_s(30000, 5000);
 	metric_set_clear(set);

@@ -461,31 +461,6 @@ test_parse_uint(void **state)
 	assert_int_equal(web_parse_uint(NULL, 1, 5, &v), -EINVAL);
 }
 
-static void
-test_base64(void **state)
-{
-	(void)state;
-	unsigned char out[16];
-	size_t n;
-	assert_int_equal(web_base64_decode("", 0, out, sizeof(out), &n), 0);
-	assert_int_equal(n, 0);
-	assert_int_equal(web_base64_decode("YWJj", 4, out, sizeof(out), &n), 0);
-	assert_int_equal(n, 3);
-	assert_memory_equal(out, "abc", 3);
-	assert_int_equal(web_base64_decode("YWI=", 4, out, sizeof(out), &n), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(web_base64_decode("YQ==", 4, out, sizeof(out), &n), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(web_base64_decode("+/+/", 4, out, sizeof(out), &n), 0);
-	assert_int_equal(n, 3);
-	assert_memory_equal(out, "\xfb\xff\xbf", 3);
-	const char *bad[] = {"YWJ", "YQ=", "Y===", "YQ=a", "=QQQ", "YQ==YWJj", "YW J", "YW\nJ", "YWJj=", "YQ-_", "YR==", "YWK="};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(web_base64_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n), -EINVAL);
-	}
-	assert_int_equal(web_base64_decode("YWJjYWJj", 8, out, 5, &n), -EINVAL); /* no room */
-}
-
 /* "Basic " + base64 of TEXT (LEN bytes, may hold NULs). */
 static char *
 basic_header(const char *text, size_t len)
@@ -713,7 +688,6 @@ main(void)
 		cmocka_unit_test(test_secret_equal),
 		cmocka_unit_test(test_parse_uint),
 		cmocka_unit_test(test_read_secret),
-		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_auth_headers),
 		cmocka_unit_test(test_route),
 	};

@@ -32,7 +32,8 @@
 
 static const struct alert_label rule_labels[] = {{"team", "robots"}, {"zone", "cpu-thermal"}};
 
-static const struct webhook_board board = {"orin-01", "1421019054321", "http://orin-01:9474/"};
+static const struct agent_info board = {
+	.board_name = "orin-01", .device_id = "1421019054321", .generator_url = "http://orin-01:9474/"};
 
 /* 2026-11-23T09:12:03Z */
 #define T0_MS 1795425123000
@@ -164,7 +165,7 @@ test_alertmanager_v4_batch(void **state)
 	json_reset(&j);
 
 	/* all resolved: resolved at the top; a board name with a quote stays a valid group key */
-	const struct webhook_board odd = {"lab \"7\"", "id", NULL};
+	const struct agent_info odd = {.board_name = "lab \"7\"", .device_id = "id"};
 	const struct alert_event *one[] = {&b};
 	webhook_format_alertmanager(&j, &odd, "ops", one, 1);
 	assert_non_null(strstr(j.out.buf, "\"groupKey\":\"{}:{instance=\\\"lab \\\\\\\"7\\\\\\\"\\\"}\""));
@@ -204,7 +205,7 @@ test_wanted_transitions(void **state)
 	assert_false(webhook_event_firing(&ev));
 }
 
-/* ---- signing (libcrypto) ---- */
+/* ---- signing (core HMAC-SHA256) ---- */
 
 #if HAVE_WEBHOOKS
 

@@ -240,7 +240,8 @@ nreqs(struct server *s)
 /* ---- the agent's side ---- */
 
 static char tmpdir[64];
-static const struct webhook_board board = {"orin-01", "1421019054321", "http://orin-01:9474/"};
+static const struct agent_info board = {
+	.board_name = "orin-01", .device_id = "1421019054321", .generator_url = "http://orin-01:9474/"};
 
 static int
 setup_tmp(void **state)
