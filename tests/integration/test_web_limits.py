@@ -304,6 +304,30 @@ class StallTest(harness.TestCase):
             agent.stop()
 
 
+class StopTest(harness.TestCase):
+    """A stop with more parked event streams than the stream budget (8): every one is resumed before
+    libmicrohttpd stops (it aborts on a suspended connection). Streams whose clients left give their place
+    back at once, but stay parked until their next event: one sample every 60 s keeps them parked."""
+
+    def test_stop_with_more_parked_streams_than_the_budget(self):
+        agent = live_agent(self.agent, interval_ms=60000)
+        for _ in range(3):  # 24 streams, each parked after the latest sample, then left by its client
+            socks = []
+            for _ in range(8):
+                s = socket.create_connection(("127.0.0.1", agent.port), timeout=10)
+                socks.append(s)
+                s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                got = b""
+                while b"event: sample" not in got:
+                    chunk = s.recv(65536)
+                    self.assertTrue(chunk, got)
+                    got += chunk
+                self.assertEqual(status_of(got), 200, got[:200])
+            for s in socks:
+                s.close()
+        self.assertEqual(agent.stop(), 0, agent.stderr())
+
+
 TOKEN = "t0ken-for-tests"
 USER, PASSWORD = "admin", "pa55word"
 
