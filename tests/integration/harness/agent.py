@@ -167,7 +167,7 @@ class Agent:
             self.kill()
             raise AssertionError("the agent did not end within %.0f s; stderr:\n%s" % (timeout, self.stderr()[-4000:]))
 
-    def stop(self, sig=signal.SIGTERM, timeout=15.0):
+    def stop(self, sig=signal.SIGTERM, timeout=20.0):
         """SIG (SIGTERM), then its exit status; stop_s is how long it took. Past TIMEOUT it is killed and the
         test fails."""
         t0 = time.monotonic()
