@@ -146,9 +146,11 @@ def read_jsonl(path):
 
 
 def clean_env(extra=None):
-    """This process's environment without TEGRAWATCH_* (a developer's setting must not leak into a test), in
-    UTC, with EXTRA."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TEGRAWATCH_")}
+    """This process's environment without TEGRAWATCH_* (a developer's setting must not leak into a test) and
+    without what systemd gives one process (NOTIFY_SOCKET, WATCHDOG_*, JOURNAL_STREAM: a CI job run as a unit
+    has them), in UTC, with EXTRA."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TEGRAWATCH_", "NOTIFY_", "WATCHDOG_", "JOURNAL_"))}
     env["TZ"] = "UTC"
     env.update(extra or {})
     return env
