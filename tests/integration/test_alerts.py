@@ -208,7 +208,8 @@ rules:
             # a broken file: the old configuration keeps running, errors are located, the failure counted
             self.write_config(None, text="rules:\n  - name: cpu-hot\n    metric: temp.cpu_c\n    warnin: 60\n")
             agent.send(signal.SIGHUP)
-            s = agent.next_sample(lambda s: s["metrics"].get("agent.config_reload_failures_total") == 1, what="a failure")
+            s = agent.next_sample(lambda s: s["metrics"].get("agent.config_reload_failures_total") == 1,
+                                  what="a failure")
             self.assertEqual(s["metrics"]["agent.alerts_firing"], 1)
             agent.wait_stderr("tegrawatch.yaml:4:5: unknown key 'warnin'")
             # a good file keeping the rule and adding one: the alert keeps its state, no resolve, no new firing

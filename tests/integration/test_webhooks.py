@@ -35,7 +35,7 @@ import unittest
 import urllib.request
 
 import harness
-from harness import free_port, read_text, wait_until, write_file
+from harness import end_process, free_port, read_text, wait_until, write_file
 from harness.webhooks import (COOL, HOT, MACHINE_ID, SECRET, TOKEN, WebhookCase, events, hook_config, hook_rule,
                               json_action, save_example, verify_signature)
 
@@ -86,13 +86,7 @@ receivers:
         return self
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc, 10)
         self.proc = None
 
     def url(self, path):
@@ -148,7 +142,7 @@ class AlertmanagerTest(WebhookCase):
         self.assertEqual(len(b["alerts"]), 1)
         self.assertEqual(b["alerts"][0]["labels"]["team"], "robots")
         self.assertEqual(b["alerts"][0]["annotations"]["value"], "70")
-        save_example("alertmanager-v4-from-alertmanager.json", hook.got("/am-hook")[0][3])
+        save_example("alertmanager-v4-from-alertmanager.json", hook.got("/am-hook")[0].body)
 
         # the resend keeps it there (resend: 1s), without new notifications from Alertmanager
         sent = agent.wait_metrics(lambda m: m["webhook.am.sent_total"] >= 3, "re-sends")["webhook.am.sent_total"]
@@ -228,11 +222,11 @@ class BodiesTest(WebhookCase):
             self.assertEqual(m["webhook.%s.retried_total" % name], 0)
             self.assertEqual(m["webhook.%s.queue_depth" % name], 0)
             self.assertLessEqual(abs(m["webhook.%s.last_success_s" % name] - now), 60)
-        self.assertEqual(len(r.got()), 6, [x[1] for x in r.got()])  # nothing else: resend 1h, no retries
+        self.assertEqual(len(r.got()), 6, [x.path for x in r.got()])  # nothing else: resend 1h, no retries
 
         # ---- json: the core event, one per request
         js = r.got("/json")
-        fire, res = [json.loads(x[3]) for x in js]
+        fire, res = [json.loads(x.body) for x in js]
         keys = ["rule", "metric", "transition", "status", "severity", "previous_severity", "value", "threshold",
                 "absent", "fingerprint", "at", "at_ms", "starts_at", "starts_at_ms", "ends_at", "ends_at_ms",
                 "summary", "description", "labels", "throttle", "throttle_causes", "power_mode", "board"]
@@ -285,7 +279,7 @@ class BodiesTest(WebhookCase):
             "status": "resolved", "labels": labels, "annotations": ann_res, "startsAt": res["starts_at"],
             "endsAt": res["ends_at"], "generatorURL": "http://%s/" % web, "fingerprint": fire["fingerprint"]}])
         # labels as Alertmanager writes them: sorted by name
-        self.assertEqual(list(json.loads(r.got("/am")[0][3])["commonLabels"]), sorted(labels))
+        self.assertEqual(list(json.loads(r.got("/am")[0].body)["commonLabels"]), sorted(labels))
 
         # ---- alertmanager-api: what POST /api/v2/alerts takes (no endsAt while firing)
         api_fire, api_res = r.bodies("/api")
@@ -345,7 +339,8 @@ class LazyLibcurlTest(WebhookCase):
         plain.stop()
 
         r = self.receiver()
-        hooked = self.hook_agent(hook_config(json_action("hook", r.url("/hook")), hook_rule("cpu-hot", "temp.cpu_c", ["hook"])),
+        hooked = self.hook_agent(hook_config(json_action("hook", r.url("/hook")),
+                                            hook_rule("cpu-hot", "temp.cpu_c", ["hook"])),
                             name="hooked")
         hooked.wait_metrics(lambda m: True, "a sample")
         self.assertTrue("libcurl" in self.mapped(hooked), "libcurl not mapped with a webhook action")
@@ -358,7 +353,8 @@ class SignalsTest(WebhookCase):
     def test_sighup_reloads_and_sigterm_stops_with_webhooks(self):
         """The delivery thread must not take the signals the loop reads (it once did: SIGHUP killed the agent)."""
         r = self.receiver()
-        agent = self.hook_agent(hook_config(json_action("ops", r.url("/hook")), hook_rule("cpu-hot", "temp.cpu_c", ["ops"])))
+        agent = self.hook_agent(hook_config(json_action("ops", r.url("/hook")),
+                                            hook_rule("cpu-hot", "temp.cpu_c", ["ops"])))
         agent.wait_metrics(lambda m: "webhook.ops.sent_total" in m, "the webhook counters")
         for n in (1, 2, 3):
             agent.send(signal.SIGHUP)

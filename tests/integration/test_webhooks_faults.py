@@ -43,11 +43,11 @@ class FaultsTest(WebhookCase):
                           m["webhook.flaky.dropped_total"], m["webhook.flaky.queue_depth"]), (3, 0, 0, 0))
         self.assertLessEqual(abs(m["webhook.flaky.last_success_s"] - time.time()), 60)
         # one notification, four attempts: the same id and body each time, each signed for its own timestamp
-        self.assertEqual(len({x[2]["webhook-id"] for x in reqs}), 1)
-        self.assertEqual(len({x[3] for x in reqs}), 1)
+        self.assertEqual(len({x.headers["webhook-id"] for x in reqs}), 1)
+        self.assertEqual(len({x.body for x in reqs}), 1)
         for x in reqs:
-            self.assertTrue(verify_signature(SECRET, x[2], x[3]))
-        stamps = [int(x[2]["webhook-timestamp"]) for x in reqs]
+            self.assertTrue(verify_signature(SECRET, x.headers, x.body))
+        stamps = [int(x.headers["webhook-timestamp"]) for x in reqs]
         self.assertEqual(stamps, sorted(stamps))
         self.assertEqual(events(reqs[:1]), [("cpu-hot", "firing")])
 
@@ -80,7 +80,8 @@ class FaultsTest(WebhookCase):
         # goal F6: a 302 is the receiver's answer, not an address to go to: counted as refused, never followed
         other = self.receiver()
         r = self.receiver(script=[(302, {"Location": other.url("/elsewhere")})])
-        agent = self.hook_agent(hook_config(json_action("moved", r.url("/hook")), hook_rule("cpu-hot", "temp.cpu_c", ["moved"])),
+        agent = self.hook_agent(hook_config(json_action("moved", r.url("/hook")),
+                                            hook_rule("cpu-hot", "temp.cpu_c", ["moved"])),
                            backoff="100,1000")
         self.board.set("temp.cpu_c", HOT)
         r.wait(1)
@@ -95,13 +96,14 @@ class FaultsTest(WebhookCase):
     def test_429_retry_after_is_honoured(self):
         r = self.receiver(script=[(429, {"Retry-After": "2"})])
         # a plain back-off would retry within 100 ms; Retry-After is honoured up to the cap (10 s here)
-        agent = self.hook_agent(hook_config(json_action("hook", r.url("/hook")), hook_rule("cpu-hot", "temp.cpu_c", ["hook"])),
+        agent = self.hook_agent(hook_config(json_action("hook", r.url("/hook")),
+                                            hook_rule("cpu-hot", "temp.cpu_c", ["hook"])),
                            backoff="100,10000")
         self.board.set("temp.cpu_c", HOT)
         first, second = r.wait(2)
-        self.assertGreaterEqual(second[0] - first[0], 1.9)
-        self.assertLess(second[0] - first[0], 4)
-        self.assertEqual(first[3], second[3])
+        self.assertGreaterEqual(second.time - first.time, 1.9)
+        self.assertLess(second.time - first.time, 4)
+        self.assertEqual(first.body, second.body)
         m = agent.wait_metrics(lambda m: m["webhook.hook.sent_total"] == 1, "the notification delivered")
         self.assertEqual((m["webhook.hook.retried_total"], m["webhook.hook.failed_total"]), (1, 0))
         self.assertEqual(agent.stop(), 0)
@@ -157,7 +159,7 @@ class FaultsTest(WebhookCase):
         # the oldest three (the firings) went; the newest three came, in order
         self.assertEqual(events(r.got()), [("cpu-hot", "resolved"), ("gpu-hot", "resolved"),
                                            ("soc0-hot", "resolved")])
-        at = [json.loads(x[3])["at_ms"] for x in reqs]
+        at = [json.loads(x.body)["at_ms"] for x in reqs]
         self.assertEqual(at, sorted(at))
 
     def test_kill9_with_queue_file_then_restart_delivers_in_order(self):
@@ -186,8 +188,8 @@ class FaultsTest(WebhookCase):
         self.assertEqual(events(reqs), [("cpu-hot", "firing"), ("gpu-hot", "firing"), ("cpu-hot", "resolved"),
                                         ("gpu-hot", "resolved")])
         for x in reqs:
-            self.assertTrue(verify_signature(SECRET, x[2], x[3]))
-        self.assertEqual(len({x[2]["webhook-id"] for x in reqs}), 4)
+            self.assertTrue(verify_signature(SECRET, x.headers, x.body))
+        self.assertEqual(len({x.headers["webhook-id"] for x in reqs}), 4)
         # delivered once: a third start finds the queue empty
         third = self.hook_agent(cfg, name="third")
         third.wait_metrics(lambda m: m.get("agent.samples_total", 0) >= 5, "five samples")
@@ -229,12 +231,12 @@ class SlowOutageTest(WebhookCase):
         r = self.receiver(port=port)
         back_at = time.monotonic()
         reqs = r.wait(6, timeout=30)
-        took = reqs[-1][0] - back_at
+        took = reqs[-1].time - back_at
         m = agent.wait_metrics(lambda m: m["webhook.ops.sent_total"] == 6 and m["webhook.ops.queue_depth"] == 0,
                                "the queue delivered")
         self.assertEqual((m["webhook.ops.dropped_total"], m["webhook.ops.failed_total"]), (0, 0))
         self.assertEqual(events(reqs), [("cpu-hot", "firing"), ("cpu-hot", "resolved")] * 3)
-        at = [json.loads(x[3])["at_ms"] for x in reqs]
+        at = [json.loads(x.body)["at_ms"] for x in reqs]
         self.assertEqual(at, sorted(at))
         self.assertEqual(len(set(at)), 6)
         self.assertEqual(agent.stop(), 0)

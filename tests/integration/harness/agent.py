@@ -40,9 +40,9 @@ class Agent:
         self._samples, self._offset, self._cursor = [], 0, 0
         self._lock = threading.Lock()
         self.stop_s = None
-        with open(self.err_path, "ab") as err:
+        with open(self.err_path, "wb") as err:  # a name used again: a new run, new files
             if stdout is None:
-                with open(self.out_path, "ab") as out:
+                with open(self.out_path, "wb") as out:
                     self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env=clean_env(env),
                                                  preexec_fn=preexec, cwd=cwd)
             else:
@@ -112,6 +112,10 @@ class Agent:
                 what, timeout, {k: v for k, v in self.last().items() if k.startswith(("webhook.", "agent."))},
                 self.stderr()[-4000:]))
         return m
+
+    def wait_metric(self, name, pred, timeout=30.0):
+        """The latest sample's value of metric NAME, once it satisfies PRED."""
+        return self.wait_metrics(lambda m: name in m and pred(m[name]), name, timeout)[name]
 
     def wait_stderr(self, text, timeout=15.0, count=1):
         """Waits until stderr holds TEXT (COUNT times); an AssertionError with stderr after TIMEOUT seconds."""

@@ -169,6 +169,18 @@ def tegrawatch(args, env=None, timeout=60, **kw):
                           env=clean_env(env), **kw)
 
 
+def end_process(proc, timeout=10.0):
+    """A peer's end (a broker, Prometheus, Alertmanager): SIGTERM, then SIGKILL after TIMEOUT seconds. None or a
+    process already gone: nothing."""
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def pid_alive(pid):
     """True while PID runs (a zombie or no such process: not alive)."""
     try:

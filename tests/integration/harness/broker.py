@@ -10,7 +10,7 @@ import threading
 import time
 import zlib
 
-from .base import MOSQUITTO, free_port, read_bytes, read_text, wait_until, write_file
+from .base import end_process, MOSQUITTO, free_port, read_bytes, read_text, wait_until, write_file
 
 try:
     import paho.mqtt.client as mqtt
@@ -66,13 +66,7 @@ class Broker:
         return self
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc, 10)
         self.proc = None
 
     def reload(self):

@@ -6,7 +6,7 @@ import re
 import socket
 import threading
 import time
-from collections import namedtuple
+import urllib.parse
 
 from . import base
 from .base import free_port, wait_until
@@ -121,22 +121,53 @@ def header_of(raw, name):
 # Webhooks: a receiver
 
 
-Request = namedtuple("Request", "time path headers body line raw_headers")
+class Request:
+    """One request a Receiver got: its monotonic arrival time, path, {lower-case header: value}, body, request
+    line, [(header, value)] as sent, and the status it was answered with (None until then)."""
+
+    def __init__(self, path, headers, body, line, raw_headers):
+        self.time, self.path, self.headers, self.body = time.monotonic(), path, headers, body
+        self.line, self.raw_headers, self.status = line, raw_headers, None
+
+
+def forward(target, req):
+    """REQ posted on to TARGET (a URL): (status, headers, body); 502 when nothing answers there."""
+    u = urllib.parse.urlparse(target)
+    keep = ("content-type", "content-encoding", "x-prometheus-remote-write-version", "authorization")
+    try:
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        c.request("POST", u.path, body=req.body, headers={k: v for k, v in req.headers.items() if k in keep})
+        r = c.getresponse()
+        reply = r.read()
+        c.close()
+        return r.status, {}, reply
+    except OSError:
+        return 502, {}, b""  # the target is down (a test stopped it)
 
 
 class Receiver:
-    """A threaded HTTP receiver on 127.0.0.1 (a free port, or PORT). Each POST gets the next answer of SCRIPT,
-    (status, {header: value}) or "tarpit" (held unanswered until stop), then 200 once the script is used up.
-    Every request is kept as a Request: (monotonic arrival time, path, {lower-case header: value}, body, the
-    request line, [(header, value)] as sent)."""
+    """A threaded HTTP receiver on 127.0.0.1 (a free port, or PORT) keeping every POST as a Request. Its answer:
+    the next of SCRIPT, (status, {header: value}) or "tarpit" (held unanswered until stop); once the script is
+    used up, ANSWER(request) when it returns (status, headers[, body]); else the answer of TARGET (a URL the
+    request is forwarded to: a proxy that records); else 200. DELAY seconds pass before each answer."""
 
-    def __init__(self, port=None, script=()):
+    def __init__(self, port=None, script=(), answer=None, target=None, delay=0.0):
         self.port = port or free_port()
         self.script = list(script)
+        self.answer, self.target, self.delay = answer, target, delay
         self.requests = []
         self.lock = threading.Lock()
         self.released = threading.Event()
         self.server = None
+
+    def respond(self, req):
+        with self.lock:
+            if self.script:
+                return self.script.pop(0)
+        got = self.answer(req) if self.answer else None
+        if got is None and self.target:
+            got = forward(self.target, req)
+        return got or (200, {})
 
     def start(self):
         rec = self
@@ -146,27 +177,37 @@ class Receiver:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                req = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, self.requestline,
+                              list(self.headers.items()))
                 with rec.lock:
-                    rec.requests.append(Request(time.monotonic(), self.path,
-                                                {k.lower(): v for k, v in self.headers.items()}, body,
-                                                self.requestline, list(self.headers.items())))
-                    answer = rec.script.pop(0) if rec.script else (200, {})
+                    rec.requests.append(req)
+                if rec.delay:
+                    time.sleep(rec.delay)  # a slow receiver: the delay is what it is about
+                answer = rec.respond(req)
                 if answer == "tarpit":
                     rec.released.wait(60)  # holds the connection; released at stop
                     return
-                status, extra = answer
-                self.send_response(status)
-                for k, v in extra.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                status, extra, reply = answer if len(answer) == 3 else (answer[0], answer[1], b"")
+                req.status = status
+                try:
+                    self.send_response(status)
+                    for k, v in extra.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                except OSError:
+                    pass  # the client gave up on this request (killed, or its timeout)
 
             def log_message(self, *args):
                 pass
 
+        class Server(http.server.ThreadingHTTPServer):
+            request_queue_size = 128  # a fleet of agents connects at once
+            daemon_threads = True
+
         self.released.clear()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.server.daemon_threads = True
+        self.server = Server(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
