@@ -100,7 +100,7 @@ class NotifyTest(unittest.TestCase):
     def run_briefly(self, **env):
         return subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
                                "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "10", "--count", "8",
-                               "-c", self.cfg], capture_output=True, text=True, env=clean_env(**env), timeout=30)
+                               "-c", self.cfg], capture_output=True, text=True, env=clean_env(env), timeout=60)
 
     def test_abstract_socket(self):
         # "@name" is a socket in the abstract namespace (no file), as systemd may hand out

@@ -27,74 +27,19 @@ import hashlib
 import hmac
 import json
 import os
-import shutil
 import signal
-import subprocess
 import time
 import unittest
-import urllib.request
 
 import harness
-from harness import end_process, free_port, read_text, wait_until, write_file
-from harness.webhooks import (COOL, HOT, MACHINE_ID, SECRET, TOKEN, WebhookCase, events, hook_config, hook_rule,
-                              json_action, save_example, verify_signature)
+from harness import free_port, read_text, wait_until, write_file
+from harness.webhooks import (ALERTMANAGER, COOL, HOT, MACHINE_ID, SECRET, TOKEN, Alertmanager, WebhookCase, events,
+                              hook_config, hook_rule, json_action, save_example, verify_signature)
 
-ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # 1. A real Alertmanager
-
-
-class Alertmanager:
-    def __init__(self, d, hook_url):
-        self.port = free_port()
-        self.d = d
-        self.cfg = os.path.join(d, "alertmanager.yml")
-        write_file(self.cfg, """route:
-  receiver: hook
-  group_by: [alertname, instance]
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1h
-receivers:
-  - name: hook
-    webhook_configs:
-      - url: %s
-        send_resolved: true
-""" % hook_url, 0o644)
-        self.log = os.path.join(d, "alertmanager.log")
-        self.proc = None
-
-    def start(self):
-        store = os.path.join(self.d, "am-data")
-        os.makedirs(store, exist_ok=True)
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen([ALERTMANAGER, "--config.file=" + self.cfg, "--storage.path=" + store,
-                                          "--web.listen-address=127.0.0.1:%d" % self.port,
-                                          "--cluster.listen-address="],
-                                         stdout=log, stderr=subprocess.STDOUT)
-
-        def ready():
-            try:
-                with urllib.request.urlopen(self.url("/-/ready"), timeout=1) as r:
-                    return r.status == 200
-            except OSError:
-                return False
-        if not wait_until(ready, 30, 0.1):
-            raise AssertionError("alertmanager did not start:\n" + read_text(self.log))
-        return self
-
-    def stop(self):
-        end_process(self.proc, 10)
-        self.proc = None
-
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def alerts(self):
-        with urllib.request.urlopen(self.url("/api/v2/alerts"), timeout=5) as r:
-            return json.load(r)
 
 
 @unittest.skipUnless(os.access(ALERTMANAGER, os.X_OK), "prometheus-alertmanager is not installed")

@@ -6,10 +6,14 @@ import hmac
 import json
 import os
 import shutil
+import subprocess
+import urllib.request
 
 from . import base
-from .base import write_file
+from .base import end_process, free_port, read_text, wait_until, write_file
 from .case import TestCase
+
+ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
 
 ZONES = {  # metric -> the fixture's thermal zone file
     "temp.cpu_c": "sys/devices/virtual/thermal/thermal_zone0/temp",
@@ -90,6 +94,69 @@ def save_example(name, data):
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, name), "wb") as f:
             f.write(data)
+
+
+class Alertmanager:
+    """A real prometheus-alertmanager on 127.0.0.1 (a free port, or PORT), its data in D/NAME (new: it knows no
+    alert). With HOOK_URL it notifies that webhook receiver (grouped by alertname and instance, 1 s waits,
+    resolved ones too); without, nobody."""
+
+    def __init__(self, d, hook_url=None, port=None, name="alertmanager"):
+        self.port = port or free_port()
+        self.d = os.path.join(d, name)
+        os.makedirs(self.d, exist_ok=True)
+        self.cfg = os.path.join(self.d, "alertmanager.yml")
+        if hook_url:
+            route = """route:
+  receiver: hook
+  group_by: [alertname, instance]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %s
+        send_resolved: true
+""" % hook_url
+        else:
+            route = "route:\n  receiver: none\nreceivers:\n  - name: none\n"
+        write_file(self.cfg, route, 0o644)
+        self.log = os.path.join(self.d, "alertmanager.log")
+        self.proc = None
+
+    def start(self):
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen([ALERTMANAGER, "--config.file=" + self.cfg, "--storage.path=" + self.d,
+                                          "--web.listen-address=127.0.0.1:%d" % self.port,
+                                          "--cluster.listen-address="],
+                                         stdout=log, stderr=subprocess.STDOUT)
+        if not wait_until(lambda: self.get("/-/ready") is not None, 30, 0.1):
+            raise AssertionError("alertmanager did not start:\n" + read_text(self.log))
+        return self
+
+    def stop(self):
+        end_process(self.proc, 10)
+        self.proc = None
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def get(self, path):
+        """The body of GET PATH, or None when it does not answer (200)."""
+        try:
+            with urllib.request.urlopen(self.url(path), timeout=5) as r:
+                return r.read()
+        except OSError:
+            return None
+
+    def alerts(self):
+        return json.loads(self.get("/api/v2/alerts") or b"[]")
+
+    def active(self, name):
+        """The active alerts named NAME."""
+        body = self.get("/api/v2/alerts?active=true")
+        return [a for a in json.loads(body or b"[]") if a["labels"].get("alertname") == name]
 
 
 class WebhookCase(TestCase):
