@@ -594,11 +594,14 @@ notifier_main(void *arg)
 	struct server_state *st = arg;
 	server_lower_thread_priority();
 	pthread_mutex_lock(&st->lock);
+	/* streams whose clients left give their budget place back while still parked, so more than
+	 * wake_cap may wait: a full round is followed by another at once */
+	bool full = false;
 	for (;;) {
 		/* the wake condition waits on CLOCK_MONOTONIC (server_state_init) */
 		int64_t until_ms = monotonic_ms() + 1000;
 		struct timespec until = {.tv_sec = until_ms / 1000, .tv_nsec = (until_ms % 1000) * 1000000};
-		if (!st->stopping) {
+		if (!st->stopping && !full) {
 			pthread_cond_timedwait(&st->wake, &st->lock, &until);
 		}
 		bool stop = st->stopping;
@@ -611,6 +614,7 @@ notifier_main(void *arg)
 				st->wake_list[n++] = s;
 			}
 		}
+		full = n == st->wake_cap;
 		/* a parked stream stays alive until we resume it, so no lock is needed here */
 		pthread_mutex_unlock(&st->lock);
 		for (size_t i = 0; i < n; i++) {
@@ -619,8 +623,8 @@ notifier_main(void *arg)
 		/* slow request heads are closed here too, whether or not new clients come */
 		conn_guard_sweep(&st->guard, now);
 		pthread_mutex_lock(&st->lock);
-		if (stop) {
-			break;
+		if (stop && !full) {
+			break; /* every parked stream resumed: MHD must not stop with one */
 		}
 	}
 	pthread_mutex_unlock(&st->lock);

@@ -8,18 +8,12 @@ import collections
 import glob
 import json
 import os
-import queue
-import shutil
 import signal
-import subprocess
-import sys
-import tempfile
-import threading
 import time
-import unittest
 
-BIN = None
-SRC = None
+import harness
+from harness import free_port, wait_until, write_file
+
 CPU_ZONE_TEMP = "sys/devices/virtual/thermal/thermal_zone0/temp"
 
 RECORDER = """#!/bin/sh
@@ -30,16 +24,7 @@ env | grep '^TEGRAWATCH_' | sort > "$out.tmp" && mv "$out.tmp" "$out"
 
 
 def run(args, **kw):
-    kw.setdefault("capture_output", True)
-    kw.setdefault("text", True)
-    kw.setdefault("timeout", 120)
-    return subprocess.run([BIN] + args, **kw)
-
-
-def write_file(path, text, mode=0o644):
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, mode)
+    return harness.tegrawatch(args, timeout=kw.pop("timeout", 120), **kw)
 
 
 def read_envs(d):
@@ -50,12 +35,12 @@ def read_envs(d):
     return envs
 
 
-class DemoTimelineTest(unittest.TestCase):
+class DemoTimelineTest(harness.TestCase):
     """`replay --dry-run` on the demo: the story of configs/demo/README.md as alerts."""
 
     def timeline(self):
-        p = run(["replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "-c",
-                 os.path.join(SRC, "configs/demo/tegrawatch.yaml"), "--root", os.path.join(SRC, "configs/demo/root"),
+        p = run(["replay", harness.src("configs/demo/tegrastats.log"), "-c",
+                 harness.src("configs/demo/tegrawatch.yaml"), "--root", harness.src("configs/demo/root"),
                  "--dry-run", "--json"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("900 samples", p.stderr)
@@ -96,15 +81,15 @@ class DemoTimelineTest(unittest.TestCase):
         self.assertEqual(a, b)
 
 
-class ExecActionTest(unittest.TestCase):
+class ExecActionTest(harness.TestCase):
     def test_run_replay_calls_exec_with_the_alert(self):
-        with tempfile.TemporaryDirectory() as d:
-            rec = os.path.join(d, "recorder")
-            write_file(rec, RECORDER, 0o755)
-            out = os.path.join(d, "events")
-            os.mkdir(out)
-            cfg = os.path.join(d, "tegrawatch.yaml")
-            write_file(cfg, """
+        d = self.d
+        rec = os.path.join(d, "recorder")
+        write_file(rec, RECORDER, 0o755)
+        out = os.path.join(d, "events")
+        os.mkdir(out)
+        cfg = os.path.join(d, "tegrawatch.yaml")
+        write_file(cfg, """
 agent:
   board_name: test-board
   state_file: ""
@@ -117,11 +102,11 @@ actions:
 notify:
   warning: [record]
   critical: [record]
-""" % (SRC, rec, out))
-            p = run(["run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "--speed", "0",
-                     "--root", os.path.join(SRC, "configs/demo/root"), "-c", cfg])
-            self.assertEqual(p.returncode, 0, p.stderr)
-            envs = read_envs(out)
+""" % (harness.src(), rec, out))
+        p = run(["run", "--replay", harness.src("configs/demo/tegrastats.log"), "--speed", "0",
+                 "--root", harness.src("configs/demo/root"), "-c", cfg])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        envs = read_envs(out)
         throttle = [e for e in envs if e["TEGRAWATCH_RULE"] == "throttling"]
         self.assertEqual([e["TEGRAWATCH_TRANSITION"] for e in throttle], ["firing", "resolved"])
         f, r = throttle
@@ -143,11 +128,11 @@ notify:
             self.assertEqual(seq[-1], "resolved", seq)
 
     def test_slow_action_never_blocks_sampling(self):
-        with tempfile.TemporaryDirectory() as d:
-            slow = os.path.join(d, "slow")
-            write_file(slow, "#!/bin/sh\nsleep 30\n", 0o755)
-            cfg = os.path.join(d, "c.yaml")
-            write_file(cfg, """
+        d = self.d
+        slow = os.path.join(d, "slow")
+        write_file(slow, "#!/bin/sh\nsleep 30\n", 0o755)
+        cfg = os.path.join(d, "c.yaml")
+        write_file(cfg, """
 agent: {state_file: ""}
 actions:
   slow: {type: exec, command: [%s], timeout: 1s}
@@ -157,10 +142,10 @@ rules:
     warning: 1
     actions: {warning: [slow]}
 """ % slow)
-            t0 = time.monotonic()
-            p = run(["run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "--speed", "20",
-                     "--count", "40", "-c", cfg])
-            took = time.monotonic() - t0
+        t0 = time.monotonic()
+        p = run(["run", "--replay", harness.src("configs/demo/tegrastats.log"), "--speed", "20",
+                 "--count", "40", "-c", cfg])
+        took = time.monotonic() - t0
         self.assertEqual(p.returncode, 0, p.stderr)
         docs = [json.loads(l) for l in p.stdout.splitlines()]
         self.assertEqual(len(docs), 40)
@@ -170,46 +155,7 @@ rules:
         self.assertIn("still running after its timeout", p.stderr)
 
 
-class LiveAgent:
-    def __init__(self, root, cfg):
-        self.proc = subprocess.Popen([BIN, "run", "--root", root, "--interval", "100", "--no-tegrastats", "-c", cfg],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.samples = queue.Queue()
-        self.err = []
-        threading.Thread(target=self._out, daemon=True).start()
-        threading.Thread(target=self._err, daemon=True).start()
-
-    def _out(self):
-        for line in self.proc.stdout:
-            self.samples.put(json.loads(line))
-
-    def _err(self):
-        for line in self.proc.stderr:
-            self.err.append(line)
-
-    def wait_for(self, pred, what, timeout=6.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                s = self.samples.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if pred(s):
-                return s
-        raise AssertionError("no sample with %s; stderr: %s" % (what, "".join(self.err)))
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        return self.proc.returncode
-
-    def stderr_lines(self, text):
-        return [l for l in self.err if text in l]
-
-
-class ReloadAndRestartTest(unittest.TestCase):
+class ReloadAndRestartTest(harness.TestCase):
     RULES = """
 agent:
   state_file: %(state)s
@@ -227,9 +173,9 @@ rules:
 %(extra)s"""
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.root = os.path.join(self.tmp, "root")
-        shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), self.root, symlinks=True)
+        super().setUp()
+        self.tmp = self.d
+        self.root = harness.copy_board(self.d)
         self.rec = os.path.join(self.tmp, "recorder")
         write_file(self.rec, RECORDER, 0o755)
         self.out = os.path.join(self.tmp, "events")
@@ -238,51 +184,44 @@ rules:
         self.state = os.path.join(self.tmp, "alerts.state")
         self.write_config("")
 
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
+    def live_agent(self):
+        """The agent on the board copy, 100 ms ticks, reading self.cfg (rewritten by the tests)."""
+        return self.agent(["--root", self.root, "--interval", "100", "--no-tegrastats", "-c", self.cfg])
 
     def write_config(self, extra, text=None):
         if text is None:
             text = self.RULES % {"state": self.state, "rec": self.rec, "out": self.out, "extra": extra}
-        write_file(self.cfg + ".new", text)
-        os.replace(self.cfg + ".new", self.cfg)
+        write_file(self.cfg, text, 0o644)
 
     def set_cpu_temp(self, mc):
-        path = os.path.join(self.root, CPU_ZONE_TEMP)
-        write_file(path + ".new", "%d\n" % mc)
-        os.replace(path + ".new", path)
+        write_file(os.path.join(self.root, CPU_ZONE_TEMP), "%d\n" % mc, 0o644)
 
-    def wait_events(self, n, timeout=5.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            envs = read_envs(self.out)
-            if len(envs) >= n:
-                return envs
-            time.sleep(0.1)
+    def wait_events(self, n, timeout=20.0):
+        wait_until(lambda: len(read_envs(self.out)) >= n, timeout, step=0.1)
         return read_envs(self.out)
 
     def test_sighup_reload_keeps_state_and_survives_a_bad_file(self):
-        agent = LiveAgent(self.root, self.cfg)
+        agent = self.live_agent()
         try:
             self.set_cpu_temp(70000)
-            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "the alert firing")
+            agent.next_sample(lambda s: s["metrics"].get("agent.alerts_firing") == 1, what="the alert firing")
             # a broken file: the old configuration keeps running, errors are located, the failure counted
             self.write_config(None, text="rules:\n  - name: cpu-hot\n    metric: temp.cpu_c\n    warnin: 60\n")
-            agent.proc.send_signal(signal.SIGHUP)
-            s = agent.wait_for(lambda s: s["metrics"].get("agent.config_reload_failures_total") == 1, "a failure")
+            agent.send(signal.SIGHUP)
+            s = agent.next_sample(lambda s: s["metrics"].get("agent.config_reload_failures_total") == 1,
+                                  what="a failure")
             self.assertEqual(s["metrics"]["agent.alerts_firing"], 1)
-            time.sleep(0.3)
-            self.assertTrue(agent.stderr_lines("tegrawatch.yaml:4:5: unknown key 'warnin'"), "".join(agent.err))
+            agent.wait_stderr("tegrawatch.yaml:4:5: unknown key 'warnin'")
             # a good file keeping the rule and adding one: the alert keeps its state, no resolve, no new firing
             self.write_config("""  - name: gpu-hot
     metric: temp.gpu_c
     warning: 40
 """)
-            agent.proc.send_signal(signal.SIGHUP)
-            s = agent.wait_for(lambda s: s["metrics"].get("agent.config_reloads_total") == 1, "the reload")
-            s = agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 2, "the new rule firing")
+            agent.send(signal.SIGHUP)
+            s = agent.next_sample(lambda s: s["metrics"].get("agent.config_reloads_total") == 1, what="the reload")
+            s = agent.next_sample(lambda s: s["metrics"].get("agent.alerts_firing") == 2, what="the new rule firing")
             self.set_cpu_temp(50000)
-            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "cpu-hot resolved")
+            agent.next_sample(lambda s: s["metrics"].get("agent.alerts_firing") == 1, what="cpu-hot resolved")
         finally:
             self.assertEqual(agent.stop(), 0)
         envs = self.wait_events(4)
@@ -295,33 +234,31 @@ rules:
     def test_reload_names_settings_only_a_restart_applies(self):
         base = self.RULES % {"state": self.state, "rec": self.rec, "out": self.out, "extra": ""}
         self.write_config(None, text=base + 'web:\n  listen: ""\n')
-        agent = LiveAgent(self.root, self.cfg)
+        agent = self.live_agent()
         try:
-            s = agent.wait_for(lambda s: "agent.config_restart_needed" in s["metrics"], "the gauge")
+            s = agent.next_sample(lambda s: "agent.config_restart_needed" in s["metrics"], what="the gauge")
             self.assertEqual(s["metrics"]["agent.config_restart_needed"], 0)
             # web and mqtt changed: named and flagged; board_name is applied, so not named
             self.write_config(None, text=base.replace("board_name: live", "board_name: renamed") +
                               'web:\n  listen: "127.0.0.1:1"\nmqtt:\n  host: 127.0.0.1\n')
-            agent.proc.send_signal(signal.SIGHUP)
-            agent.wait_for(lambda s: s["metrics"].get("agent.config_reloads_total") == 1 and
-                           s["metrics"].get("agent.config_restart_needed") == 1, "the reload flagged")
-            time.sleep(0.3)
-            self.assertTrue(agent.stderr_lines(
-                "mqtt.host, web.listen changed; a reload does not apply them: restart the agent"), "".join(agent.err))
-            self.assertFalse(agent.stderr_lines("board_name"), "".join(agent.err))
+            agent.send(signal.SIGHUP)
+            agent.next_sample(lambda s: s["metrics"].get("agent.config_reloads_total") == 1 and
+                           s["metrics"].get("agent.config_restart_needed") == 1, what="the reload flagged")
+            agent.wait_stderr("mqtt.host, web.listen changed; a reload does not apply them: restart the agent")
+            self.assertFalse(agent.stderr_lines("board_name"), agent.stderr())
             # back to what the agent started with: nothing waits for a restart
             self.write_config(None, text=base + 'web:\n  listen: ""\n')
-            agent.proc.send_signal(signal.SIGHUP)
-            agent.wait_for(lambda s: s["metrics"].get("agent.config_reloads_total") == 2 and
-                           s["metrics"].get("agent.config_restart_needed") == 0, "the flag cleared")
+            agent.send(signal.SIGHUP)
+            agent.next_sample(lambda s: s["metrics"].get("agent.config_reloads_total") == 2 and
+                           s["metrics"].get("agent.config_restart_needed") == 0, what="the flag cleared")
         finally:
             self.assertEqual(agent.stop(), 0)
 
     def test_resolve_after_restart(self):
-        agent = LiveAgent(self.root, self.cfg)
+        agent = self.live_agent()
         try:
             self.set_cpu_temp(70000)
-            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "the alert firing")
+            agent.next_sample(lambda s: s["metrics"].get("agent.alerts_firing") == 1, what="the alert firing")
         finally:
             self.assertEqual(agent.stop(), 0)
         self.assertTrue(os.path.exists(self.state))
@@ -329,9 +266,9 @@ rules:
         self.assertEqual([e["TEGRAWATCH_TRANSITION"] for e in first], ["firing"])
         # the board cooled while the agent was down
         self.set_cpu_temp(45000)
-        agent = LiveAgent(self.root, self.cfg)
+        agent = self.live_agent()
         try:
-            agent.wait_for(lambda s: s["seq"] >= 3 and s["metrics"].get("agent.alerts_firing") == 0, "resolved")
+            agent.next_sample(lambda s: s["seq"] >= 3 and s["metrics"].get("agent.alerts_firing") == 0, what="resolved")
         finally:
             self.assertEqual(agent.stop(), 0)
         envs = self.wait_events(2)
@@ -341,24 +278,22 @@ rules:
 
     def test_restored_alert_is_listed_after_restart(self):
         """An alert restored from the state file shows in the HTTP API at once, not at its next transition."""
-        import socket
-        import urllib.request
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+        port = free_port()
         text = self.RULES % {"state": self.state, "rec": self.rec, "out": self.out, "extra": ""}
         self.write_config(None, text=text + "web:\n  listen: 127.0.0.1:%d\n" % port)
-        agent = LiveAgent(self.root, self.cfg)
+        agent = self.live_agent()
         try:
             self.set_cpu_temp(70000)
-            agent.wait_for(lambda s: s["metrics"].get("agent.alerts_firing") == 1, "the alert firing")
+            agent.next_sample(lambda s: s["metrics"].get("agent.alerts_firing") == 1, what="the alert firing")
         finally:
             self.assertEqual(agent.stop(), 0)
-        agent = LiveAgent(self.root, self.cfg)   # still hot: no new transition will come
+        agent = self.live_agent()   # still hot: no new transition will come
         try:
-            agent.wait_for(lambda s: s["seq"] >= 2, "two samples")
-            with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/alerts" % port, timeout=5) as r:
-                alerts = json.load(r)
+            agent.next_sample(lambda s: s["seq"] >= 2, what="two samples")
+            agent.port = port
+            status, _, body = agent.wait_web().get("/api/v1/alerts")
+            self.assertEqual(status, 200, body)
+            alerts = json.loads(body)
         finally:
             self.assertEqual(agent.stop(), 0)
         self.assertEqual([a["rule"] for a in alerts["active"]], ["cpu-hot"])
@@ -379,6 +314,5 @@ rules:
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.init()
+    harness.main()

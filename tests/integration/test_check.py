@@ -7,37 +7,22 @@ Usage: test_check.py TEGRAWATCH SOURCE_ROOT
 """
 import os
 import re
-import subprocess
-import sys
-import tempfile
-import unittest
 
-BIN = None
-SRC = None
+import harness
+from harness import tegrawatch
+
 EX_CONFIG = 78
 
 
-def tegrawatch(args, env=None):
-    full = dict(os.environ)
-    for k in list(full):
-        if k.startswith("TEGRAWATCH_"):
-            del full[k]
-    full.update(env or {})
-    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=60, env=full)
-
-
-class CheckMatchesRun(unittest.TestCase):
+class CheckMatchesRun(harness.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="tw-check-")
-        self.dir = self.tmp.name
+        super().setUp()
+        self.dir = self.d
         self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
         self.secret = os.path.join(self.dir, "secret")
         with open(self.secret, "w") as f:
             f.write("s3cret\n")
         os.chmod(self.secret, 0o600)
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def write(self, body):
         with open(self.cfg, "w") as f:
@@ -45,7 +30,7 @@ class CheckMatchesRun(unittest.TestCase):
 
     def both(self, env=None):
         check = tegrawatch(["check", "-c", self.cfg], env)
-        run = tegrawatch(["run", "-c", self.cfg, "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+        run = tegrawatch(["run", "-c", self.cfg, "--replay", harness.src("configs/demo/tegrastats.log"),
                           "--speed", "0", "--count", "1"], env)
         return check, run
 
@@ -175,6 +160,5 @@ class CheckMatchesRun(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.init()
+    harness.main()

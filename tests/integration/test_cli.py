@@ -6,12 +6,13 @@ Usage: test_cli.py TEGRAWATCH SOURCE_ROOT
 import glob
 import json
 import os
-import signal
+import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
+
+import harness
 
 BIN = None
 SRC = None
@@ -268,13 +269,13 @@ class RunTest(unittest.TestCase):
         self.assertIn("environment:TEGRAWATCH_AGENT_INTERVAL: expected a duration", p.stderr)
 
     def test_sigterm_stops_cleanly(self):
-        proc = subprocess.Popen([BIN, "run", "--demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=5)
-        self.assertEqual(proc.returncode, 0, err)
-        docs = [json.loads(l) for l in out.splitlines()]
-        self.assertGreaterEqual(len(docs), 1)
+        d = tempfile.mkdtemp(prefix="tw-cli-")
+        self.addCleanup(shutil.rmtree, d, True)
+        agent = harness.Agent(d, ["--demo"])
+        self.addCleanup(agent.kill)
+        agent.next_sample(what="a sample")
+        self.assertEqual(agent.stop(timeout=5), 0, agent.stderr())
+        self.assertGreaterEqual(len(agent.samples()), 1)
 
     def test_live_tegrastats_next_to_sysfs(self):
         """A stand-in tegrastats prints real lines; sysfs adds trips and ceilings."""
@@ -340,6 +341,5 @@ class SnapshotTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    BIN, SRC = harness.init()
+    harness.main()

@@ -8,25 +8,17 @@ the step must be logged once, counted (agent.clock_steps_total) and marked on it
 Usage: test_clock_steps.py TEGRAWATCH SOURCE_ROOT
 """
 import glob
-import http.server
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import threading
 import time
-import unittest
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_mqtt as tm  # noqa: E402  (the broker and subscriber helpers)
-from test_mqtt import base_cfg, free_port, wait_until, write_file  # noqa: E402
+import harness
+from harness import free_port, mqtt_keys, mqtt_section, read_jsonl, wait_until, write_file
 
-BIN = SRC = None
-BOARD = "tests/fixtures/boards/orin-nano-jp6"
 CPU_TEMP = "sys/devices/virtual/thermal/thermal_zone0/temp"  # cpu-thermal, passive trip 95 C
 HOUR = 3600
 FAKETIME = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1"))
@@ -37,55 +29,38 @@ echo "$TEGRAWATCH_RULE $TEGRAWATCH_TRANSITION" > "$1/$(date +%s%N)-$$.ev"
 """
 
 
-def read_jsonl(path):
-    out = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            if line.endswith("\n"):
-                out.append(json.loads(line))
-    return out
+class ClockAgent(harness.Agent):
+    """`tegrawatch run` on a fixture board under libfaketime; step() moves its wall clock. With RECORD, its
+    samples are those of `--record`."""
 
-
-class Agent:
-    """`tegrawatch run` under libfaketime, samples (stdout) and log (stderr) in files; step() moves its wall clock."""
-
-    def __init__(self, d, cfg, root=None, interval_ms=200, args=(), record=None):
-        self.d, self.record = d, record
-        self.clock = os.path.join(d, "faketime")
+    def __init__(self, d, name, cfg, root=None, interval_ms=200, args=(), record=None):
+        self.record = record
+        self.clock = os.path.join(d, name + ".faketime")
         self.offset = 0
         write_file(self.clock, "+0\n", 0o644)
-        self.cfg = os.path.join(d, "tegrawatch.yaml")
         web = "" if "web:" in cfg else 'web: {listen: ""}\n'  # no server unless asked: port 9474 may be taken
-        write_file(self.cfg, 'agent:\n  state_file: ""\n' + web + cfg, 0o644)
-        self.outpath, self.errpath = os.path.join(d, "out.jsonl"), os.path.join(d, "err.log")
-        env = dict(os.environ, TZ="UTC", LD_PRELOAD=FAKETIME[0], FAKETIME_TIMESTAMP_FILE=self.clock,
-                   FAKETIME_NO_CACHE="1", FAKETIME_DONT_FAKE_MONOTONIC="1",
+        env = dict(LD_PRELOAD=FAKETIME[0], FAKETIME_TIMESTAMP_FILE=self.clock, FAKETIME_NO_CACHE="1",
+                   FAKETIME_DONT_FAKE_MONOTONIC="1",
                    # libfaketime 0.9.10 ends a wait on a CLOCK_MONOTONIC condition at once (fixed upstream
                    # later): the web server's notifier would spin; this makes such a wait last 1 s, its own
                    FAKETIME_WAIT_MS="1000",
                    ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
-        argv = [BIN, "run", "-v", "--root", root or os.path.join(SRC, BOARD), "-c", self.cfg,
-                "--interval", str(interval_ms), "--no-tegrastats"] + list(args)
+        argv = ["-v", "--root", root or harness.src(harness.FIXTURE_BOARD), "--interval", str(interval_ms),
+                "--no-tegrastats"] + list(args)
         if record:
             argv += ["--record", record, "--no-json"]
-        with open(self.outpath, "wb") as out, open(self.errpath, "wb") as err:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        super().__init__(d, argv, name=name, config='agent:\n  state_file: ""\n' + web + cfg, env=env)
 
     def samples(self):
         if self.record:
             return [x for x in read_jsonl(self.record) if "metrics" in x] if os.path.exists(self.record) else []
-        return read_jsonl(self.outpath)
-
-    def stderr(self):
-        with open(self.errpath, errors="replace") as f:
-            return f.read()
+        return super().samples()
 
     def step(self, seconds, after=3):
         """Moves the agent's wall clock by SECONDS once the agent has taken AFTER samples."""
         assert wait_until(lambda: len(self.samples()) >= after, 30), self.stderr()
         self.offset += seconds
-        write_file(self.clock + ".tmp", "%+d\n" % self.offset, 0o644)
-        os.rename(self.clock + ".tmp", self.clock)
+        write_file(self.clock, "%+d\n" % self.offset, 0o644)
         self.stepped_at = len(self.samples())
 
     def after_step(self, n):
@@ -94,41 +69,15 @@ class Agent:
         assert wait_until(lambda: len(self.samples()) >= first + n, 60), self.stderr()
         return self.samples()[first:]
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(20)
 
-
-class ClockStepTest(unittest.TestCase):
-    def setUp(self):
-        self.d = tempfile.mkdtemp(prefix="tw-clock-")
-        self.agents = []
-
-    def tearDown(self):
-        for a in self.agents:
-            if a.proc.poll() is None:
-                a.proc.kill()
-                a.proc.wait()
-        shutil.rmtree(self.d, ignore_errors=True)
-
-    def agent(self, cfg, name="a", **kw):
-        d = os.path.join(self.d, name)
-        os.mkdir(d)
-        a = Agent(d, cfg, **kw)
-        self.agents.append(a)
+class ClockStepTest(harness.TestCase):
+    def clock_agent(self, cfg, name="a", **kw):
+        a = ClockAgent(self.d, name, cfg, **kw)
+        self.addCleanup(a.kill)
         return a
 
-    def board(self):
-        """A copy of the fixture board whose CPU temperature the test sets."""
-        root = os.path.join(self.d, "root")
-        shutil.copytree(os.path.join(SRC, BOARD), root, symlinks=True)
-        return root
-
     def set_cpu_c(self, root, c):
-        path = os.path.join(root, CPU_TEMP)
-        write_file(path + ".tmp", "%d\n" % (c * 1000), 0o644)
-        os.rename(path + ".tmp", path)
+        write_file(os.path.join(root, CPU_TEMP), "%d\n" % (c * 1000), 0o644)
 
     def check_marked(self, a, steps_s):
         """Each step is marked on one sample, counted and logged once."""
@@ -147,7 +96,7 @@ class ClockStepTest(unittest.TestCase):
         write_file(rec, RECORDER, 0o755)
         events = os.path.join(self.d, "events")
         os.mkdir(events)
-        a = self.agent("""rules:
+        a = self.clock_agent("""rules:
   - {name: slow, metric: agent.samples_total, warning: 0, for: 30m}
   - {name: gone, metric: temp.nosuch_c, warning: 200, absent_for: 30m}
   - {name: again, metric: agent.samples_total, critical: 0, repeat: 30m}
@@ -174,7 +123,7 @@ notify: {warning: [log, record], critical: [log, record]}
         # back an hour while a 2 s `for` is pending: it fires 2 s after it began, not an hour later
         shutil.rmtree(events)
         os.mkdir(events)
-        b = self.agent(name="b", cfg="""rules:
+        b = self.clock_agent(name="b", cfg="""rules:
   - {name: soon, metric: agent.samples_total, warning: 5, for: 2s}
 actions:
   record: {type: exec, command: [%s, %s], timeout: 5s}
@@ -191,35 +140,19 @@ notify: {warning: [record]}
     def test_webhook(self):
         """A firing alert with `repeat: 30m` is not repeated by an hour's step; its resolve says how long it really
         lasted (ends_at - starts_at), the hour left out."""
-        got, lock = [], threading.Lock()
-
-        class Receiver(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with lock:
-                    got.append(json.loads(body))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        self.addCleanup(srv.server_close)
-        self.addCleanup(srv.shutdown)
-        root = self.board()
+        hook = self.receiver()
+        root = harness.copy_board(self.d)
         self.set_cpu_c(root, 70)
         started = time.monotonic()
-        a = self.agent("""rules:
+        a = self.clock_agent("""rules:
   - {name: cpu-hot, metric: temp.cpu_c, warning: 60, repeat: 30m}
 actions:
-  hook: {type: webhook, format: json, url: "http://127.0.0.1:%d/"}
+  hook: {type: webhook, format: json, url: "%s"}
 notify: {warning: [hook]}
-""" % srv.server_address[1], root=root)
+""" % hook.url("/"), root=root)
 
         def transitions():
-            with lock:
-                return [e["transition"] for e in got]
+            return [e["transition"] for e in hook.bodies()]
         self.assertTrue(wait_until(lambda: transitions() == ["firing"], 30), (transitions(), a.stderr()))
         a.step(HOUR)
         a.after_step(25)
@@ -227,8 +160,8 @@ notify: {warning: [hook]}
         self.set_cpu_c(root, 45)
         self.assertTrue(wait_until(lambda: transitions() == ["firing", "resolved"], 30), transitions())
         lasted = time.monotonic() - started
-        with lock:
-            resolved = got[1]
+        got = hook.bodies()
+        resolved = got[1]
         length_s = (resolved["ends_at_ms"] - resolved["starts_at_ms"]) / 1000.0
         self.assertGreater(length_s, 4, resolved)
         self.assertLess(length_s, lasted, resolved)  # seconds, not the hour of the step
@@ -240,12 +173,9 @@ notify: {warning: [hook]}
     def test_mqtt(self):
         """The Home Assistant view goes out at its own pace (every 30 s unchanged): neither an hour's step forward
         nor back brings it early; each step is marked on the state message of its sample."""
-        b = tm.Broker(self.d).start()
-        self.addCleanup(b.stop)
-        sub = tm.Sub(b.port, ["tegrawatch/ck/ha", "tegrawatch/ck/state"])
-        self.addCleanup(sub.close)
-        mqtt = "".join("  %s: %s\n" % kv for kv in base_cfg(b.port, "ck", ha_interval="20s").items())
-        a = self.agent("mqtt:\n" + mqtt)
+        b = self.broker()
+        sub = self.sub(b.port, ["tegrawatch/ck/ha", "tegrawatch/ck/state"])
+        a = self.clock_agent(mqtt_section(mqtt_keys(b.port, "ck", ha_interval="20s")))
         self.assertTrue(wait_until(lambda: sub.all("tegrawatch/ck/ha"), 30), a.stderr())
         a.step(HOUR)
         a.after_step(15)
@@ -270,7 +200,7 @@ notify: {warning: [hook]}
         for step in (-HOUR, HOUR):
             with self.subTest(step=step):
                 port = free_port()
-                a = self.agent('web: {listen: "127.0.0.1:%d"}\n' % port, name="h%d" % step, interval_ms=100)
+                a = self.clock_agent('web: {listen: "127.0.0.1:%d"}\n' % port, name="h%d" % step, interval_ms=100)
                 a.step(step, after=20)
                 a.after_step(40)
                 pts = self.history(port, 2)
@@ -294,10 +224,10 @@ notify: {warning: [hook]}
     def test_report(self):
         """A throttle episode across an hour's step: `run --record` marks the step, and the report of the
         recording gives the episode's true length and no gap."""
-        root = self.board()
+        root = harness.copy_board(self.d)
         rec = os.path.join(self.d, "run.rec")
         t0 = time.monotonic()
-        a = self.agent("", root=root, record=rec)
+        a = self.clock_agent("", root=root, record=rec)
         self.set_cpu_c(root, 97)  # above the 95 C passive trip: thermal throttling
         a.step(HOUR)
 
@@ -306,7 +236,7 @@ notify: {warning: [hook]}
         lasted = time.monotonic() - t0
         a.after_step(10)
         self.assertEqual(a.stop(), 0)
-        p = subprocess.run([BIN, "report", rec, "--json", "-"], capture_output=True, text=True, timeout=60)
+        p = harness.tegrawatch(["report", rec, "--json", "-"])
         self.assertEqual(p.returncode, 0, p.stderr)
         r = json.loads(p.stdout)
         eps = r["throttle"]["episodes"]
@@ -321,16 +251,11 @@ notify: {warning: [hook]}
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
+    BIN, SRC = harness.init(needs=("mosquitto",))
     if not FAKETIME:
         print("libfaketime is missing: install the Debian package faketime (scripts/deps.txt [test])")
         sys.exit(1)
-    if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO):
-        print("skipped: needs mosquitto and python3-paho-mqtt")
-        sys.exit(77)
     if "libtsan" in subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout:
         print("skipped: libfaketime cannot be preloaded into a ThreadSanitizer build")
         sys.exit(77)
-    tm.BIN, tm.SRC = BIN, SRC
-    unittest.main(verbosity=2)
+    harness.main()

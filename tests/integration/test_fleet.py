@@ -11,21 +11,16 @@ Usage: test_fleet.py TEGRAWATCH SOURCE_ROOT [BOARDS]   (exit 77 without promethe
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fleet_peers as fp  # noqa: E402
+import harness
+from harness import fleet as fp
+from harness import wait_until
 
 SRC = None
+MOSQUITTO_SUB = shutil.which("mosquitto_sub") or "/usr/bin/mosquitto_sub"
 BOARDS = 50
 SAMPLES = 120
-MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-MOSQUITTO_SUB = shutil.which("mosquitto_sub") or "/usr/bin/mosquitto_sub"
 
 
 def board_config(name, rw_url, mqtt_port):
@@ -46,49 +41,33 @@ remote_write:
 """ % (name, mqtt_port, name, rw_url)
 
 
-class FleetTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="tw-fleet-")
-        self.d = self.tmp.name
-        self.stops = []
-
-    def tearDown(self):
-        for stop in reversed(self.stops):
-            try:
-                stop()
-            except Exception:
-                pass
-        self.tmp.cleanup()
-
+class FleetTest(harness.TestCase):
     def test_fifty_boards_complete_in_prometheus_and_at_the_broker(self):
         prom = fp.Prometheus(self.d).start()
-        self.stops.append(prom.stop)
-        px = fp.Proxy(target=prom.url("/api/v1/write")).start()
-        self.stops.append(px.stop)
-        port = fp.free_port()
-        conf = os.path.join(self.d, "mosquitto.conf")
-        fp.write_file(conf, "listener %d 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n" % port, 0o644)
-        broker = subprocess.Popen([MOSQUITTO, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.stops.append(lambda: (broker.terminate(), broker.wait(10)))
-        time.sleep(0.5)
-        sub_out = open(os.path.join(self.d, "states.txt"), "wb")
-        sub = subprocess.Popen([MOSQUITTO_SUB, "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-v",
-                                "-t", "tegrawatch/+/state", "-t", "tegrawatch/+/limits"], stdout=sub_out)
-        self.stops.append(lambda: (sub.terminate(), sub.wait(10)))
-        time.sleep(1)
+        self.addCleanup(prom.stop)
+        px = self.receiver(target=prom.url("/api/v1/write"))  # a proxy that counts the bytes
+        broker = self.broker()
+        port = broker.port
+        # mosquitto_sub (not a subscriber in this process: the proxy above shares its CPU) into a file, subscribed
+        # once a marker published after its start has come through
+        out_path = self.path("states.txt")
+        with open(out_path, "wb") as out:
+            self.spawn([MOSQUITTO_SUB, "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-v", "-t", "tegrawatch/+/state",
+                        "-t", "tegrawatch/+/limits", "-t", "tegrawatch-test/ready"], stdout=out)
+        self.assertTrue(wait_until(lambda: harness.publish(port, "tegrawatch-test/ready", b"1") or
+                                   b"tegrawatch-test/ready" in harness.read_bytes(out_path), 30, step=0.5),
+                        "mosquitto_sub never subscribed")
 
         names = ["fleet-%02d" % (i + 1) for i in range(BOARDS)]
         agents = []
         for n in names:
-            agents.append(fp.Agent(self.d, n, board_config(n, px.url("/api/v1/write"), port),
-                                   ["--demo", "--speed", "20", "--count", str(SAMPLES)]))
-        for a in agents:
-            self.stops.append(lambda a=a: a.stop(signal.SIGKILL))
+            agents.append(self.agent(["--json", "--demo", "--speed", "20", "--count", str(SAMPLES)], name=n,
+                                     config=board_config(n, px.url("/api/v1/write"), port)))
         for n, a in zip(names, agents):
-            self.assertEqual(a.wait_exit(180), 0, n + a.stderr()[-2000:])
-            self.assertEqual(len(a.all()), SAMPLES, n)
+            self.assertEqual(a.wait(180), 0, n + a.stderr()[-2000:])
+            self.assertEqual(len(a.samples()), SAMPLES, n)
 
-        times = [s["time_ms"] for s in agents[0].all()]
+        times = [s["time_ms"] for s in agents[0].samples()]
         at = times[-1] / 1000 + 1
         series = prom.raw('{job="tegrawatch"}', at)
         per_board = {}
@@ -98,51 +77,39 @@ class FleetTest(unittest.TestCase):
         counts = {n: len(v) for n, v in per_board.items()}
         self.assertEqual(len(set(counts.values())), 1, "every board has the same series: %s" % counts)
         for n, a in zip(names, agents):
-            want = [s["time_ms"] for s in a.all()]
+            want = [s["time_ms"] for s in a.samples()]
             for key, pts in per_board[n]:
                 self.assertEqual([t for t, _ in pts], want, "%s %s" % (n, dict(key)["__name__"]))
 
-        fp.wait_until(lambda: self.states(sub_out) >= BOARDS * SAMPLES, 60)
-        states = self.read_states(sub_out)
+        def lines():
+            return [line.split(b" ", 1) for line in harness.read_bytes(out_path).splitlines()
+                    if line.startswith(b"tegrawatch/")]
+        states = lambda: [(t.decode(), json.loads(p)) for t, p in lines() if t.endswith(b"/state")]  # noqa: E731
+        wait_until(lambda: len(states()) >= BOARDS * SAMPLES, 60, step=0.5)
+        got = states()
         for n in names:
-            seqs = [doc["seq"] for t, doc in states if t == "tegrawatch/%s/state" % n]
+            seqs = [doc["seq"] for topic, doc in got if topic == "tegrawatch/%s/state" % n]
             self.assertEqual(len(set(seqs)), SAMPLES, n)
 
-        rw_bytes = sum(len(r["body"]) for r in px.got())
-        mqtt_bytes = sum(len(line) for line in open(sub_out.name, "rb"))
+        rw_bytes = sum(len(r.body) for r in px.got())
+        mqtt_bytes = sum(len(t) + 1 + len(p) + 1 for t, p in lines())  # as mosquitto_sub -v prints them
         n_series = counts[names[0]]
         print("\n%d boards x %d samples, %d series a board: remote write %.0f bytes a sample a board "
               "(snappy bodies, %d requests); MQTT state + limits %.0f bytes a sample a board (payloads)"
               % (BOARDS, SAMPLES, n_series, rw_bytes / (BOARDS * SAMPLES), len(px.got()),
                  mqtt_bytes / (BOARDS * SAMPLES)))
 
-    def states(self, f):
-        f.flush()
-        with open(f.name, "rb") as r:
-            return sum(1 for line in r if b"/state " in line)
-
-    def read_states(self, f):
-        f.flush()
-        out = []
-        with open(f.name, "rb") as r:
-            for line in r:
-                topic, payload = line.split(b" ", 1)
-                if topic.endswith(b"/state"):
-                    out.append((topic.decode(), json.loads(payload)))
-        return out
-
 
 def main():
     global SRC, BOARDS
-    fp.BIN[0], SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    if len(sys.argv) > 3:
-        BOARDS = int(sys.argv[3])
+    _, SRC = harness.init(needs=("mosquitto", "mosquitto_sub"))
+    if len(sys.argv) > 1 and sys.argv[1].isdigit():
+        BOARDS = int(sys.argv.pop(1))
     os.chdir(SRC)
-    if not all(os.path.exists(p) for p in (fp.PROMETHEUS, MOSQUITTO, MOSQUITTO_SUB)):
-        print("prometheus or mosquitto missing: skipped")
+    if not os.path.exists(fp.PROMETHEUS):
+        print("prometheus missing: skipped")
         sys.exit(77)
-    r = unittest.TextTestRunner(verbosity=2).run(unittest.TestLoader().loadTestsFromTestCase(FleetTest))
-    sys.exit(0 if r.wasSuccessful() else 1)
+    harness.main()
 
 
 if __name__ == "__main__":

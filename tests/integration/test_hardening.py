@@ -11,127 +11,35 @@ Usage: test_hardening.py TEGRAWATCH SOURCE_ROOT
 """
 import json
 import os
-import queue
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
-import threading
 import time
-import unittest
 
-BIN = None
-SRC = None
+import harness
+from harness import pid_alive as alive
+from harness import tegrawatch, wait_until, write_file
+
 EX_CONFIG = 78
-ROOT = "tests/fixtures/boards/orin-nano-jp6"
+ROOT = harness.FIXTURE_BOARD
 
 
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TEGRAWATCH_")}
-    env.update(extra or {})
-    return env
+def count_samples(agent, seconds):
+    """Samples AGENT writes in the next SECONDS (a rate over a window: time is the subject)."""
+    before = len(agent.samples())
+    harness.hold(seconds)
+    return len(agent.samples()) - before
 
 
-def tegrawatch(args, env=None, timeout=10):
-    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout, env=clean_env(env))
-
-
-def write_file(path, text, mode=0o600):
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, mode)
-
-
-class Agent:
-    """`tegrawatch run` in the background; samples (JSON Lines) and stderr collected by threads."""
-
-    def __init__(self, args, env=None):
-        self.proc = subprocess.Popen([BIN, "run"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=clean_env(env), errors="replace")
-        self.samples = queue.Queue()
-        self.err = []
-        self.t_out = threading.Thread(target=self._out, daemon=True)
-        self.t_err = threading.Thread(target=self._err, daemon=True)
-        self.t_out.start()
-        self.t_err.start()
-
-    def _out(self):
-        for line in self.proc.stdout:
-            self.samples.put(json.loads(line))
-
-    def _err(self):
-        for line in self.proc.stderr:
-            self.err.append(line)
-
-    def wait_sample(self, pred=lambda s: True, timeout=8.0, what="a sample"):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                s = self.samples.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            if pred(s):
-                return s
-        raise AssertionError("no sample with %s; stderr: %s" % (what, "".join(self.err)))
-
-    def count_samples(self, seconds):
-        """Samples written in the next SECONDS."""
-        while not self.samples.empty():
-            self.samples.get_nowait()
-        time.sleep(seconds)
-        n = 0
-        while not self.samples.empty():
-            self.samples.get_nowait()
-            n += 1
-        return n
-
-    def stop(self, timeout=5.0):
-        """SIGTERM, then the time it took to exit (SIGKILL and an AssertionError past TIMEOUT)."""
-        if self.proc.poll() is not None:
-            return 0.0
-        t0 = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise AssertionError("the agent did not stop within %.1f s of SIGTERM" % timeout)
-        took = time.monotonic() - t0
-        self.close()
-        return took
-
-    def close(self):
-        # a process left behind may hold the agent's stdout or stderr: then its reader stays (a daemon
-        # thread), as closing a stream another thread reads from would wait for that read
-        for t, stream in ((self.t_out, self.proc.stdout), (self.t_err, self.proc.stderr)):
-            t.join(2)
-            if not t.is_alive():
-                stream.close()
-        self.closed = True
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        if not getattr(self, "closed", False):
-            self.close()
-
-
-class FifoTest(unittest.TestCase):
+class FifoTest(harness.TestCase):
     """Finding 3: a FIFO named where a file is expected is refused at once, with its location."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tw-fifo-")
+        super().setUp()
+        self.dir = self.d
         self.fifo = os.path.join(self.dir, "fifo")
         os.mkfifo(self.fifo, 0o600)
         self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
-        self.agent = None
-
-    def tearDown(self):
-        if self.agent:
-            self.agent.kill()
-        shutil.rmtree(self.dir)
 
     def check_refuses(self, body, where, words):
         write_file(self.cfg, 'agent:\n  state_file: ""\n' + body)
@@ -174,28 +82,18 @@ class FifoTest(unittest.TestCase):
         os.mkdir(rules)
         write_file(os.path.join(rules, "a.yaml"), "rules:\n  - {name: hot, metric: temp.cpu_c, warning: 90}\n")
         write_file(self.cfg, 'agent:\n  state_file: ""\nweb:\n  listen: ""\ninclude: rules.d/*.yaml\n')
-        self.agent = Agent(["--root", os.path.join(SRC, ROOT), "--no-tegrastats", "--interval", "100",
-                            "-c", self.cfg])
-        self.agent.wait_sample()
-        before = self.agent.count_samples(1.0)
+        a = self.agent(["--root", harness.src(ROOT), "--no-tegrastats", "--interval", "100", "-c", self.cfg])
+        a.next_sample()
+        before = count_samples(a, 1.0)
         os.mkfifo(os.path.join(rules, "b.yaml"), 0o600)
-        self.agent.proc.send_signal(signal.SIGHUP)
-        after = self.agent.count_samples(2.0)
+        a.send(signal.SIGHUP)
+        a.wait_stderr("rules.d/b.yaml: a FIFO, not a regular file")
+        after = count_samples(a, 2.0)
         self.assertGreaterEqual(before, 5)
-        # 100 ms ticks: about 20 in 2 s; none at all while a reload waits on the FIFO
-        self.assertGreaterEqual(after, 12, "".join(self.agent.err))
-        self.assertLess(self.agent.stop(), 2.0)
-        err = "".join(self.agent.err)
-        self.assertIn("rules.d/b.yaml: a FIFO, not a regular file", err)
-
-
-def alive(pid):
-    """True while PID runs (a zombie or no such process: not alive)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
+        # 100 ms ticks: about 20 in 2 s (5 on a loaded machine); none at all while a reload waits on the FIFO
+        self.assertGreaterEqual(after, 5, a.stderr())
+        self.assertEqual(a.stop(), 0)
+        self.assertLess(a.stop_s, 2.0)
 
 
 def group_members(pgid):
@@ -214,30 +112,36 @@ def group_members(pgid):
     return out
 
 
+def wait_pid_file(path, agent, timeout=20.0):
+    """The pid a script wrote to PATH (whole: written, then renamed), once it is there."""
+    def written():
+        try:
+            text = harness.read_text(path)
+        except FileNotFoundError:
+            return None
+        return int(text) if text.endswith("\n") else None
+    pid = wait_until(written, timeout)
+    if pid is None:
+        raise AssertionError("%s not written in %.0f s; stderr:\n%s" % (path, timeout, agent.stderr()))
+    return pid
+
+
 class FakeTegrastats:
     """An agent on the fixture board reading tests/integration/fake_tegrastats.sh."""
 
     def __init__(self, test, mode, interval_ms, env=None, extra=()):
-        self.out = tempfile.mkdtemp(prefix="tw-fake-")
+        self.out = os.path.join(test.d, "fake")
+        os.mkdir(self.out)
         test.addCleanup(self.cleanup)
         full = {"FAKE_TEGRASTATS_OUT": self.out, "FAKE_TEGRASTATS_MODE": mode}
         full.update(env or {})
-        self.agent = Agent(["--root", os.path.join(SRC, ROOT), "--tegrastats",
-                            os.path.join(SRC, "tests/integration/fake_tegrastats.sh"),
-                            "--interval", str(interval_ms)] + list(extra), env=full)
+        self.agent = harness.Agent(test.d, ["--root", harness.src(ROOT), "--tegrastats",
+                                            harness.src("tests/integration/fake_tegrastats.sh"),
+                                            "--interval", str(interval_ms)] + list(extra), env=full)
 
-    def wait_start(self, n, timeout=8.0):
+    def wait_start(self, n):
         """The pid of start N, once it wrote its status and environment."""
-        path = os.path.join(self.out, "pid.%d" % n)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if os.path.exists(path):
-                with open(path) as f:
-                    text = f.read()
-                if text.endswith("\n"):
-                    return int(text)
-            time.sleep(0.05)
-        raise AssertionError("tegrastats start %d not seen; stderr: %s" % (n, "".join(self.agent.err)))
+        return wait_pid_file(os.path.join(self.out, "pid.%d" % n), self.agent)
 
     def status(self, n):
         with open(os.path.join(self.out, "status.%d" % n)) as f:
@@ -259,10 +163,9 @@ class FakeTegrastats:
                         os.kill(p, signal.SIGKILL)
                     except (ProcessLookupError, PermissionError):
                         pass
-        shutil.rmtree(self.out)
 
 
-class TegrastatsChildTest(unittest.TestCase):
+class TegrastatsChildTest(harness.TestCase):
     """Finding 4: tegrastats starts with an empty signal mask and default dispositions, every time."""
 
     # glibc's posix_spawn leaves its two internal signals (32, 33: SIGCANCEL, SIGSETXID) ignored in the
@@ -279,22 +182,24 @@ class TegrastatsChildTest(unittest.TestCase):
         fake.wait_start(2)  # the first one exits after a line: restarted 1 s later, from inside the loop
         self.assertClean(fake.status(1))
         self.assertClean(fake.status(2))
-        fake.agent.wait_sample()
-        self.assertLess(fake.agent.stop(), 1.0)
+        fake.agent.next_sample()
+        self.assertEqual(fake.agent.stop(), 0)
+        self.assertLess(fake.agent.stop_s, 1.0)
 
     def test_stop_is_quick_with_a_20s_interval(self):
         # tegrastats sleeping 20 s between lines; the agent ticks every 200 ms, so the restart comes at once
         fake = FakeTegrastats(self, "restart", 200, env={"FAKE_TEGRASTATS_SLEEP": "20"})
         fake.wait_start(1)
         pid = fake.wait_start(2)
-        took = fake.agent.stop()
+        self.assertEqual(fake.agent.stop(), 0)
         # before: SIGTERM blocked in the restarted child, and the agent waited for it for good
-        self.assertLess(took, 1.0)
-        self.assertFalse(alive(pid))
-        self.assertEqual(group_members(pid), [])  # its `sleep 20` went with it
+        self.assertLess(fake.agent.stop_s, 1.0)
+        # killed as the agent ended, dead a moment later: its `sleep 20` with it
+        self.assertTrue(wait_until(lambda: not alive(pid) and group_members(pid) == [], 10),
+                        (alive(pid), group_members(pid)))
 
 
-class TegrastatsEnvironmentTest(unittest.TestCase):
+class TegrastatsEnvironmentTest(harness.TestCase):
     """Finding 6: no TEGRAWATCH_* variable (TEGRAWATCH_MQTT_PASSWORD is a secret) reaches tegrastats."""
 
     def test_no_tegrawatch_variable(self):
@@ -311,7 +216,7 @@ class TegrastatsEnvironmentTest(unittest.TestCase):
         fake.agent.stop()
 
 
-class ExecActionBoundTest(unittest.TestCase):
+class ExecActionBoundTest(harness.TestCase):
     """Finding 5: nothing an exec action starts outlives its timeout, its end, or the agent."""
 
     CONFIG = """agent:
@@ -328,98 +233,92 @@ rules:
     PIDS = ("action.pid", "group.pid", "setsid.pid")
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tw-exec-")
-        self.out = os.path.join(self.dir, "out")
+        super().setUp()
+        self.out = self.path("out")
         os.mkdir(self.out)
-        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
-        self.agent = None
+        self.addCleanup(self.kill_leftovers)
 
-    def tearDown(self):
-        if self.agent:
-            self.agent.kill()
-        for pid in self.pids(wait=False):
+    def kill_leftovers(self):
+        for name in self.PIDS:
             try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
+                os.kill(int(harness.read_text(os.path.join(self.out, name))), signal.SIGKILL)
+            except (FileNotFoundError, ValueError, ProcessLookupError):
                 pass
-        shutil.rmtree(self.dir)
 
     def start(self, how, timeout):
-        write_file(self.cfg, self.CONFIG % {"script": os.path.join(SRC, "tests/integration/escaping_action.sh"),
-                                            "out": self.out, "how": how, "timeout": timeout})
-        self.agent = Agent(["--root", os.path.join(SRC, ROOT), "--no-tegrastats", "--interval", "100",
-                            "-c", self.cfg])
+        config = self.CONFIG % {"script": harness.src("tests/integration/escaping_action.sh"), "out": self.out,
+                                "how": how, "timeout": timeout}
+        self.live = self.agent(["--root", harness.src(ROOT), "--no-tegrastats", "--interval", "100"], config=config)
 
-    def pids(self, wait=True):
-        out = []
-        end = time.monotonic() + (8 if wait else 0)
-        for name in self.PIDS:
-            path = os.path.join(self.out, name)
-            while wait and not os.path.exists(path) and time.monotonic() < end:
-                time.sleep(0.05)
-            if os.path.exists(path):
-                with open(path) as f:
-                    out.append(int(f.read()))
-            elif wait:
-                self.fail("%s not written; stderr: %s" % (name, "".join(self.agent.err)))
-        return out
+    def pids(self):
+        return [wait_pid_file(os.path.join(self.out, name), self.live) for name in self.PIDS]
 
     def wait_gone(self, pids, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and any(alive(p) for p in pids):
-            time.sleep(0.1)
+        wait_until(lambda: not any(alive(p) for p in pids), seconds, step=0.1)
         return [p for p in pids if alive(p)]
+
+    def adopted(self, pid):
+        """True once PID's parent is the agent (the child subreaper): the escaped process was adopted."""
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1]) == self.live.pid
+        except (FileNotFoundError, ProcessLookupError):
+            return False
 
     def test_leftovers_of_a_program_that_ended(self):
         self.start("exit", "5s")
         pids = self.pids()
-        # the program ended at once; what it left (in its group and escaped) is stopped within the grace
-        self.assertEqual(self.wait_gone(pids, 4.0), [], "".join(self.agent.err))
-        s = self.agent.wait_sample(lambda s: s["metrics"].get("agent.action_leftovers_total") == 2,
-                                   what="agent.action_leftovers_total = 2")
+        # the program ended at once; what it left (in its group and escaped) is stopped within the grace (2 s)
+        self.assertEqual(self.wait_gone(pids, 15.0), [], self.live.stderr())
+        s = self.live.next_sample(lambda s: s["metrics"].get("agent.action_leftovers_total") == 2,
+                                  what="agent.action_leftovers_total = 2")
         self.assertEqual(s["metrics"]["agent.action_runs_total"], 1)
-        self.assertLess(self.agent.stop(), 2.0)
+        self.assertEqual(self.live.stop(), 0)
+        self.assertLess(self.live.stop_s, 2.0)
 
     def test_escaped_processes_after_the_timeout(self):
         self.start("stay", "1s")
         pids = self.pids()
         # timeout 1 s, then SIGTERM to its group, SIGKILL 2 s later if needed, and the escaped one adopted
-        self.assertEqual(self.wait_gone(pids, 5.0), [], "".join(self.agent.err))
-        self.assertLess(self.agent.stop(), 2.0)
+        self.assertEqual(self.wait_gone(pids, 15.0), [], self.live.stderr())
+        self.assertEqual(self.live.stop(), 0)
+        self.assertLess(self.live.stop_s, 2.0)
 
     def test_escaped_processes_at_agent_stop(self):
         self.start("stay", "60s")
         pids = self.pids()
-        time.sleep(0.5)
-        self.assertLess(self.agent.stop(timeout=8), 6.0)
-        self.assertEqual([p for p in pids if alive(p)], [])
+        # the escaped one's parent (a subshell) has ended and the agent adopted it: else nothing could stop it
+        self.assertTrue(wait_until(lambda: self.adopted(pids[2]), 20), "the escaped process was never adopted")
+        self.assertEqual(self.live.stop(timeout=20), 0)
+        # 2 s of grace for the program, 2 s more for what it left
+        self.assertLess(self.live.stop_s, 6.0)
+        # killed before the agent ended, dead a moment later
+        self.assertEqual(self.wait_gone(pids, 10.0), [], self.live.stderr())
 
 
-class ParseErrorsTest(unittest.TestCase):
+class ParseErrorsTest(harness.TestCase):
     """Finding 7: every rejected tegrastats line counts exactly one agent.parse_errors_total, and the
     warnings about them are held back (core/log.c: 10 per call site and minute)."""
 
     GARBAGE = 3000
 
     def line(self):
-        with open(os.path.join(SRC, "tests/fixtures/tegrastats/orin_nano_jetpack6_l4t_r36.txt")) as f:
+        with open(harness.src("tests/fixtures/tegrastats/orin_nano_jetpack6_l4t_r36.txt")) as f:
             return [l for l in f if l.strip() and not l.startswith("#")][0].rstrip("\n")
 
     def test_live_source(self):
         # a 10 MB line, a line with a NUL byte, GARBAGE lines of garbage, a line cut off between tokens (EOF)
         fake = FakeTegrastats(self, "bad", 100, env={"FAKE_TEGRASTATS_GARBAGE": str(self.GARBAGE)})
         want = 1 + 1 + self.GARBAGE + 1
-        s = fake.agent.wait_sample(lambda s: s["metrics"]["agent.parse_errors_total"] >= want and
-                                   fake.agent.proc.poll() is None and os.path.exists(fake.out + "/pid.2"),
-                                   timeout=15, what="the errors of the first start, after the restart")
-        time.sleep(0.5)
-        last = s
-        while not fake.agent.samples.empty():
-            last = fake.agent.samples.get_nowait()
-        self.assertEqual(last["metrics"]["agent.parse_errors_total"], want)
+        s = fake.agent.next_sample(lambda s: s["metrics"]["agent.parse_errors_total"] >= want and
+                                   fake.agent.running() and os.path.exists(fake.out + "/pid.2"),
+                                   timeout=30, what="the errors of the first start, after the restart")
         self.assertEqual(s["metrics"]["agent.parse_errors_total"], want)
-        fake.agent.stop()
-        warnings = [l for l in fake.agent.err if "warning: tegrastats" in l]
+        # and no more: the restarted tegrastats prints good lines
+        self.assertStays(lambda: fake.agent.last()["agent.parse_errors_total"] == want, 1.0,
+                         lambda: fake.agent.last()["agent.parse_errors_total"])
+        self.assertEqual(fake.agent.stop(), 0)
+        warnings = fake.agent.stderr_lines("warning: tegrastats")
         # 10 per call site (the parse error, the long line) and minute: not 3000
         self.assertLessEqual(len(warnings), 12, "".join(warnings[:20]))
         self.assertTrue(any("longer than 8192 bytes" in l for l in warnings))
@@ -439,41 +338,38 @@ class ParseErrorsTest(unittest.TestCase):
         return path, 53
 
     def test_replay_and_parse(self):
-        with tempfile.TemporaryDirectory() as d:
-            path, want = self.recording(d)
-            p = tegrawatch(["parse", path], timeout=30)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            docs = [json.loads(l) for l in p.stdout.splitlines()]
-            self.assertEqual(sum(1 for x in docs if "error" in x), want)
-            self.assertEqual(sum(1 for x in docs if "metrics" in x), 3)
-            self.assertIn("line cut off", docs[-1]["error"])
-            self.assertIn("NUL byte", docs[1]["error"])
-            p = tegrawatch(["run", "--replay", path, "--speed", "0", "--no-tegrastats"],
-                           env={"TEGRAWATCH_WEB_LISTEN": ""}, timeout=30)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            samples = [json.loads(l) for l in p.stdout.splitlines()]
-            self.assertEqual(len(samples), 3)
-            self.assertEqual(samples[-1]["metrics"]["agent.parse_errors_total"], want)
-            self.assertLessEqual(len([l for l in p.stderr.splitlines() if "t.log:" in l]), 10)
+        path, want = self.recording(self.d)
+        p = tegrawatch(["parse", path], timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        docs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(sum(1 for x in docs if "error" in x), want)
+        self.assertEqual(sum(1 for x in docs if "metrics" in x), 3)
+        self.assertIn("line cut off", docs[-1]["error"])
+        self.assertIn("NUL byte", docs[1]["error"])
+        p = tegrawatch(["run", "--replay", path, "--speed", "0", "--no-tegrastats"],
+                       env={"TEGRAWATCH_WEB_LISTEN": ""}, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        samples = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(len(samples), 3)
+        self.assertEqual(samples[-1]["metrics"]["agent.parse_errors_total"], want)
+        self.assertLessEqual(len([l for l in p.stderr.splitlines() if "t.log:" in l]), 10)
 
 
-class SecretModeTest(unittest.TestCase):
+class SecretModeTest(harness.TestCase):
     """Finding 10: a secret file group or others can read is refused by `check` and `run` (exit 78), located,
     with the fix in the message; a systemd credential is systemd's business."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tw-secret-")
+        super().setUp()
+        self.dir = self.d
         self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
         self.secret = os.path.join(self.dir, "secret")
         write_file(self.secret, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n", 0o644)
 
-    def tearDown(self):
-        shutil.rmtree(self.dir)
-
     def both(self, body, env=None):
         write_file(self.cfg, 'agent:\n  state_file: ""\n' + body)
         check = tegrawatch(["check", "-c", self.cfg], env)
-        run = tegrawatch(["run", "-c", self.cfg, "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
+        run = tegrawatch(["run", "-c", self.cfg, "--replay", harness.src("configs/demo/tegrastats.log"),
                           "--speed", "0", "--count", "1"], env)
         return check, run
 
@@ -517,6 +413,5 @@ class SecretModeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.init()
+    harness.main()

@@ -3,20 +3,18 @@
 (PREFIX/ID/ha: its rate, its rounding, live only after a broker outage) and the device id made from a fixture
 board's machine-id or serial number.
 
-Usage: test_mqtt_ha.py TEGRAWATCH SOURCE_ROOT (helpers from test_mqtt.py; exit 77 = skipped without mosquitto).
+Usage: test_mqtt_ha.py TEGRAWATCH SOURCE_ROOT (exit 77 = skipped without mosquitto).
 """
 import hashlib
 import hmac
 import json
 import os
-import shutil
 import socket
 import sys
 import time
-import unittest
 
-import test_mqtt as tm
-from test_mqtt import EARLY_RULE, base_cfg, wait_until
+import harness
+from harness import EARLY_RULE, mqtt_keys, wait_until
 
 
 def digits(metric):
@@ -47,15 +45,15 @@ def derived_id(secret):
     return "jetson-" + hmac.new(secret.encode(), b"tegrawatch device id", hashlib.sha256).hexdigest()[:16]
 
 
-class HaViewTest(unittest.TestCase):
+class HaViewTest(harness.TestCase):
     def test_view_rate_and_rounding(self):
         """At most one view per ha_interval of sample time (edges excepted), each value round(x, precision)."""
         b = self.broker()
-        s = self.sub(b.port, ["tegrawatch/rv/state", "tegrawatch/rv/ha"])
-        a = self.agent("rv", base_cfg(b.port, "rv", ha_interval="3s"),
-                       args=("--demo", "--speed", "20", "--count", "240"), extra=EARLY_RULE)
-        self.assertEqual(a.proc.wait(60), 0, a.stderr())
-        time.sleep(1)
+        s = self.sub(b.port, ["tegrawatch/rv/state", "tegrawatch/rv/ha", "tegrawatch/rv/status"])
+        a = self.mqtt_agent("rv", mqtt_keys(b.port, "rv", ha_interval="3s"),
+                            args=("--demo", "--speed", "20", "--count", "240"), extra=EARLY_RULE)
+        self.assertEqual(a.wait(60), 0, a.stderr())
+        s.wait_payload("tegrawatch/rv/status", "offline")  # the agent's last message: everything arrived
         states = {x["time_ms"]: x for x in s.json("tegrawatch/rv/state")}
         views = s.json("tegrawatch/rv/ha")
         self.assertEqual(len(states), 240)
@@ -94,27 +92,30 @@ class HaViewTest(unittest.TestCase):
     def test_no_backlog_on_the_view_after_an_outage(self):
         """state gets the spooled backlog; the view gets only the present after the broker is back."""
         b = self.broker(persistence=True)
-        s = self.sub(b.port, ["tegrawatch/ov/state", "tegrawatch/ov/ha"], client_id="tw-ha-outage", clean=False)
-        a = self.agent("ov", base_cfg(b.port, "ov", ha_interval="2s"))  # the demo at 10 samples a second
-        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/ov/state")) >= 20, 10), a.stderr())
+        s = self.sub(b.port, ["tegrawatch/ov/state", "tegrawatch/ov/ha", "tegrawatch/ov/status"],
+                     client_id="tw-ha-outage", clean=False)
+        a = self.mqtt_agent("ov", mqtt_keys(b.port, "ov", ha_interval="2s"))  # the demo at 10 samples a second
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/ov/state")) >= 20, 20), a.stderr())
         b.stop()
-        time.sleep(8)
+        harness.hold(8)  # the outage
         t_back = time.monotonic()
         b.start()
+
+        def live_views():
+            # live publications only: a subscriber that comes back to the restarted broker may first be handed
+            # the retained view of before the outage (retain flag set), which is the broker's copy, not a backlog
+            return [json.loads(m[2]) for m in s.all("tegrawatch/ov/ha") if m[0] > t_back and not m[3]]
         self.assertTrue(wait_until(lambda: any(x["metrics"]["agent.mqtt_connects_total"] >= 2
-                                               for x in s.json("tegrawatch/ov/state")), 20), a.stderr())
-        time.sleep(3)
+                                               for x in s.json("tegrawatch/ov/state")), 30), a.stderr())
+        self.assertTrue(wait_until(lambda: live_views(), 30), "no view after the reconnect")
         self.assertEqual(a.stop(), 0)
-        time.sleep(1)
+        s.wait_payload("tegrawatch/ov/status", "offline")
         states = s.json("tegrawatch/ov/state")
         # sampled during the outage (not before the first connect)
         held = [x["time_ms"] for x in states
                 if x["metrics"]["agent.mqtt_connected"] == 0 and x["metrics"]["agent.mqtt_connects_total"] >= 1]
         self.assertGreaterEqual(len(set(held)), 60)  # the backlog reached state
-        # live publications only: a subscriber that comes back to the restarted broker may first be handed the
-        # retained view of before the outage (retain flag set), which is the broker's copy, not a backlog
-        after = [json.loads(m[2]) for m in s.all("tegrawatch/ov/ha") if m[0] > t_back and not m[3]]
-        self.assertTrue(after, "no view after the reconnect")
+        after = live_views()
         # nothing the view carries after the reconnect was sampled during the outage
         self.assertGreater(min(v["time_ms"] for v in after), max(held))
         # and no view at all was made while disconnected
@@ -122,23 +123,23 @@ class HaViewTest(unittest.TestCase):
             self.assertFalse(min(held) <= v["time_ms"] <= max(held), v["time_ms"])
 
     def agent_on_board(self, name, root, port, extra=""):
-        cfg = base_cfg(port, "unused")
-        del cfg["device_id"]
-        return self.agent(name, cfg, args=("--root", root, "--interval", "200", "--no-tegrastats"), extra=extra)
+        keys = mqtt_keys(port, "unused")
+        del keys["device_id"]
+        return self.mqtt_agent(name, keys, args=("--root", root, "--interval", "200", "--no-tegrastats"),
+                               extra=extra)
 
     def test_device_id_from_machine_id_and_serial(self):
         b = self.broker()
         s = self.sub(b.port, ["tegrawatch/#", "homeassistant/#"])
-        root = os.path.join(self.d, "board")
-        shutil.copytree(os.path.join(tm.SRC, "tests/fixtures/boards/orin-nano-jp6"), root, symlinks=True)
+        root = harness.copy_board(self.d)
         machine_id = "5f2b7c1e9a0d4e6f8b3c2a1d0e9f8a7b"
         with open(os.path.join(root, "etc/machine-id"), "w") as f:
             f.write(machine_id + "\n")
         dev = derived_id(machine_id)
         a = self.agent_on_board("mid", root, b.port, extra=EARLY_RULE)
-        self.wait_status(s, "tegrawatch/%s/status" % dev, "online", 10)
+        s.wait_payload("tegrawatch/%s/status" % dev, "online")
         config = "homeassistant/sensor/%s_temp_tj_c/config" % dev
-        self.assertTrue(wait_until(lambda: s.all(config) and s.all("tegrawatch/%s/alerts" % dev), 10), a.stderr())
+        self.assertTrue(wait_until(lambda: s.all(config) and s.all("tegrawatch/%s/alerts" % dev), 20), a.stderr())
         self.assertEqual(a.stop(), 0)
         c = json.loads(s.all(config)[-1][2])
         self.assertEqual(c["unique_id"], dev + "_temp_tj_c")
@@ -149,8 +150,7 @@ class HaViewTest(unittest.TestCase):
         self.assertEqual(s.json("tegrawatch/%s/info" % dev)[-1]["device_id"], dev)
         # alert events (and so webhooks and exec actions) name the board by the same id
         self.assertEqual(s.json("tegrawatch/%s/alerts" % dev)[0]["board"]["device_id"], dev)
-        with open(b.log) as f:
-            self.assertIn("as tegrawatch-%s " % dev, f.read())  # one MQTT session per machine
+        self.assertIn("as tegrawatch-%s " % dev, b.log_text())  # one MQTT session per machine
 
         # a readable serial number wins (a cloned image copies machine-id), and is in the device block
         serial = "1422019012345"
@@ -159,18 +159,19 @@ class HaViewTest(unittest.TestCase):
         dev2 = derived_id(serial)
         a2 = self.agent_on_board("ser", root, b.port)
         config2 = "homeassistant/sensor/%s_temp_tj_c/config" % dev2
-        self.assertTrue(wait_until(lambda: s.all(config2), 10), a2.stderr())
+        self.assertTrue(wait_until(lambda: s.all(config2), 20), a2.stderr())
         self.assertEqual(a2.stop(), 0)
         c2 = json.loads(s.all(config2)[-1][2])
         self.assertEqual(c2["device"]["serial_number"], serial)
         self.assertEqual(c2["device"]["identifiers"], ["tegrawatch_" + dev2])
 
         # mqtt.device_id still decides
-        cfg = base_cfg(b.port, "keep-me")
-        a3 = self.agent("keep", cfg, args=("--root", root, "--interval", "200", "--no-tegrastats"))
-        self.wait_status(s, "tegrawatch/keep-me/status", "online", 10)
+        a3 = self.mqtt_agent("keep", mqtt_keys(b.port, "keep-me"),
+                             args=("--root", root, "--interval", "200", "--no-tegrastats"))
+        s.wait_payload("tegrawatch/keep-me/status", "online")
         self.assertEqual(a3.stop(), 0)
 
 
 if __name__ == "__main__":
-    tm.main_with_helpers(HaViewTest)
+    harness.init(needs=("mosquitto",))
+    harness.main()

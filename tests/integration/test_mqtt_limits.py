@@ -4,16 +4,15 @@ PREFIX/ID/limits (retained) what rarely does; together they are the metrics of t
 limits go out once, again when a limit changes (a cpufreq ceiling rewritten in place under a copied --root board)
 and on every connect, and after an outage the backlog carries each change in its place.
 
-Usage: test_mqtt_limits.py TEGRAWATCH SOURCE_ROOT (helpers from test_mqtt.py; exit 77 = skipped without mosquitto).
+Usage: test_mqtt_limits.py TEGRAWATCH SOURCE_ROOT (exit 77 = skipped without mosquitto).
 """
+import json
 import os
 import re
-import shutil
 import time
-import unittest
 
-import test_mqtt as tm
-from test_mqtt import base_cfg, wait_until
+import harness
+from harness import mqtt_keys, wait_until
 
 # the shapes docs/mqtt.md lists for the limits topic
 LIMIT = re.compile(r"^(trip\..*|agent\.memory_.*|nvpmodel\.id|cpu\.[^.]+\.online|power\..*\.crit_ma"
@@ -32,11 +31,9 @@ def by_seq(msgs):
     return out
 
 
-class LimitsTest(unittest.TestCase):
+class LimitsTest(harness.TestCase):
     def board(self):
-        root = os.path.join(self.d, "root")
-        shutil.copytree(os.path.join(tm.SRC, "tests/fixtures/boards/agx-orin-jp5"), root, symlinks=True)
-        return root
+        return harness.copy_board(self.d, "tests/fixtures/boards/agx-orin-jp5")
 
     def set_ceiling(self, root, khz):
         # rewritten in place, as sysfs does: the agent keeps the file open and reads it again
@@ -48,17 +45,17 @@ class LimitsTest(unittest.TestCase):
         s = self.sub(b.port, ["tegrawatch/lim/#", "tegrawatch/full/#"])
         root = self.board()
         args = ("--root", root, "--interval", "100", "--no-tegrastats")
-        lim = self.agent("lim", base_cfg(b.port, "lim"), args=args)
-        full = self.agent("full", base_cfg(b.port, "full", state_full="true"), args=args)
+        lim = self.mqtt_agent("lim", mqtt_keys(b.port, "lim"), args=args)
+        full = self.mqtt_agent("full", mqtt_keys(b.port, "full", state_full="true"), args=args)
         self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/state")) >= 30
-                                   and len(s.all("tegrawatch/full/state")) >= 30, 20), lim.stderr())
+                                   and len(s.all("tegrawatch/full/state")) >= 30, 30), lim.stderr())
         states = s.json("tegrawatch/lim/state")
         limits = s.json("tegrawatch/lim/limits")
         # published once for 30 samples, retained, QoS 1 (the subscription's), before the first state it holds for
         self.assertEqual(len(limits), 1, [x["seq"] for x in limits])
         first = limits[0]
         self.assertEqual(list(first), ["ts", "time_ms", "boot_id", "seq", "metrics"])
-        self.assertEqual(first["boot_id"], tm.BOOT_ID)
+        self.assertEqual(first["boot_id"], harness.BOOT_ID)
         self.assertEqual(first["seq"], states[0]["seq"])
         self.assertEqual(first["time_ms"], states[0]["time_ms"])
         arrival = [(m[1], m[2]) for m in s.all() if m[1] in ("tegrawatch/lim/state", "tegrawatch/lim/limits")]
@@ -83,9 +80,9 @@ class LimitsTest(unittest.TestCase):
         # a ceiling lowered (nvpmodel, a user): one more limits message, with the sample it was first seen in
         t_write = time.time() * 1000
         self.set_ceiling(root, 1497600)
-        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/limits")) >= 2, 10), lim.stderr())
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/limits")) >= 2, 20), lim.stderr())
         n0 = len(s.all("tegrawatch/lim/state"))
-        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/state")) >= n0 + 30, 20))
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/lim/state")) >= n0 + 30, 30))
         limits = s.json("tegrawatch/lim/limits")
         self.assertEqual(len(limits), 2, [x["seq"] for x in limits])
         new = limits[1]
@@ -99,14 +96,14 @@ class LimitsTest(unittest.TestCase):
         self.assertEqual(len(match), 1)
         self.assertEqual(match[0]["time_ms"], new["time_ms"])
         # it arrived right before that state
-        order = [(m[1], tm.json.loads(m[2])["seq"]) for m in s.all() if m[1].startswith("tegrawatch/lim/")
+        order = [(m[1], json.loads(m[2])["seq"]) for m in s.all() if m[1].startswith("tegrawatch/lim/")
                  and m[1].rsplit("/", 1)[1] in ("state", "limits")]
         i = order.index(("tegrawatch/lim/limits", new["seq"]))
         self.assertEqual(order[i + 1], ("tegrawatch/lim/state", new["seq"]))
 
         # a subscriber arriving later gets the latest limits at once (retained)
         late = self.sub(b.port, ["tegrawatch/lim/limits"])
-        self.assertTrue(wait_until(lambda: late.all(), 5))
+        self.assertTrue(wait_until(lambda: late.all(), 20))
         self.assertTrue(late.all()[0][3])
         self.assertEqual(late.json("tegrawatch/lim/limits")[0], new)
         self.assertEqual(lim.stop(), 0)
@@ -117,17 +114,17 @@ class LimitsTest(unittest.TestCase):
         again on connect (nothing changed, so the same message, its seq included)."""
         b = self.broker()
         s = self.sub(b.port, ["tegrawatch/rc/limits"])
-        a = self.agent("rc", base_cfg(b.port, "rc"), args=("--root", self.board(), "--interval", "100",
-                                                           "--no-tegrastats"))
-        self.assertTrue(wait_until(lambda: s.all(), 10), a.stderr())
+        a = self.mqtt_agent("rc", mqtt_keys(b.port, "rc"), args=("--root", self.board(), "--interval", "100",
+                                                                  "--no-tegrastats"))
+        self.assertTrue(wait_until(lambda: s.all(), 20), a.stderr())
         before = s.json("tegrawatch/rc/limits")
         self.assertEqual(len(before), 1)
         b.stop()
-        time.sleep(1)
+        a.wait_stderr("lost the connection")  # the agent saw the broker go
         b.start()
         self.wait_connects(a, b.port, 2)
         late = self.sub(b.port, ["tegrawatch/rc/limits"])
-        self.assertTrue(wait_until(lambda: late.all(), 5), a.stderr())
+        self.assertTrue(wait_until(lambda: late.all(), 20), a.stderr())
         self.assertTrue(late.all()[0][3])
         self.assertEqual(late.json("tegrawatch/rc/limits"), before)
         self.assertEqual(a.stop(), 0)
@@ -135,28 +132,36 @@ class LimitsTest(unittest.TestCase):
     def wait_connects(self, a, port, n):
         probe = self.sub(port, ["tegrawatch/rc/state"])
         self.assertTrue(wait_until(lambda: any(x["metrics"]["agent.mqtt_connects_total"] >= n
-                                               for x in probe.json("tegrawatch/rc/state")), 15), a.stderr())
+                                               for x in probe.json("tegrawatch/rc/state")), 30), a.stderr())
 
     def test_outage_keeps_changes_in_place(self):
         """A limit changed while the broker was away: the backlog delivers the states before the change, then the
         limits message, then the states after it; the latest is retained afterwards."""
         b = self.broker(persistence=True)
-        s = self.sub(b.port, ["tegrawatch/og/state", "tegrawatch/og/limits"], client_id="tw-limits-persistent",
-                     clean=False)
+        s = self.sub(b.port, ["tegrawatch/og/state", "tegrawatch/og/limits", "tegrawatch/og/status"],
+                     client_id="tw-limits-persistent", clean=False)
         root = self.board()
-        a = self.agent("og", base_cfg(b.port, "og"), args=("--root", root, "--interval", "100", "--no-tegrastats"))
-        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/state")) >= 10, 10), a.stderr())
+        # its stdout kept: what it sampled while the broker was away is known without the broker
+        a = self.mqtt_agent("og", mqtt_keys(b.port, "og"), args=("--root", root, "--interval", "100",
+                                                                 "--no-tegrastats"), stdout=None)
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/state")) >= 10, 20), a.stderr())
         b.stop()
-        time.sleep(2)
+
+        def offline(new_ceiling):
+            """Samples taken offline, with the new ceiling or the old one."""
+            return [x for x in a.samples() if x["metrics"]["agent.mqtt_connected"] == 0 and
+                    (x["metrics"]["cpu.0.max_freq_mhz"] == 1497.6) == new_ceiling]
+        a.next_sample(lambda x: len(offline(False)) >= 10, what="10 samples in the outage")
         self.set_ceiling(root, 1497600)
-        time.sleep(2)
+        a.next_sample(lambda x: len(offline(True)) >= 10, what="10 samples with the new ceiling in the outage")
         b.start()
-        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/limits")) >= 2, 20), a.stderr())
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/limits")) >= 2, 30), a.stderr())
         n0 = len(s.all("tegrawatch/og/state"))
-        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/state")) >= n0 + 10, 10))
+        self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/og/state")) >= n0 + 10, 20))
+        n = len(s.all("tegrawatch/og/status"))
         self.assertEqual(a.stop(), 0)
-        time.sleep(0.5)
-        msgs = [(m[1].rsplit("/", 1)[1], tm.json.loads(m[2])) for m in s.all()]
+        s.wait_payload("tegrawatch/og/status", "offline", after=n)  # the agent's last message: all arrived
+        msgs = [(m[1].rsplit("/", 1)[1], json.loads(m[2])) for m in s.all() if not m[1].endswith("/status")]
         limits = by_seq([x for t, x in msgs if t == "limits"])
         self.assertEqual([x["metrics"]["cpu.0.max_freq_mhz"] for x in limits], [2201.6, 1497.6])
         change = limits[1]
@@ -173,9 +178,10 @@ class LimitsTest(unittest.TestCase):
                 seen.add((x["boot_id"], x["seq"]))
                 self.assertEqual(in_force["seq"] == change["seq"], x["seq"] >= change["seq"], x["seq"])
         late = self.sub(b.port, ["tegrawatch/og/limits"])
-        self.assertTrue(wait_until(lambda: late.all(), 5))
+        self.assertTrue(wait_until(lambda: late.all(), 20))
         self.assertEqual(late.json("tegrawatch/og/limits")[0], change)
 
 
 if __name__ == "__main__":
-    tm.main_with_helpers(LimitsTest)
+    harness.init(needs=("mosquitto",))
+    harness.main()

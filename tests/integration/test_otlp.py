@@ -13,18 +13,15 @@ JavaScript SDK's generated protobuf types (tests/otlp, `npm ci --prefix tests/ot
 
 Usage: test_otlp.py TEGRAWATCH SOURCE_ROOT   (exit 77 without prometheus or the decoder)
 """
-import gzip
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fleet_peers as fp  # noqa: E402
+import harness
+from harness import fleet as fp
+from harness import wait_until, write_file
 
 SRC = None
 NODE = shutil.which("node") or "/usr/bin/node"
@@ -49,44 +46,27 @@ otlp:
     return text
 
 
-class OtlpTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="tw-otlp-")
-        self.d = self.tmp.name
-        self.stops = []
-
-    def tearDown(self):
-        for stop in reversed(self.stops):
-            try:
-                stop()
-            except Exception:
-                pass
-        self.tmp.cleanup()
-
-    def receiver(self, token=None):
+class OtlpTest(harness.TestCase):
+    def otlp_receiver(self, token=None):
         def answer(req):
-            if token and req["headers"].get("authorization") != "Bearer " + token:
+            if token and req.headers.get("authorization") != "Bearer " + token:
                 return 401, {}
             return 200, {"Content-Type": "application/x-protobuf"}
-        p = fp.Proxy(answer=answer).start()
-        self.stops.append(p.stop)
-        return p
+        return self.receiver(answer=answer)
 
-    def agent(self, name, text, args):
-        a = fp.Agent(self.d, name, text, args)
-        self.stops.append(lambda: a.stop(signal.SIGKILL))
-        return a
+    def fleet_agent(self, name, text, args):
+        return self.agent(["--json"] + list(args), name=name, config=text)
 
     def decode(self, requests):
         """The bodies that were accepted, decoded by the OpenTelemetry types: one dict per request."""
         files = []
         for i, r in enumerate(requests):
-            if r.get("status") != 200:
+            if r.status != 200:
                 continue
-            gz = r["headers"].get("content-encoding") == "gzip"
+            gz = r.headers.get("content-encoding") == "gzip"
             path = os.path.join(self.d, "body%04d%s" % (i, ".gz" if gz else ""))
             with open(path, "wb") as f:
-                f.write(r["body"])
+                f.write(r.body)
             files.append(path)
         out = subprocess.run([NODE, os.path.join(SRC, "tests/otlp/decode.cjs")] + files, capture_output=True,
                              text=True, cwd=os.path.join(SRC, "tests/otlp"))
@@ -95,17 +75,17 @@ class OtlpTest(unittest.TestCase):
 
     def test_every_point_against_its_sample(self):
         prom = fp.Prometheus(self.d).start()
-        self.stops.append(prom.stop)
-        rx = self.receiver()
-        a = self.agent("a", otlp_config(rx.url("/v1/metrics"), rw_url=prom.url("/api/v1/write")),
+        self.addCleanup(prom.stop)
+        rx = self.otlp_receiver()
+        a = self.fleet_agent("a", otlp_config(rx.url("/v1/metrics"), rw_url=prom.url("/api/v1/write")),
                        ["--demo", "--speed", "20", "--count", "120"])
-        self.assertEqual(a.wait_exit(), 0, a.stderr())
-        samples = a.all()
+        self.assertEqual(a.wait(), 0, a.stderr())
+        samples = a.samples()
         times = [s["time_ms"] for s in samples]
         reqs = rx.got()
-        self.assertTrue(all(r["headers"]["content-type"] == "application/x-protobuf" for r in reqs))
-        self.assertTrue(all(r["headers"]["content-encoding"] == "gzip" for r in reqs))
-        self.assertTrue(all(r["path"] == "/v1/metrics" for r in reqs))
+        self.assertTrue(all(r.headers["content-type"] == "application/x-protobuf" for r in reqs))
+        self.assertTrue(all(r.headers["content-encoding"] == "gzip" for r in reqs))
+        self.assertTrue(all(r.path == "/v1/metrics" for r in reqs))
         docs = self.decode(reqs)
         self.assertGreaterEqual(len(docs), 120 // 20)
 
@@ -164,38 +144,39 @@ class OtlpTest(unittest.TestCase):
         self.assertGreater(len(points), 100)
 
     def test_wrong_bearer_token_refused_once_right_one_works(self):
-        rx = self.receiver(token="s3cret-token")
+        rx = self.otlp_receiver(token="s3cret-token")
         for name, tok in (("wrong", "nope"), ("right", "s3cret-token")):
-            fp.write_file(os.path.join(self.d, name + ".tok"), tok + "\n")
+            write_file(os.path.join(self.d, name + ".tok"), tok + "\n")
         args = ["--demo", "--speed", "10", "--count", "40"]
         extra = "  compression: none\n  bearer_token_file: %s\n"
-        bad = self.agent("bad", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "wrong.tok")), args)
-        good = self.agent("good", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "right.tok")),
+        bad = self.fleet_agent("bad", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "wrong.tok")),
+                               args)
+        good = self.fleet_agent("good", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "right.tok")),
                           args)
-        self.assertEqual(bad.wait_exit(), 0, bad.stderr())
-        self.assertEqual(good.wait_exit(), 0, good.stderr())
+        self.assertEqual(bad.wait(), 0, bad.stderr())
+        self.assertEqual(good.wait(), 0, good.stderr())
         m = bad.last()
         self.assertGreater(m["agent.otlp_samples_rejected_total"], 0)
         self.assertEqual(m["agent.otlp_retries_total"], 0)
         self.assertEqual(m["agent.otlp_samples_sent_total"], 0)
         self.assertEqual(bad.stderr().count("HTTP 401"), 1, bad.stderr())
         self.assertNotIn("nope", bad.stderr())
-        ok = [r for r in rx.got() if r.get("status") == 200]
-        self.assertTrue(all("content-encoding" not in r["headers"] for r in ok))
+        ok = [r for r in rx.got() if r.status == 200]
+        self.assertTrue(all("content-encoding" not in r.headers for r in ok))
         docs = self.decode(ok)
         times = set()
         for d in docs:
             for m in d["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]:
                 if m["name"] == "tegrawatch_temperature":
                     times |= {int(dp["timeUnixNano"]) // 1000000 for dp in m["gauge"]["dataPoints"]}
-        self.assertEqual(times, {s["time_ms"] for s in good.all()})
+        self.assertEqual(times, {s["time_ms"] for s in good.samples()})
 
     def test_zlib_mapped_only_with_the_sink(self):
-        rx = self.receiver()
-        a = self.agent("maps", otlp_config(rx.url("/v1/metrics")),
+        rx = self.otlp_receiver()
+        a = self.fleet_agent("maps", otlp_config(rx.url("/v1/metrics")),
                        ["--root", os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), "--no-tegrastats",
                         "--interval", "100"])
-        fp.wait_until(lambda: len(a.all()) >= 3, 30)
+        wait_until(lambda: len(a.samples()) >= 3, 30)
         with open("/proc/%d/maps" % a.pid) as f:
             maps = f.read()
         a.stop()
@@ -206,13 +187,12 @@ class OtlpTest(unittest.TestCase):
 
 def main():
     global SRC
-    fp.BIN[0], SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    _, SRC = harness.init()
     os.chdir(SRC)
     if not os.path.exists(fp.PROMETHEUS) or not os.path.isdir(os.path.join(SRC, "tests/otlp/node_modules")):
         print("prometheus or the OTLP decoder (npm ci --prefix tests/otlp) missing: skipped")
         sys.exit(77)
-    r = unittest.TextTestRunner(verbosity=2).run(unittest.TestLoader().loadTestsFromTestCase(OtlpTest))
-    sys.exit(0 if r.wasSuccessful() else 1)
+    harness.main()
 
 
 if __name__ == "__main__":

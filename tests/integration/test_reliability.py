@@ -21,22 +21,16 @@ import json
 import os
 import random
 import resource
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_mqtt as tm  # noqa: E402  (the broker, subscriber and spool helpers)
-from test_mqtt import dedup_seqs, free_port, parse_spool, wait_until, write_file  # noqa: E402
-
-BIN = SRC = None
-BOARD = "tests/fixtures/boards/orin-nano-jp6"
+import harness
+from harness import dedup_seqs, free_port, parse_spool, wait_until
 # The lateness bounds of goal B1 (p99, max). A tick is a poll() wake-up and a
 # few sysfs reads (under 1 ms of CPU): against two busy loops on two cores the
 # scheduler (CFS) wakes a task that slept at once, so 50 ms is a wide margin on
@@ -69,67 +63,6 @@ def lateness_ms(samples, interval_ms):
         base = min(s["time_ms"] - i * interval_ms for i, s in enumerate(seg))
         out.extend(s["time_ms"] - i * interval_ms - base for i, s in enumerate(seg))
     return out
-
-
-def read_jsonl(path):
-    out = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            if line.endswith("\n"):
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    pass
-    return out
-
-
-def status_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-class Agent:
-    """tegrawatch run on the fixture Orin Nano (sysfs; fake tegrastats when asked), stdout (one JSON line a
-    sample, written at the tick) kept in a file, so what it produced before a kill -9 is known."""
-
-    def __init__(self, d, name, mqtt_cfg, interval_ms=None, extra="", web="", tegrastats=False, preexec=None):
-        self.name, self.interval_ms = name, interval_ms or 1000
-        self.cfg = os.path.join(d, name + ".yaml")
-        self.errpath = os.path.join(d, name + ".err")
-        self.outpath = os.path.join(d, name + ".jsonl")
-        text = 'agent:\n  state_file: ""\nweb:\n  listen: "%s"\nmqtt:\n' % web
-        for k, v in mqtt_cfg.items():
-            text += "  %s: %s\n" % (k, v)
-        write_file(self.cfg, text + extra)
-        args = [BIN, "run", "-v", "--root", os.path.join(SRC, BOARD), "-c", self.cfg]
-        if interval_ms:
-            args += ["--interval", str(interval_ms)]
-        if tegrastats:
-            args += ["--tegrastats", os.path.join(SRC, "tests/integration/fake_tegrastats.sh")]
-        else:
-            args += ["--no-tegrastats"]
-        with open(self.errpath, "ab") as err, open(self.outpath, "ab") as out:
-            self.proc = subprocess.Popen(args, stdout=out, stderr=err, env=dict(os.environ, TZ="UTC"),
-                                         preexec_fn=preexec)
-
-    def stderr(self):
-        with open(self.errpath, errors="replace") as f:
-            return f.read()
-
-    def samples(self):
-        return read_jsonl(self.outpath)
-
-    def last(self):
-        s = self.samples()
-        return s[-1]["metrics"] if s else {}
-
-    def stop(self, sig=signal.SIGTERM, timeout=15):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        return self.proc.wait(timeout)
 
 
 class Proxy:
@@ -206,20 +139,30 @@ class Proxy:
                 u.close()
 
 
-class Base(unittest.TestCase):
-    # a temporary directory, cleanups, a broker and a subscriber, as test_mqtt.py has them
-    setUp, tearDown = tm.MqttTest.setUp, tm.MqttTest.tearDown
-    broker, sub = tm.MqttTest.broker, tm.MqttTest.sub
-
-    def agent(self, name, cfg, **kw):
-        a = Agent(self.d, name, cfg, **kw)
-        self.cleanup.append(lambda: a.stop(signal.SIGKILL))
+class Base(harness.TestCase):
+    def rel_agent(self, name, keys, interval_ms=None, extra="", web="", tegrastats=False, preexec=None):
+        """tegrawatch run on the fixture Orin Nano (sysfs; fake tegrastats when asked) publishing with the
+        mqtt KEYS; its stdout (one JSON line a sample, written at the tick) kept in a file, so what it produced
+        before a kill -9 is known."""
+        config = 'agent:\n  state_file: ""\nweb:\n  listen: "%s"\n' % web + harness.mqtt_section(keys) + extra
+        args = ["-v", "--root", harness.src(harness.FIXTURE_BOARD)]
+        if interval_ms:
+            args += ["--interval", str(interval_ms)]
+        if tegrastats:
+            args += ["--tegrastats", harness.src("tests/integration/fake_tegrastats.sh")]
+        else:
+            args += ["--no-tegrastats"]
+        a = self.agent(args, name=name, config=config, preexec=preexec)
+        a.interval_ms = interval_ms or 1000
         return a
 
-    def spawn(self, args):
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.cleanup.append(lambda: p.poll() is None and (p.kill(), p.wait()))
-        return p
+    def stopped(self, a, s, device):
+        """Stops A cleanly and waits for its offline status at S (subscribed to it): every message it sent
+        before has arrived."""
+        topic = "tegrawatch/%s/status" % device
+        n = len(s.all(topic))
+        self.assertEqual(a.stop(), 0)
+        s.wait_payload(topic, "offline", after=n)
 
     def check_no_gap(self, states, what):
         order, dups = dedup_seqs(states)
@@ -243,7 +186,8 @@ class Base(unittest.TestCase):
         return p99, mx
 
 
-def base_cfg(port, device, **more):
+def keys(port, device, **more):
+    """The mqtt keys with the agent's defaults (keepalive, back-off) unless MORE says otherwise."""
     cfg = {"host": "127.0.0.1", "port": port, "device_id": device}
     cfg.update(more)
     return cfg
@@ -255,17 +199,18 @@ class DeliveryTest(Base):
         within 2 x keepalive + 2 s, spools, reconnects once the proxy forwards again and delivers every sample of
         the black hole; sampling stays on time."""
         b = self.broker(persistence=True)
-        s = self.sub(b.port, ["tegrawatch/bh/state"], client_id="tw-rel-bh", clean=False)
+        s = self.sub(b.port, ["tegrawatch/bh/state", "tegrawatch/bh/status"], client_id="tw-rel-bh", clean=False)
         px = Proxy(b.port)
-        self.cleanup.append(px.close)
-        a = self.agent("bh", base_cfg(px.port, "bh", keepalive="5s", backoff_cap="4s"), interval_ms=100)
-        self.assertTrue(wait_until(lambda: len(s.all()) >= 20, 15), a.stderr())
+        self.addCleanup(px.close)
+        a = self.rel_agent("bh", keys(px.port, "bh", keepalive="5s", backoff_cap="4s"), interval_ms=100)
+        s.wait_count("tegrawatch/bh/state", 20, timeout=30)
         px.black_hole()
         t_hole = time.time() * 1000
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 0, 20), "never noticed")
-        first_down = next(x for x in a.samples() if x["time_ms"] >= t_hole and x["metrics"]["agent.mqtt_connected"] == 0)
+        first_down = next(x for x in a.samples()
+                          if x["time_ms"] >= t_hole and x["metrics"]["agent.mqtt_connected"] == 0)
         detect_s = (first_down["time_ms"] - t_hole) / 1000.0
-        time.sleep(max(0, 20 - (time.time() * 1000 - t_hole) / 1000.0))
+        harness.hold(max(0, 20 - (time.time() * 1000 - t_hole) / 1000.0))  # the black hole lasts 20 s
         px.heal()
         t_heal = time.time()
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 30), a.stderr())
@@ -278,8 +223,7 @@ class DeliveryTest(Base):
             return order and order[-1] - order[0] + 1 == len(order) and \
                 s.json("tegrawatch/bh/state")[-1]["metrics"]["agent.mqtt_connected"] == 1
         self.assertTrue(wait_until(all_in, 30, step=0.5), a.stderr())
-        self.assertEqual(a.stop(), 0)
-        time.sleep(1)
+        self.stopped(a, s, "bh")
         states = s.json("tegrawatch/bh/state")
         order, dups = self.check_no_gap(states, "black hole")
         # the samples taken from the black hole to the reconnect: in flight (lost with the connection) or spooled
@@ -300,22 +244,20 @@ class DeliveryTest(Base):
         20 s later the broker starts there and gets everything, within the back-off cap + 5 s (default back-off:
         base 1 s, cap 60 s)."""
         port = free_port()
-        a = self.agent("nb", base_cfg(port, "nb"), interval_ms=100)
-        time.sleep(20)
+        a = self.rel_agent("nb", keys(port, "nb"), interval_ms=100)
+        harness.hold(20)  # nothing listens for 20 s
         self.assertIsNone(a.proc.poll(), a.stderr())
         before = a.samples()
         self.assertGreaterEqual(len(before), 150)
         self.assertEqual(before[-1]["metrics"]["agent.mqtt_connected"], 0)
         b = self.broker(port=port, persistence=True)
         t_up = time.time()
-        s = self.sub(b.port, ["tegrawatch/nb/state"], client_id="tw-rel-nb", clean=False)
+        s = self.sub(b.port, ["tegrawatch/nb/state", "tegrawatch/nb/status"], client_id="tw-rel-nb", clean=False)
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 65), a.stderr())
         connect_s = time.time() - t_up
         self.assertTrue(wait_until(lambda: len({x["seq"] for x in s.json("tegrawatch/nb/state")}) >= len(before),
                                    30, step=0.5))
-        time.sleep(2)
-        self.assertEqual(a.stop(), 0)
-        time.sleep(1)
+        self.stopped(a, s, "nb")
         states = s.json("tegrawatch/nb/state")
         order, dups = self.check_no_gap(states, "no broker at start")
         first = min(states, key=lambda x: x["seq"])
@@ -325,19 +267,20 @@ class DeliveryTest(Base):
                          "started, all %d delivered\n" % (len(before), connect_s, len(order)))
 
     def test_a8_kill9_loop(self):
-        """A8: 20 rounds of kill -9 at a random time (0.6-2 s into a run) while the broker is away, spool file
-        on. Each restart reloads the file. Once the broker is back, every sample is delivered except, per kill,
-        at most those of the last sync interval (1 s, mqtt/mqtt_conn.c SYNC_INTERVAL_MS) and the tick in
-        progress. Samples are matched by time_ms (each run's stdout holds what it produced)."""
+        """A8: 20 rounds of kill -9 at a random time (0.5-1.9 s after a run's first sample) while the broker is
+        away, spool file on. Each restart reloads the file. Once the broker is back, every sample is delivered
+        except, per kill, at most those of the last sync interval (1 s, mqtt/mqtt_conn.c SYNC_INTERVAL_MS) and
+        the tick in progress. Samples are matched by time_ms (each run's stdout holds what it produced)."""
         rounds, interval = 20, 50
         port = free_port()
         spool = os.path.join(self.d, "k9.spool")
-        cfg = base_cfg(port, "k9", spool_file=spool, backoff_cap="1s")
+        cfg = keys(port, "k9", spool_file=spool, backoff_cap="1s")
         rng = random.Random(12)
         produced, lost = [], []
         for r in range(rounds):
-            a = Agent(self.d, "k9-%d" % r, cfg, interval_ms=interval)
-            time.sleep(rng.uniform(0.6, 2.0))
+            a = self.rel_agent("k9-%d" % r, cfg, interval_ms=interval)
+            a.next_sample(what="the first sample")  # sampling; then the kill at a random time of the run
+            harness.hold(rng.uniform(0.5, 1.9))
             a.stop(signal.SIGKILL)
             mine = [x["time_ms"] for x in a.samples()]
             self.assertTrue(mine, a.stderr())
@@ -347,14 +290,13 @@ class DeliveryTest(Base):
             lost.append([t for t in mine if t not in synced])
         # the broker returns; one more agent delivers the file
         b = self.broker(port=port)
-        s = self.sub(b.port, ["tegrawatch/k9/state"])
-        final = self.agent("k9-final", cfg, interval_ms=interval)
+        s = self.sub(b.port, ["tegrawatch/k9/state", "tegrawatch/k9/status"])
+        final = self.rel_agent("k9-final", cfg, interval_ms=interval)
         wanted = {t for run, gone in zip(produced, lost) for t in run if t not in gone}
         got = lambda: {x["time_ms"] for x in s.json("tegrawatch/k9/state")}  # noqa: E731
         self.assertTrue(wait_until(lambda: wanted <= got(), 30, step=0.5),
                         "%d of %d synced samples not delivered" % (len(wanted - got()), len(wanted)))
-        time.sleep(1)
-        self.assertEqual(final.stop(), 0)
+        self.stopped(final, s, "k9")
         delivered = got()
         per_kill = [len([t for t in run if t not in delivered]) for run in produced]
         bound = 1000 // interval + 2
@@ -380,7 +322,7 @@ class DeliveryTest(Base):
         r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dk,mode=0700" % size_kb, "tegrawatch-test", d],
                            capture_output=True)
         if r.returncode == 0:
-            self.cleanup.append(lambda: subprocess.run(["umount", "-l", d]))
+            self.addCleanup(subprocess.run, ["umount", "-l", d])
             return d, "tmpfs", None
 
         def limit():
@@ -395,28 +337,27 @@ class DeliveryTest(Base):
         it delivers what it held and publishes live again."""
         disk, how, preexec = self.full_disk(1024)
         b = self.broker(persistence=True)
-        s = self.sub(b.port, ["tegrawatch/fd/state"], client_id="tw-rel-fd", clean=False)
-        a = self.agent("fd", base_cfg(b.port, "fd", spool_file=os.path.join(disk, "spool"), keepalive="5s",
+        s = self.sub(b.port, ["tegrawatch/fd/state", "tegrawatch/fd/status"], client_id="tw-rel-fd", clean=False)
+        a = self.rel_agent("fd", keys(b.port, "fd", spool_file=os.path.join(disk, "spool"), keepalive="5s",
                                       backoff_cap="1s"), interval_ms=20, preexec=preexec)
-        self.assertTrue(wait_until(lambda: len(s.all()) >= 50, 15), a.stderr())
+        s.wait_count("tegrawatch/fd/state", 50, timeout=30)
         b.stop()
         rss = []
-        for _ in range(25):
-            time.sleep(1)
-            rss.append(status_kb(a.proc.pid, "RssAnon"))
+        for _ in range(25):  # the outage, memory looked at every second
+            harness.hold(1)
+            rss.append(a.rss_anon_kb())
         self.assertIsNone(a.proc.poll(), a.stderr())
         m = a.last()
         self.assertGreater(m["agent.mqtt_spool_write_errors_total"], 0, "the disk never filled")
         b.start()
-        self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 15), a.stderr())
+        self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 30), a.stderr())
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_spool_depth", 9) <= 2, 30),
                         [(x["seq"], {k[11:]: v for k, v in x["metrics"].items() if k.startswith("agent.mqtt")})
                          for x in a.samples()[::100]])
         n_before = len(s.json("tegrawatch/fd/state"))
-        time.sleep(2)
-        self.assertGreater(len(s.json("tegrawatch/fd/state")), n_before + 50, "live publishing after the outage")
-        self.assertEqual(a.stop(), 0)
-        time.sleep(1)
+        self.assertTrue(wait_until(lambda: len(s.json("tegrawatch/fd/state")) > n_before + 50, 20),
+                        "live publishing after the outage")
+        self.stopped(a, s, "fd")
         states = s.json("tegrawatch/fd/state")
         last = states[-1]["metrics"]
         order, dups = dedup_seqs(states)
@@ -443,14 +384,14 @@ class JitterTest(Base):
         tarpit = socket.socket()
         tarpit.bind(("127.0.0.1", 0))
         tarpit.listen(64)
-        self.cleanup.append(tarpit.close)
+        self.addCleanup(tarpit.close)
         web_port, mqtt_port = free_port(), free_port()
         rule = ("rules:\n  - {name: always, metric: agent.samples_total, op: above, warning: 0}\n"
                 "actions:\n  hook:\n    type: webhook\n    format: json\n    url: http://127.0.0.1:%d/hook\n"
                 "notify:\n  warning: [hook]\n" % tarpit.getsockname()[1])
-        a = self.agent("jit", base_cfg(mqtt_port, "jit", backoff_cap="1s"), interval_ms=100,
+        a = self.rel_agent("jit", keys(mqtt_port, "jit", backoff_cap="1s"), interval_ms=100,
                        web="127.0.0.1:%d" % web_port, extra=rule)
-        self.assertTrue(wait_until(lambda: len(a.samples()) >= 5, 10), a.stderr())
+        self.assertTrue(wait_until(lambda: len(a.samples()) >= 5, 20), a.stderr())
         hogs = [self.spawn([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
         socks = []
         for _ in range(100):
@@ -460,14 +401,14 @@ class JitterTest(Base):
                 socks.append(c)
             except OSError:
                 pass
-        self.cleanup.append(lambda: [c.close() for c in socks])
+        self.addCleanup(lambda: [c.close() for c in socks])
         streams = []
         for _ in range(4):
             c = socket.create_connection(("127.0.0.1", web_port), timeout=2)
             c.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             streams.append(c)
-        self.cleanup.append(lambda: [c.close() for c in streams])
-        end = time.monotonic() + 60
+        self.addCleanup(lambda: [c.close() for c in streams])
+        end = time.monotonic() + 60  # 60 s of faults, the event streams read five times a second
         while time.monotonic() < end:
             for c in streams:
                 c.settimeout(0.01)
@@ -475,7 +416,7 @@ class JitterTest(Base):
                     c.recv(65536)
                 except OSError:
                     pass
-            time.sleep(0.2)
+            harness.hold(0.2)
         m = a.last()
         for h in hogs:
             h.kill()
@@ -501,18 +442,18 @@ class OutageTest(Base):
         in-flight window (100), RssAnon bounded (600 messages of ~4 KB in the memory spool)."""
         outage = int(os.environ.get("TW_A1_OUTAGE_S", "600"))
         b = self.broker(persistence=True)
-        s = self.sub(b.port, ["tegrawatch/a1/state"], client_id="tw-rel-a1", clean=False)
-        a = self.agent("a1", base_cfg(b.port, "a1"), tegrastats=True)
-        self.assertTrue(wait_until(lambda: len(s.all()) >= 5, 20), a.stderr())
-        time.sleep(5)
-        base = status_kb(a.proc.pid, "RssAnon")
+        s = self.sub(b.port, ["tegrawatch/a1/state", "tegrawatch/a1/status"], client_id="tw-rel-a1", clean=False)
+        a = self.rel_agent("a1", keys(b.port, "a1"), tegrastats=True)
+        s.wait_count("tegrawatch/a1/state", 5, timeout=30)
+        harness.hold(5)  # the memory after start-up settles: the baseline
+        base = a.rss_anon_kb()
         b.proc.kill()
         b.proc.wait()
         t_down = time.time()
         rss = [base]
-        while time.time() - t_down < outage:
-            time.sleep(5)
-            rss.append(status_kb(a.proc.pid, "RssAnon"))
+        while time.time() - t_down < outage:  # the outage, memory looked at every 5 s
+            harness.hold(5)
+            rss.append(a.rss_anon_kb())
         self.assertIsNone(a.proc.poll(), a.stderr())
         depth = a.last()["agent.mqtt_spool_depth"]
         b.start()
@@ -525,9 +466,7 @@ class OutageTest(Base):
             return states and states[-1]["metrics"]["agent.mqtt_connected"] == 1 and \
                 states[-1]["metrics"]["agent.mqtt_spool_depth"] == 0
         self.assertTrue(wait_until(drained, 60, step=1))
-        time.sleep(3)
-        self.assertEqual(a.stop(), 0)
-        time.sleep(1)
+        self.stopped(a, s, "a1")
         states = s.json("tegrawatch/a1/state")
         order, dups = self.check_no_gap(states, "10-minute outage")
         held = {x["seq"] for x in states if x["metrics"]["agent.mqtt_connected"] == 0}
@@ -548,14 +487,9 @@ class OutageTest(Base):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    tm.BIN, tm.SRC = BIN, SRC
-    slow, jitter = "--slow" in sys.argv, "--jitter" in sys.argv
-    only = [n for n in sys.argv[3:] if not n.startswith("--")]  # Class.test_name, to run some only
-    del sys.argv[1:]
-    if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO):
-        print("skipped: needs mosquitto and python3-paho-mqtt")
-        sys.exit(77)
+    harness.init(needs=("mosquitto",))
+    slow, jitter = harness.flag("--slow"), harness.flag("--jitter")
+    only = sys.argv[1:]  # Class.test_name, to run some only
     classes = [OutageTest] if slow else [JitterTest] if jitter else [DeliveryTest]
     if only:
         suite = unittest.defaultTestLoader.loadTestsFromNames(only, sys.modules[__name__])

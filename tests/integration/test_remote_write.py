@@ -17,13 +17,12 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fleet_peers as fp  # noqa: E402
+import harness
+from harness import fleet as fp
+from harness import free_port, wait_until, write_file
 
 SRC = None
 SLOW = False
@@ -53,34 +52,14 @@ def live_args(interval=100):
     return ["--root", os.path.join(SRC, BOARD), "--no-tegrastats", "--interval", str(interval)]
 
 
-class Case(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="tw-rw-")
-        self.d = self.tmp.name
-        self.stops = []
-
-    def tearDown(self):
-        for stop in reversed(self.stops):
-            try:
-                stop()
-            except Exception:
-                pass
-        self.tmp.cleanup()
-
+class Case(harness.TestCase):
     def prometheus(self, **kw):
         p = fp.Prometheus(self.d, **kw).start()
-        self.stops.append(p.stop)
+        self.addCleanup(p.stop)
         return p
 
-    def agent(self, name, text, args, env=None):
-        a = fp.Agent(self.d, name, text, args, env)
-        self.stops.append(lambda: a.stop(signal.SIGKILL))
-        return a
-
-    def proxy(self, **kw):
-        p = fp.Proxy(**kw).start()
-        self.stops.append(p.stop)
-        return p
+    def fleet_agent(self, name, text, args, env=None):
+        return self.agent(["--json"] + list(args), name=name, config=text, env=env)
 
     def assert_every_sample_once(self, prom, samples, instance, families_min=50):
         """Every series of INSTANCE holds exactly the samples' timestamps, once each."""
@@ -100,20 +79,20 @@ class Case(unittest.TestCase):
 class RemoteWriteTest(Case):
     def test_every_series_every_sample_once_through_a_receiver_restart(self):
         prom = self.prometheus()
-        web = fp.free_port()
-        a = self.agent("a", rw_config(prom.url("/api/v1/write"), "  batch_samples: 20\n  batch_interval: 500ms\n",
+        web = free_port()
+        a = self.fleet_agent("a", rw_config(prom.url("/api/v1/write"), "  batch_samples: 20\n  batch_interval: 500ms\n",
                                       web="127.0.0.1:%d" % web), demo_args(300))
         # a scrape of /metrics while the run goes on: the latest sample's series, as a scraper sees them
-        fp.wait_until(lambda: len(a.all()) >= 60, 30)
+        wait_until(lambda: len(a.samples()) >= 60, 30)
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % web, timeout=10) as r:
             scrape_text = r.read().decode()
         # the receiver goes away for a while, then comes back on the same data
         prom.stop()
-        n_down = len(a.all())
-        fp.wait_until(lambda: len(a.all()) >= n_down + 60, 30)
+        n_down = len(a.samples())
+        wait_until(lambda: len(a.samples()) >= n_down + 60, 30)
         prom.start()
-        self.assertEqual(a.wait_exit(), 0, a.stderr())
-        samples = a.all()
+        self.assertEqual(a.wait(), 0, a.stderr())
+        samples = a.samples()
         self.assertEqual(len(samples), 300)
         last = samples[-1]["metrics"]
         self.assertGreater(last["agent.remote_write_retries_total"], 0, "the outage was seen")
@@ -161,14 +140,14 @@ class RemoteWriteTest(Case):
     def test_wrong_credentials_refused_counted_logged_once_never_retried(self):
         prom = self.prometheus(web_config=fp.bcrypt_web_config("fleet", "right"))
         for name, pw in (("wrong", "nope"), ("right", "right")):
-            fp.write_file(os.path.join(self.d, name + ".pw"), pw + "\n")
+            write_file(os.path.join(self.d, name + ".pw"), pw + "\n")
         extra = "  username: fleet\n  password_file: %s\n  batch_samples: 10\n  batch_interval: 200ms\n"
-        bad = self.agent("bad", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "wrong.pw"),
+        bad = self.fleet_agent("bad", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "wrong.pw"),
                                           board="bad-1"), demo_args(60, 10))
-        good = self.agent("good", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "right.pw"),
+        good = self.fleet_agent("good", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "right.pw"),
                                             board="good-1"), demo_args(60, 10))
-        self.assertEqual(bad.wait_exit(), 0, bad.stderr())
-        self.assertEqual(good.wait_exit(), 0, good.stderr())
+        self.assertEqual(bad.wait(), 0, bad.stderr())
+        self.assertEqual(good.wait(), 0, good.stderr())
         m = bad.last()
         self.assertGreater(m["agent.remote_write_samples_rejected_total"], 0)
         self.assertEqual(m["agent.remote_write_samples_sent_total"], 0)
@@ -178,34 +157,34 @@ class RemoteWriteTest(Case):
         self.assertIn("check username, password_file or bearer_token_file", err)
         self.assertNotIn("nope", err)
         self.assertEqual(prom.api("/api/v1/series", **{"match[]": '{board="bad-1"}'}), [])
-        self.assert_every_sample_once(prom, good.all(), "good-1")
+        self.assert_every_sample_once(prom, good.samples(), "good-1")
 
     def test_413_splits_the_batch_and_loses_nothing(self):
         prom = self.prometheus()
         limit = 6000  # bytes: about 8 samples of the demo, compressed
 
         def answer(req):
-            return (413, {}) if len(req["body"]) > limit else None
-        px = self.proxy(target=prom.url("/api/v1/write"), answer=answer)
-        a = self.agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 64\n  batch_interval: 2s\n"),
+            return (413, {}) if len(req.body) > limit else None
+        px = self.receiver(target=prom.url("/api/v1/write"), answer=answer)
+        a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 64\n  batch_interval: 2s\n"),
                        ["-v"] + demo_args(200, 50))
-        self.assertEqual(a.wait_exit(), 0, a.stderr())
+        self.assertEqual(a.wait(), 0, a.stderr())
         got = px.got()
-        statuses = [r["status"] for r in got]
+        statuses = [r.status for r in got]
         self.assertIn(413, statuses)
         self.assertGreater(statuses.count(204), 10)
         self.assertIn("too large (HTTP 413): sending", a.stderr())
         self.assertEqual(a.last()["agent.remote_write_samples_rejected_total"], 0)
-        self.assert_every_sample_once(prom, a.all(), "rw-lab-1")
+        self.assert_every_sample_once(prom, a.samples(), "rw-lab-1")
 
     def test_slow_receiver_leaves_sampling_on_time(self):
         prom = self.prometheus()
-        px = self.proxy(target=prom.url("/api/v1/write"), delay=3.0)
-        a = self.agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
+        px = self.receiver(target=prom.url("/api/v1/write"), delay=3.0)
+        a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
                        live_args(100))
         a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 20, 60)
         a.stop()
-        samples = a.all()
+        samples = a.samples()
         t0 = samples[0]["time_ms"]
         late = sorted(s["time_ms"] - (t0 + i * 100) for i, s in enumerate(samples))
         self.assertGreater(len(samples), 60)
@@ -216,29 +195,29 @@ class RemoteWriteTest(Case):
         self.assertGreaterEqual(len(px.got()), 2)
 
     def test_kill9_during_outage_then_restart_delivers_what_was_synced(self):
-        port = fp.free_port()  # nothing listens yet
+        port = free_port()  # nothing listens yet
         spool = os.path.join(self.d, "rw.spool")
         cfg = rw_config("http://127.0.0.1:%d/api/v1/write" % port, "  spool_file: %s\n" % spool)
-        a = self.agent("a", cfg, live_args(100))
-        fp.wait_until(lambda: len(a.all()) >= 35, 30)
+        a = self.fleet_agent("a", cfg, live_args(100))
+        wait_until(lambda: len(a.samples()) >= 35, 30)
         a.stop(signal.SIGKILL)
         synced = fp.spool_records(spool)
         self.assertGreaterEqual(len(synced), 20, "synced once a second")
-        made = a.all()
+        made = a.samples()
         lost = len(made) - len(synced)
         self.assertLessEqual(lost, 12, "at most a second of 100 ms ticks (and a little) is lost to kill -9")
         self.assertEqual([t for _, t in synced], [s["time_ms"] for s in made[:len(synced)]])
         # a new agent, then the receiver: the synced samples arrive, once, with their own times
         prom = fp.Prometheus(self.d)
         prom.port = port
-        a2 = self.agent("a2", cfg, live_args(100))
-        fp.wait_until(lambda: len(a2.all()) >= 5, 30)
+        a2 = self.fleet_agent("a2", cfg, live_args(100))
+        wait_until(lambda: len(a2.samples()) >= 5, 30)
         prom.start()
-        self.stops.append(prom.stop)
+        self.addCleanup(prom.stop)
         a2.wait_metric("agent.remote_write_spool_depth", lambda v: v < 3, 60)
         self.assertIn("samples waiting in the spool from an earlier run", a2.stderr())
         a2.stop()
-        times = [t for _, t in synced] + [s["time_ms"] for s in a2.all()]
+        times = [t for _, t in synced] + [s["time_ms"] for s in a2.samples()]
         got = prom.raw('tegrawatch_agent_samples_total{instance="rw-lab-1"}', times[-1] / 1000 + 1)
         (points,) = got.values()
         have = [t for t, _ in points]
@@ -247,33 +226,33 @@ class RemoteWriteTest(Case):
 
     def test_libraries_mapped_only_with_the_sink(self):
         def mapped(cfg_text):
-            a = self.agent("maps", cfg_text, live_args(100))
-            fp.wait_until(lambda: len(a.all()) >= 3, 30)
+            a = self.fleet_agent("maps", cfg_text, live_args(100))
+            wait_until(lambda: len(a.samples()) >= 3, 30)
             with open("/proc/%d/maps" % a.pid) as f:
                 maps = f.read()
             a.stop()
             return {lib for lib in ("libcurl", "libsnappy", "libstdc++", "libz.so") if lib in maps}
         without = mapped('agent: {state_file: ""}\nweb: {listen: ""}\n')
         self.assertEqual(without, set())
-        with_rw = mapped(rw_config("http://127.0.0.1:%d/api/v1/write" % fp.free_port()))
+        with_rw = mapped(rw_config("http://127.0.0.1:%d/api/v1/write" % free_port()))
         self.assertTrue({"libcurl", "libsnappy"} <= with_rw, with_rw)
 
 
 class SlowTest(Case):
     def test_two_minute_receiver_outage(self):
         prom = self.prometheus()
-        a = self.agent("a", rw_config(prom.url("/api/v1/write"), "  batch_interval: 2s\n"), live_args(500))
-        fp.wait_until(lambda: len(a.all()) >= 20, 60)
+        a = self.fleet_agent("a", rw_config(prom.url("/api/v1/write"), "  batch_interval: 2s\n"), live_args(500))
+        wait_until(lambda: len(a.samples()) >= 20, 60)
         prom.stop()
         down = time.monotonic()
-        time.sleep(120)
+        harness.hold(120)  # the outage
         prom.start()
         back = time.monotonic()
-        n_back = len(a.all())
-        fp.wait_until(lambda: len(a.all()) >= n_back + 20, 60)
+        n_back = len(a.samples())
+        wait_until(lambda: len(a.samples()) >= n_back + 20, 60)
         a.wait_metric("agent.remote_write_spool_depth", lambda v: v < 8, 60)
         a.stop()
-        samples = a.all()
+        samples = a.samples()
         self.assertGreater(back - down, 119)
         self.assertGreater(samples[-1]["metrics"]["agent.remote_write_retries_total"], 2)
         self.assertGreater(len(samples), 240 + 30)
@@ -283,18 +262,15 @@ class SlowTest(Case):
 
 def main():
     global SRC, SLOW
-    args = [x for x in sys.argv[1:] if x != "--slow"]
-    SLOW = "--slow" in sys.argv
-    fp.BIN[0], SRC = os.path.abspath(args[0]), os.path.abspath(args[1])
+    _, SRC = harness.init()
+    SLOW = harness.flag("--slow")
     os.chdir(SRC)
     if not os.path.exists(fp.PROMETHEUS):
         print("prometheus not installed: skipped")
         sys.exit(77)
-    suite = unittest.TestSuite()
-    loader = unittest.TestLoader()
-    suite.addTests(loader.loadTestsFromTestCase(SlowTest if SLOW else RemoteWriteTest))
-    r = unittest.TextTestRunner(verbosity=2).run(suite)
-    sys.exit(0 if r.wasSuccessful() else 1)
+    if not any(not a.startswith("-") for a in sys.argv[1:]):
+        sys.argv.append("SlowTest" if SLOW else "RemoteWriteTest")
+    harness.main()
 
 
 if __name__ == "__main__":

@@ -5,19 +5,10 @@ it the way the board would.
 
 Usage: test_scenarios.py TEGRAWATCH SOURCE_ROOT
 """
-import json
 import os
-import queue
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
 import time
-import unittest
 
-BIN = None
-SRC = None
+import harness
 
 GPU = "sys/devices/platform/17000000.gpu"
 DEVFREQ = GPU + "/devfreq/17000000.gpu"
@@ -26,65 +17,25 @@ CPU_ZONE = "sys/devices/virtual/thermal/thermal_zone0"
 INA = "sys/devices/platform/bus@0/c240000.i2c/i2c-1/1-0040/hwmon/hwmon1"
 
 
-class Agent:
-    def __init__(self, root):
-        self.proc = subprocess.Popen([BIN, "run", "--root", root, "--interval", "100", "--no-tegrastats"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self):
-        for line in self.proc.stdout:
-            self.lines.put(json.loads(line))
-
-    def wait_for(self, pred, what, timeout=5.0):
-        """The first sample after now that satisfies PRED."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                s = self.lines.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if pred(s):
-                return s
-        raise AssertionError("no sample with " + what)
-
-    def drain(self):
-        while not self.lines.empty():
-            self.lines.get_nowait()
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=5)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        return self.proc.returncode
-
-
 def reasons(s):
     return s["throttle"]["reasons"]
 
 
-class ScenarioTest(unittest.TestCase):
+class ScenarioTest(harness.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.root = os.path.join(self.tmp, "root")
-        shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), self.root, symlinks=True)
-        self.agent = Agent(self.root)
-        base = self.agent.wait_for(lambda s: s["seq"] >= 2, "two samples")
+        super().setUp()
+        self.root = harness.copy_board(self.d)
+        self.live = self.agent(["--root", self.root, "--interval", "100", "--no-tegrastats"])
+        base = self.live.next_sample(lambda s: s["seq"] >= 2, what="two samples")
         self.assertFalse(base["throttle"]["active"], base["throttle"])
 
     def tearDown(self):
-        self.assertEqual(self.agent.stop(), 0)
-        shutil.rmtree(self.tmp)
+        self.assertEqual(self.live.stop(), 0)
 
     def write(self, rel, value):
-        # write-then-rename: the agent never sees a half-written file
-        path = os.path.join(self.root, rel)
-        with open(path + ".new", "w") as f:
-            f.write("%s\n" % value)
-        os.replace(path + ".new", path)
-        self.agent.drain()
+        # whole (write, then rename): the agent never sees a half-written file
+        harness.write_file(os.path.join(self.root, rel), "%s\n" % value, 0o644)
+        self.live.skip()
 
     def read(self, rel):
         with open(os.path.join(self.root, rel)) as f:
@@ -93,26 +44,26 @@ class ScenarioTest(unittest.TestCase):
     def test_oc_counter_increment(self):
         before = self.read(OC + "/oc3_event_cnt")
         self.write(OC + "/oc3_event_cnt", before + 2)
-        s = self.agent.wait_for(lambda s: s["throttle"]["active"], "overcurrent")
+        s = self.live.next_sample(lambda s: s["throttle"]["active"], what="overcurrent")
         self.assertEqual(list(reasons(s)), ["overcurrent"])
         self.assertEqual(reasons(s)["overcurrent"], "oc3 event count %d -> %d (+2)" % (before, before + 2))
         self.assertEqual(s["metrics"]["throttle.overcurrent"], 1)
         # a counter that stays put is history, not a new event
-        s = self.agent.wait_for(lambda s: True, "the next sample")
+        s = self.live.next_sample(lambda s: True, what="the next sample")
         self.assertFalse(s["throttle"]["active"])
 
     def test_trip_crossed(self):
         self.write(CPU_ZONE + "/temp", 96000)
-        s = self.agent.wait_for(lambda s: s["throttle"]["active"], "thermal")
+        s = self.live.next_sample(lambda s: s["throttle"]["active"], what="thermal")
         self.assertEqual(list(reasons(s)), ["thermal"])
         self.assertEqual(reasons(s)["thermal"], "cpu at 96.0 C >= passive trip 95.0 C")
         self.write(CPU_ZONE + "/temp", 60000)
-        self.agent.wait_for(lambda s: not s["throttle"]["active"], "recovery")
+        self.live.next_sample(lambda s: not s["throttle"]["active"], what="recovery")
 
     def test_clock_capped_under_load(self):
         self.write(GPU + "/load", 990)
         self.write(DEVFREQ + "/cur_freq", 612000000)
-        s = self.agent.wait_for(lambda s: s["throttle"]["active"], "a clock cap")
+        s = self.live.next_sample(lambda s: s["throttle"]["active"], what="a clock cap")
         self.assertEqual(list(reasons(s)), ["freq_cap"])
         self.assertEqual(reasons(s)["freq_cap"], "gpu at 612 MHz under 99% load below its ceiling")
 
@@ -121,15 +72,15 @@ class ScenarioTest(unittest.TestCase):
         self.write(DEVFREQ + "/max_freq", 612000000)
         self.write(DEVFREQ + "/cur_freq", 612000000)
         self.write(GPU + "/load", 990)
-        s = self.agent.wait_for(lambda s: s["metrics"].get("gpu.max_freq_mhz") == 612
-                                and s["metrics"].get("gpu.load_pct") == 99, "the new ceiling")
+        s = self.live.next_sample(lambda s: s["metrics"].get("gpu.max_freq_mhz") == 612
+                                and s["metrics"].get("gpu.load_pct") == 99, what="the new ceiling")
         self.assertFalse(s["throttle"]["active"], s["throttle"])
         self.assertIn("gpu ceiling 612 of 1020 MHz", s["throttle"]["context"])
         self.assertIn("power mode MAXN_SUPER", s["throttle"]["context"])
 
     def test_rail_alarm(self):
         self.write(INA + "/curr1_crit_alarm", 1)
-        s = self.agent.wait_for(lambda s: s["throttle"]["active"], "a rail alarm")
+        s = self.live.next_sample(lambda s: s["throttle"]["active"], what="a rail alarm")
         self.assertEqual(list(reasons(s)), ["rail_alarm"])
         self.assertIn("vdd_in", reasons(s)["rail_alarm"])
         self.assertIn("critical alarm (limit 7784 mA)", reasons(s)["rail_alarm"])
@@ -139,17 +90,16 @@ class ScenarioTest(unittest.TestCase):
         path = os.path.join(self.root, CPU_ZONE, "temp")
         os.unlink(path)
         os.mkfifo(path)
-        self.agent.drain()
+        self.live.skip()
         t0 = time.monotonic()
-        s = self.agent.wait_for(lambda s: "temp.cpu_c" not in s["metrics"], "the cpu zone absent")
+        s = self.live.next_sample(lambda s: "temp.cpu_c" not in s["metrics"], what="the cpu zone absent")
         n = s["seq"]
-        s2 = self.agent.wait_for(lambda s: s["seq"] >= n + 5, "five more samples")
+        s2 = self.live.next_sample(lambda s: s["seq"] >= n + 5, what="five more samples")
         self.assertLess(time.monotonic() - t0, 3.0)
         self.assertIn("temp.gpu_c", s2["metrics"])
         self.assertGreater(s2["metrics"]["agent.read_errors_total"], 0)
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.init()
+    harness.main()

@@ -13,28 +13,22 @@ receiver gets (that is where it is meant to go).
 
 Everything runs on 127.0.0.1 only.
 
-Usage: test_secrets.py TEGRAWATCH SOURCE_ROOT (helpers from test_mqtt.py;
-exit 77 = skipped without mosquitto, mosquitto_passwd, openssl, paho).
+Usage: test_secrets.py TEGRAWATCH SOURCE_ROOT
+(exit 77 = skipped without mosquitto, mosquitto_passwd, openssl, paho).
 """
 import base64
 import hashlib
 import hmac
 import http.client
-import http.server
 import os
 import resource
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
-import threading
 import time
-import unittest
 import urllib.parse
 
-import test_mqtt as tm
-from test_mqtt import EARLY_RULE, free_port, wait_until, write_file
+import harness
+from harness import EARLY_RULE, free_port, wait_until, write_file
 
 # Distinct canaries; '+', '/' and '=' make their URL and JSON forms differ from the text.
 MQTT_FILE_PW = b"CANARY+mqtt/file=Q7x2v"
@@ -76,68 +70,20 @@ def count(data, needle):
     return n
 
 
-class Receiver:
-    """A webhook receiver on 127.0.0.1 keeping every request (line, headers, body)."""
-
-    def __init__(self):
-        self.requests = []
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                owner.requests.append((self.requestline, list(self.headers.items()), body))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = "http://127.0.0.1:%d/hook" % self.server.server_address[1]
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class SecretsTest(unittest.TestCase):
+class SecretsTest(harness.TestCase):
     def setUp(self):
-        self.d = tempfile.mkdtemp(prefix="tw-secrets-")
-        self.cleanup = []
+        super().setUp()
         self.artefacts = {}  # name -> bytes captured outside the files (responses, payloads, requests)
 
-    tearDown = tm.MqttTest.tearDown  # runs self.cleanup backwards, removes self.d
-
-    def path(self, name):
-        return os.path.join(self.d, name)
-
     def secret(self, name, data):
-        p = self.path(name)
-        with open(p, "wb") as f:
-            f.write(data + b"\n")
-        os.chmod(p, 0o600)
+        p = self.path(name, data + b"\n")
         self.secret_files.append(p)
         return p
 
     def make_tls(self):
         """A CA, a broker certificate for 127.0.0.1 and the agent's client certificate and key."""
         d = self.d
-
-        def ossl(*args):
-            subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
-        ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", d + "/ca.key", "-out", d + "/ca.pem", "-days", "2", "-subj", "/CN=tegrawatch test ca")
-        write_file(d + "/server.ext", "subjectAltName=IP:127.0.0.1\n")
-        for who, cn in (("server", "127.0.0.1"), ("client", "tegrawatch-client")):
-            ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                 "-keyout", "%s/%s.key" % (d, who), "-out", "%s/%s.csr" % (d, who), "-subj", "/CN=" + cn)
-            ext = ["-extfile", d + "/server.ext"] if who == "server" else []
-            ossl("x509", "-req", "-in", "%s/%s.csr" % (d, who), "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-                 "-CAcreateserial", "-out", "%s/%s.pem" % (d, who), "-days", "2", *ext)
-        os.chmod(d + "/client.key", 0o600)
+        harness.make_tls(d)
         self.secret_files.append(d + "/client.key")
         with open(d + "/client.key", "rb") as f:
             pem = f.read()
@@ -179,17 +125,11 @@ class SecretsTest(unittest.TestCase):
                    c("hook.token"), c("hook.queue"), EARLY_RULE))
 
     def start_agent(self, name, cfg, env_pw=True, speed="20"):
-        e = dict(os.environ, TZ="UTC")
-        if env_pw:
-            e["TEGRAWATCH_MQTT_PASSWORD"] = MQTT_ENV_PW.decode()
-        out, err = open(self.path(name + ".out"), "wb"), open(self.path(name + ".err"), "wb")
-        self.cleanup += [out.close, err.close]
-        proc = subprocess.Popen([tm.BIN, "-v", "-v", "run", "--demo", "--speed", speed, "-c", cfg],
-                                stdout=out, stderr=err, env=e, cwd=self.d,
-                                # as the unit's LimitCORE=0: a core file is the process's memory
-                                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
-        self.cleanup.append(lambda: proc.poll() is None and (proc.kill(), proc.wait()))
-        return proc
+        env = {"TEGRAWATCH_MQTT_PASSWORD": MQTT_ENV_PW.decode()} if env_pw else {}
+        return self.agent(["--demo", "--speed", speed, "-c", cfg], name=name, global_args=("-v", "-v"), env=env,
+                          cwd=self.d,
+                          # as the unit's LimitCORE=0: a core file is the process's memory
+                          preexec=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
 
     def web(self, port, path, headers, read_s=None):
         """One request; the status line, headers and body (an event stream is read for READ_S seconds)."""
@@ -215,7 +155,7 @@ class SecretsTest(unittest.TestCase):
             conn.close()
 
     def check_cmd(self, cfg):
-        r = subprocess.run([tm.BIN, "-v", "-v", "check", "-c", cfg], capture_output=True, timeout=60)
+        r = subprocess.run([BIN, "-v", "-v", "check", "-c", cfg], capture_output=True, timeout=60)
         return r.returncode, r.stdout + r.stderr
 
     def test_no_canary_in_any_artefact(self):
@@ -237,22 +177,19 @@ class SecretsTest(unittest.TestCase):
         subprocess.run(["mosquitto_passwd", "-b", pw, "watcher", "watcher-pw"], check=True)
         os.chmod(pw, 0o644)
         tls_port = free_port()
-        broker = tm.Broker(self.d, extra="allow_anonymous false\npassword_file %s\n"
-                                         "listener %d 127.0.0.1\ncafile %s\ncertfile %s\nkeyfile %s\n"
-                                         "require_certificate true\n"
-                           % (pw, tls_port, self.path("ca.pem"), self.path("server.pem"),
-                              self.path("server.key"))).start()
-        self.cleanup.append(lambda: broker.stop())
-        sub = tm.Sub(broker.port, ["#"], client_id="watcher", clean=False, user="watcher", password="watcher-pw")
-        self.cleanup.append(sub.close)
-        receiver = Receiver()
-        self.cleanup.append(receiver.stop)
+        broker = self.broker(extra="allow_anonymous false\npassword_file %s\n"
+                                   "listener %d 127.0.0.1\ncafile %s\ncertfile %s\nkeyfile %s\n"
+                                   "require_certificate true\n"
+                             % (pw, tls_port, self.path("ca.pem"), self.path("server.pem"), self.path("server.key")))
+        sub = self.sub(broker.port, ["#"], client_id="watcher", clean=False, user="watcher", password="watcher-pw")
+        receiver = self.receiver()
+        hook_url = receiver.url("/hook")
 
         web_port = free_port()
         cfg = self.path("tegrawatch.yaml")
-        write_file(cfg, self.config(tls_port, web_port, receiver.url))
+        write_file(cfg, self.config(tls_port, web_port, hook_url))
         broken = self.path("broken.yaml")
-        write_file(broken, self.config(tls_port, web_port, receiver.url, broken=True))
+        write_file(broken, self.config(tls_port, web_port, hook_url, broken=True))
         rc, out = self.check_cmd(cfg)
         self.assertEqual(rc, 0, out)
         self.artefacts["check"] = out
@@ -263,8 +200,8 @@ class SecretsTest(unittest.TestCase):
         self.artefacts["check-broken"] = out
 
         agent = self.start_agent("run", cfg)
-        self.assertTrue(wait_until(lambda: sub.all("tegrawatch/canary/state"), 20), "no state over TLS")
-        self.assertTrue(wait_until(lambda: len(receiver.requests) >= 1, 20), "no webhook request")
+        self.assertTrue(wait_until(lambda: sub.all("tegrawatch/canary/state"), 30), "no state over TLS")
+        receiver.wait(1)  # a webhook request
 
         # every endpoint with the token, basic auth, wrong credentials and none
         good = {"Authorization": "Bearer " + WEB_TOKEN.decode()}
@@ -289,12 +226,12 @@ class SecretsTest(unittest.TestCase):
 
         # a broker outage: the spool file and its .seq fill, then drain
         broker.stop()
-        time.sleep(3)
+        self.assertTrue(wait_until(lambda: os.path.exists(self.path("mqtt.spool.seq")) and
+                                   os.path.getsize(self.path("mqtt.spool")) > 0, 30), agent.stderr())
         broker.start()
-        self.assertTrue(wait_until(lambda: os.path.exists(self.path("mqtt.spool.seq")), 10))
-        time.sleep(3)
-        agent.send_signal(signal.SIGTERM)
-        self.assertEqual(agent.wait(15), 0)
+        self.assertTrue(wait_until(lambda: any(x["metrics"]["agent.mqtt_connects_total"] >= 2
+                                               for x in sub.json("tegrawatch/canary/state")), 30), agent.stderr())
+        self.assertEqual(agent.stop(timeout=15), 0)
         self.assertTrue(os.path.getsize(self.path("mqtt.spool")) > 0)
         self.assertTrue(os.path.exists(self.path("alerts.state")))
         self.assertTrue(os.path.exists(self.path("hook.queue")))
@@ -302,17 +239,18 @@ class SecretsTest(unittest.TestCase):
         # the password from the environment (no password_file), then a crash: the agent installs no
         # handler for SIGABRT or SIGSEGV, so whatever it printed before is the crash output
         env_cfg = self.path("env.yaml")
-        write_file(env_cfg, self.config(tls_port, web_port, receiver.url, password_file=False))
+        write_file(env_cfg, self.config(tls_port, web_port, hook_url, password_file=False))
         before = len(sub.all("tegrawatch/canary/state"))
         crash = self.start_agent("crash", env_cfg)
         self.assertTrue(wait_until(lambda: len(sub.all("tegrawatch/canary/state")) > before + 5, 20),
                         "no state with the environment's password")
-        crash.send_signal(signal.SIGABRT)
-        self.assertEqual(crash.wait(15), -signal.SIGABRT)
-        time.sleep(1)
+        n = len(sub.all("tegrawatch/canary/status"))
+        self.assertEqual(crash.stop(signal.SIGABRT, timeout=15), -signal.SIGABRT)
+        sub.wait_payload("tegrawatch/canary/status", "offline", after=n)  # its last will
 
         # the webhook: signed with the secret (the signature verifies), the bearer token where it belongs
-        for line, headers, body in receiver.requests:
+        for req in receiver.got():
+            line, headers, body = req.line, req.raw_headers, req.body
             h = {k.lower(): v for k, v in headers}
             self.assertEqual(h["authorization"], "Bearer " + HOOK_TOKEN.decode())
             signed = ("%s.%s." % (h["webhook-id"], h["webhook-timestamp"])).encode() + body
@@ -326,8 +264,8 @@ class SecretsTest(unittest.TestCase):
             self.artefacts["mqtt #%d %s%s" % (i, topic, " (retained)" if retain else "")] = \
                 topic.encode() + b"\n" + payload
         sub.close()
-        retained = tm.Sub(broker.port, ["#"], user="watcher", password="watcher-pw")
-        time.sleep(1)
+        retained = self.sub(broker.port, ["#"], user="watcher", password="watcher-pw")
+        retained.sync("tegrawatch-test/sync")  # the retained messages came before the marker
         for i, (_t, topic, payload, _r) in enumerate(retained.all()):
             self.artefacts["mqtt retained #%d %s" % (i, topic)] = topic.encode() + b"\n" + payload
         retained.close()
@@ -352,7 +290,7 @@ class SecretsTest(unittest.TestCase):
                     continue
                 with open(p, "rb") as fh:
                     items["file " + os.path.relpath(p, self.d)] = fh.read()
-        for must in ("file run.err", "file run.out", "file crash.err", "file mqtt.spool", "file mqtt.spool.seq",
+        for must in ("file run.err", "file run.jsonl", "file crash.err", "file mqtt.spool", "file mqtt.spool.seq",
                      "file hook.queue", "file alerts.state", "file broker.log"):
             self.assertIn(must, items)
         # the most verbose level was in force, and the crash left its output
@@ -381,10 +319,5 @@ class SecretsTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    tm.BIN, tm.SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    if tm.mqtt is None or not os.path.exists(tm.MOSQUITTO) or not shutil.which("openssl") \
-            or not shutil.which("mosquitto_passwd"):
-        print("skipped: needs mosquitto, mosquitto_passwd, openssl and python3-paho-mqtt")
-        sys.exit(77)
-    unittest.main(verbosity=2)
+    BIN, SRC = harness.init(needs=("mosquitto", "mosquitto_passwd", "openssl"))
+    harness.main()

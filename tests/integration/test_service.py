@@ -8,26 +8,23 @@ with a syslog priority.
 
 Usage: test_service.py TEGRAWATCH SOURCE_ROOT
 """
+import fcntl
 import json
 import os
-import re
 import signal
 import socket
+import struct
 import subprocess
-import sys
 import tempfile
+import termios
 import time
 import unittest
 
+import harness
+from harness import clean_env, wait_until
+
 BIN = None
 SRC = None
-
-
-def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEGRAWATCH_", "NOTIFY_", "WATCHDOG_",
-                                                                       "JOURNAL_"))}
-    env.update(extra)
-    return env
 
 
 class NotifyTest(unittest.TestCase):
@@ -64,10 +61,8 @@ class NotifyTest(unittest.TestCase):
         self.fail("no %r in %s" % (text, [m for _, m in self.messages]))
 
     def test_lifecycle(self):
-        env = clean_env(NOTIFY_SOCKET=self.sock_path, WATCHDOG_USEC="400000")
-        p = subprocess.Popen([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
-                              "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "10", "-c", self.cfg],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        p = harness.Agent(self.tmp.name, harness.demo_args(10) + ["-c", self.cfg], stdout=subprocess.DEVNULL,
+                          env={"NOTIFY_SOCKET": self.sock_path, "WATCHDOG_USEC": "400000"})
         try:
             self.wait_for("READY=1", 10)
             self.assertTrue(self.messages[0][1].startswith("READY=1"), self.messages)
@@ -97,21 +92,15 @@ class NotifyTest(unittest.TestCase):
             self.assertRegex(texts[reloading[0]], r"MONOTONIC_USEC=\d+")
 
             self.messages.clear()
-            p.send_signal(signal.SIGTERM)
-            p.wait(timeout=10)
-            self.drain(0.3)
-            self.assertIn("STOPPING=1", [m for _, m in self.messages])
-            self.assertEqual(p.returncode, 0)
+            self.assertEqual(p.stop(), 0, p.stderr())
+            self.wait_for("STOPPING=1", 10)  # sent before the end, still in the socket
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stderr.close()
+            p.kill()
 
     def run_briefly(self, **env):
         return subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
                                "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "10", "--count", "8",
-                               "-c", self.cfg], capture_output=True, text=True, env=clean_env(**env), timeout=30)
+                               "-c", self.cfg], capture_output=True, text=True, env=clean_env(env), timeout=60)
 
     def test_abstract_socket(self):
         # "@name" is a socket in the abstract namespace (no file), as systemd may hand out
@@ -170,7 +159,7 @@ class JournalTest(unittest.TestCase):
             err_path = os.path.join(d, "stderr")
             with open(err_path, "w") as err:
                 st = os.fstat(err.fileno())
-                env = clean_env(JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+                env = clean_env({"JOURNAL_STREAM": "%d:%d" % (st.st_dev, st.st_ino)})
                 p = subprocess.run([BIN, "run", "--replay", os.path.join(SRC, "configs/demo/tegrastats.log"),
                                     "--root", os.path.join(SRC, "configs/demo/root"), "--speed", "0", "-c", cfg],
                                    stdout=subprocess.DEVNULL, stderr=err, env=env, timeout=60)
@@ -196,7 +185,7 @@ class JournalTest(unittest.TestCase):
                 out_path = os.path.join(d, name)
                 with open(out_path, "w") as out:
                     st = os.fstat(out.fileno())
-                    env = clean_env(JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino)) if journal else clean_env()
+                    env = clean_env({"JOURNAL_STREAM": "%d:%d" % (st.st_dev, st.st_ino)}) if journal else clean_env()
                     p = subprocess.run(base + extra, stdout=out, stderr=subprocess.DEVNULL, env=env, timeout=30)
                 self.assertEqual(p.returncode, 0)
                 counts[name] = len(open(out_path).read().splitlines())
@@ -208,11 +197,20 @@ class JournalTest(unittest.TestCase):
             cfg = os.path.join(d, "tegrawatch.yaml")
             with open(cfg, "w") as f:
                 f.write('agent:\n  state_file: ""\nweb:\n  listen: ""\n')
-            p = subprocess.Popen([BIN, "run", "--demo", "--speed", "0", "-c", cfg], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, env=clean_env())
-            time.sleep(1.5)  # the pipe fills long before this
-            lines = p.stdout.read().splitlines()
-            self.assertEqual(p.wait(30), 0)
+            r, w = os.pipe()
+            p = harness.Agent(d, ["--demo", "--speed", "0", "-c", cfg], stdout=w)
+            self.addCleanup(p.kill)
+            os.close(w)
+
+            def queued():
+                return struct.unpack("i", fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"))[0]
+            # the pipe full (less than two lines of room left): the agent waits for its reader
+            room = fcntl.fcntl(r, fcntl.F_GETPIPE_SZ) - 8192
+            self.assertTrue(wait_until(lambda: queued() >= room, 30), (queued(), room, p.stderr()))
+            self.assertTrue(p.running())
+            with os.fdopen(r, "rb") as f:
+                lines = f.read().splitlines()
+            self.assertEqual(p.wait(60), 0)
             self.assertEqual(len(lines), 900)
             self.assertEqual(json.loads(lines[-1])["metrics"]["agent.json_lines_dropped_total"], 0)
 
@@ -257,6 +255,5 @@ class UnreadableTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    BIN, SRC = harness.init()
+    harness.main()

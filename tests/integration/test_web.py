@@ -1,66 +1,33 @@
 #!/usr/bin/env python3
-"""The HTTP server over real HTTP on a free 127.0.0.1 port: every endpoint's
-shape and headers, history and statistics against the replayed demo
-recording, the event stream, limits and error codes, authentication, the
-refusal of a non-loopback address without authentication, and
-`promtool check metrics` on /metrics.
+"""The HTTP server over real HTTP on a free 127.0.0.1 port, one agent replaying
+the demo for every test: each endpoint's shape and headers, history and
+statistics against the replayed recording, the event stream, limits and error
+codes, and `promtool check metrics` on /metrics (also for JetPack 7 lines).
+Configurations refused, authentication, a slow agent: test_web_setups.py; the
+minute tier: test_web_history.py; the server under abuse: test_web_limits.py.
 
 Usage: test_web.py TEGRAWATCH SOURCE_ROOT
 
 Only 127.0.0.1 is ever bound. promtool (Debian package `prometheus`, in
 scripts/deps.txt) must be installed: the test fails without it.
 """
-import base64
 import http.client
 import json
 import math
-import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
-import tempfile
 import time
-import unittest
 
-BIN = None
-SRC = None
-LOG = None
-ROOT = None
+import harness
+from harness import (WEB_PER_IP, WEB_TIMEOUT_S, demo_values, free_port, raw_exchange, request, status_of, wait_until,
+                     web_config)
+
 SPEED = 10
-TIMEOUT_S = 3  # web.connection_timeout in the test configuration
-PER_IP = 8
-
 API_PATHS = ["/api/v1/snapshot", "/api/v1/history?metric=temp.tj_c", "/api/v1/alerts", "/metrics", "/healthz"]
 CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data:; connect-src 'self'")
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def parse_log(path):
-    """Values of the demo recording by 1-based data line (= sample seq)."""
-    lines = {}
-    seq = 0
-    with open(path) as f:
-        for line in f:
-            if not line.strip() or line.startswith("#"):
-                continue
-            seq += 1
-            v = {}
-            v["temp.tj_c"] = float(re.search(r"\btj@([0-9.]+)C", line).group(1))
-            v["power.vdd_in.mw"] = float(re.search(r"\bVDD_IN (\d+)mW/", line).group(1))
-            v["gpu.freq_mhz"] = float(max(re.search(r"GR3D_FREQ \d+%@\[([0-9,]+)\]", line).group(1).split(","),
-                                          key=int))
-            lines[seq] = v
-    return lines
 
 
 def nearest_rank_p95(values):
@@ -69,150 +36,29 @@ def nearest_rank_p95(values):
     return s[rank - 1]
 
 
-def write_config(path, port, extra_web="", listen=None):
-    text = f"""agent:
-  board_name: web-test
-  state_file: ""
-include:
-  - {SRC}/configs/rules.d/*.yaml
-web:
-  listen: "{listen or f"127.0.0.1:{port}"}"
-  max_connections: 32
-  max_connections_per_ip: {PER_IP}
-  connection_timeout: {TIMEOUT_S}s
-{extra_web}rules:
-  - name: web-test-early
-    metric: agent.samples_total
-    warning: 20
-    for: 1s
-    repeat: 5s
-    summary: "sample {{{{value}}}}"
-"""
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, 0o644)
-
-
-def request(port, method, path, headers=None, body=None, timeout=10):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        resp = conn.getresponse()
-        data = resp.read()
-        hdrs = {}
-        for k, v in resp.getheaders():
-            hdrs.setdefault(k.lower(), []).append(v)
-        return resp.status, {k: ", ".join(v) for k, v in hdrs.items()}, hdrs, data
-    finally:
-        conn.close()
-
-
-def raw_exchange(port, payload, timeout=5):
-    """Sends PAYLOAD on a fresh socket and returns what comes back until close (b"" on reset)."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    out = b""
-    try:
-        try:
-            s.sendall(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if b"\r\n\r\n" in out:
-                head, _, rest = out.partition(b"\r\n\r\n")
-                m = re.search(rb"(?i)content-length: (\d+)", head)
-                if m and len(rest) >= int(m.group(1)):
-                    break
-    finally:
-        s.close()
-    return out
-
-
-def status_of(raw):
-    m = re.match(rb"HTTP/1\.[01] (\d{3})", raw)
-    return int(m.group(1)) if m else None
-
-
-def header_of(raw, name):
-    head = raw.partition(b"\r\n\r\n")[0].decode("latin-1")
-    for line in head.split("\r\n")[1:]:
-        k, _, v = line.partition(":")
-        if k.strip().lower() == name.lower():
-            return v.strip()
-    return None
-
-
-class Agent:
-    def __init__(self, cfg, speed=SPEED, stderr_path=None, log=None):
-        self.err_path = stderr_path or cfg + ".stderr"
-        self.err = open(self.err_path, "w")
-        self.proc = subprocess.Popen([BIN, "run", "--replay", log or LOG, "--root", ROOT, "--speed", str(speed),
-                                      "-c", cfg], stdout=subprocess.DEVNULL, stderr=self.err)
-
-    def wait_ready(self, port, timeout=15):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("agent exited: " + self.stderr())
-            try:
-                request(port, "GET", "/api/v1/snapshot", timeout=2)
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError("the web server did not answer: " + self.stderr())
-
-    def stderr(self):
-        self.err.flush()
-        with open(self.err_path) as f:
-            return f.read()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.err.close()
-        return self.proc.returncode
-
-
-class JetPack7MetricsTest(unittest.TestCase):
+class JetPack7MetricsTest(harness.TestCase):
     """JetPack 7 lines (three-value rails, two-value temperatures): their running maxima get families of their own,
     and promtool still accepts /metrics."""
 
     def test_jp7_families(self):
         promtool = shutil.which("promtool")
         self.assertIsNotNone(promtool, "promtool is missing: apt-get install prometheus (scripts/deps.txt)")
-        with tempfile.TemporaryDirectory(prefix="tw-web-jp7-") as d:
-            log = os.path.join(d, "jp7.log")
-            with open(log, "w") as f:
-                for i in range(600):
-                    f.write("05-15-2026 09:%02d:%02d RAM 21034/125772MB (lfb 40x4MB) CPU [12%%@2601,8%%@2601] "
-                            "GR3D_FREQ @[1575,1575,1400] NVENC0 off NVJPG1 off cpu@45.%dC/46.5C "
-                            "VDD_GPU_SOC 5139mW/5002mW/5301mW VDD_IN 3462mW/3522mW/3582mW\n"
-                            % (i // 60, i % 60, i % 10))
-            port = free_port()
-            cfg = os.path.join(d, "tw.yaml")
-            write_config(cfg, port)
-            agent = Agent(cfg, log=log)
-            try:
-                agent.wait_ready(port)
-                deadline = time.time() + 20
-                while time.time() < deadline:
-                    status, _, _, body = request(port, "GET", "/metrics")
-                    if b'tegrawatch_power_max_watts{rail="vdd_in"}' in body:
-                        break
-                    time.sleep(0.2)
-            finally:
-                agent.stop()
+        log = self.path("jp7.log", "".join(
+            "05-15-2026 09:%02d:%02d RAM 21034/125772MB (lfb 40x4MB) CPU [12%%@2601,8%%@2601] "
+            "GR3D_FREQ @[1575,1575,1400] NVENC0 off NVJPG1 off cpu@45.%dC/46.5C "
+            "VDD_GPU_SOC 5139mW/5002mW/5301mW VDD_IN 3462mW/3522mW/3582mW\n" % (i // 60, i % 60, i % 10)
+            for i in range(600)))
+        port = free_port()
+        agent = self.agent(harness.demo_args(SPEED, log), config=web_config(port), port=port,
+                           stdout=subprocess.DEVNULL).wait_web("/api/v1/snapshot")
+
+        def scraped():
+            status, _, body = agent.get("/metrics")
+            return (status, body) if b'tegrawatch_power_max_watts{rail="vdd_in"}' in body else None
+        got = wait_until(scraped, 30, step=0.2)
+        self.assertTrue(got, "no running maximum in /metrics")
+        status, body = got
+        agent.stop()
         self.assertEqual(status, 200)
         p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
         self.assertEqual(p.returncode, 0, (p.stdout + p.stderr).decode())
@@ -226,65 +72,22 @@ class JetPack7MetricsTest(unittest.TestCase):
             self.assertIn(line + "\n", text)
 
 
-class FirstEventTest(unittest.TestCase):
-    """A slow agent (a sample every 5 s) whose stream had no reader: a new reader still gets the latest sample at
-    once (rendered for it then), not the next one seconds later."""
-
-    def test_new_reader_gets_latest_sample_at_once(self):
-        d = tempfile.mkdtemp(prefix="tw-web-first-")
-        port = free_port()
-        cfg = os.path.join(d, "tegrawatch.yaml")
-        write_config(cfg, port)
-        agent = Agent(cfg, speed=0.2)
-        try:
-            agent.wait_ready(port)
-            deadline = time.time() + 10
-            seq = 0
-            while seq < 1 and time.time() < deadline:
-                seq = json.loads(request(port, "GET", "/api/v1/snapshot")[3])["seq"]
-                time.sleep(0.1)
-            self.assertGreaterEqual(seq, 1)
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            t0 = time.time()
-            conn.request("GET", "/api/v1/events")
-            resp = conn.getresponse()
-            data = None
-            while data is None:
-                line = resp.readline().decode()
-                self.assertTrue(line, "stream ended")
-                if line.startswith("data: {\"seq\""):
-                    data = json.loads(line[len("data: "):])
-            took = time.time() - t0
-            conn.close()
-            # the next sample is up to 5 s away; the latest one comes at once
-            self.assertLess(took, 2.5)
-            self.assertIn(data["seq"], (seq, seq + 1))
-        finally:
-            agent.stop()
-            shutil.rmtree(d, ignore_errors=True)
-
-
-class WebTest(unittest.TestCase):
+class WebTest(harness.TestCase):
     """One agent replaying the demo at 10x with the web server on; the tests share it."""
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="tw-web-")
         cls.port = free_port()
-        cls.cfg = os.path.join(cls.dir, "tegrawatch.yaml")
-        write_config(cls.cfg, cls.port)
-        cls.log = parse_log(LOG)
-        cls.agent = Agent(cls.cfg)
-        cls.agent.wait_ready(cls.port)
+        cls.log = demo_values(harness.src("configs/demo/tegrastats.log"))
+        cls.agent = cls.class_agent(harness.demo_args(SPEED), config=web_config(cls.port), port=cls.port,
+                                    stdout=subprocess.DEVNULL)
+        cls.agent.wait_web("/api/v1/snapshot")
 
     @classmethod
     def tearDownClass(cls):
         rc = cls.agent.stop()
-        with open(cls.agent.err_path) as f:
-            err = f.read()
-        shutil.rmtree(cls.dir, ignore_errors=True)
         if rc not in (0, -15):
-            raise AssertionError(f"agent exit {rc}: {err}")
+            raise AssertionError(f"agent exit {rc}: {cls.agent.stderr()}")
 
     def get(self, path, method="GET", headers=None):
         return request(self.port, method, path, headers=headers)
@@ -294,14 +97,14 @@ class WebTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         return json.loads(body)
 
-    def wait_seq(self, seq, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+    def wait_seq(self, seq, timeout=60):
+        def arrived():
             snap = self.get_json("/api/v1/snapshot")
-            if snap["seq"] >= seq:
-                return snap
-            time.sleep(0.1)
-        self.fail(f"sample {seq} never arrived")
+            return snap if snap["seq"] >= seq else None
+        snap = wait_until(arrived, timeout, step=0.1)
+        if not snap:
+            self.fail(f"sample {seq} never arrived")
+        return snap
 
     def line_time(self, snap):
         """time_ms of data line 1: lines are one second apart."""
@@ -510,16 +313,16 @@ class WebTest(unittest.TestCase):
             return int(float(line[0].split()[1]))
         first = self.wait_seq(3)["seq"]
         seen = set()
-        deadline = time.time() + 20
-        while len(seen) < 3 and time.time() < deadline:
+
+        def three_seen():
             seq = self.get_json("/api/v1/snapshot")["seq"]
             m = scraped_seq()
             again = self.get_json("/api/v1/snapshot")["seq"]
             if seq == again:  # no sample came between the two snapshots
                 self.assertEqual(m, seq)
                 seen.add(seq)
-            time.sleep(0.05)
-        self.assertGreaterEqual(len(seen), 3, "three samples in a row, each rendered fresh")
+            return len(seen) >= 3
+        self.assertTrue(wait_until(three_seen, 60), "three samples in a row, each rendered fresh")
         self.assertGreater(min(seen), first - 1)
 
     def test_events_gap(self):
@@ -594,22 +397,23 @@ class WebTest(unittest.TestCase):
         self.wait_seq(30)
         pat = re.compile(r'^tegrawatch_alerts\{alertname="([^"]*)",alertstate="(pending|firing)",'
                          r'severity="([^"]*)",metric="([^"]*)"\} 1$')
-        for _ in range(20):  # the set may change between the two requests: retry until both agree
+
+        def both():
             active = self.get_json("/api/v1/alerts")["active"]
             status, _, _, body = self.get("/metrics")
             self.assertEqual(status, 200)
-            text = body.decode()
             series = set()
-            for line in text.splitlines():
+            for line in body.decode().splitlines():
                 if line.startswith("tegrawatch_alerts{"):
                     m = pat.match(line)
                     self.assertIsNotNone(m, line)
                     series.add(m.groups())
             want = {(a["rule"], a["status"], a["severity"], a["metric"]) for a in active}
-            if series == want:
-                break
-            time.sleep(0.05)
-        self.assertEqual(series, want)
+            return series, want, body
+        # the set may change between the two requests: asked again until both agree
+        self.assertTrue(wait_until(lambda: both()[0] == both()[1], 30), "the alerts API and /metrics never agreed")
+        series, want, body = both()
+        text = body.decode()
         self.assertIn(("web-test-early", "firing", "warning", "agent.samples_total"), series)
         self.assertEqual(text.count("# TYPE tegrawatch_alerts gauge\n"), 1)
         p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
@@ -703,12 +507,12 @@ class WebTest(unittest.TestCase):
             self.assertEqual(status_of(raw), 400, (hosts, raw[:200]))
             self.assertIn(b'{"error":"more than one Host header"}', raw)
 
-    def open_served(self, count, deadline_s=8):
+    def open_served(self, count, timeout=30):
         """COUNT keep-alive connections, each proven live by one answered request."""
         socks = []
-        deadline = time.time() + deadline_s
-        while len(socks) < count:
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=3)
+
+        def one_more():
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             try:
                 got = s.recv(4096)
@@ -716,20 +520,19 @@ class WebTest(unittest.TestCase):
                 got = b""
             if status_of(got) == 200:
                 socks.append(s)
-                continue
-            # refused: a connection closed a moment ago may not be cleaned up yet
-            s.close()
-            if time.time() > deadline:
-                for x in socks:
-                    x.close()
-                self.fail(f"only {len(socks)} of {count} connections were served")
-            time.sleep(0.2)
+            else:
+                s.close()  # refused: a connection closed a moment ago may not be cleaned up yet
+            return len(socks) >= count
+        if not wait_until(one_more, timeout, step=0.2):
+            for x in socks:
+                x.close()
+            self.fail(f"only {len(socks)} of {count} connections were served")
         return socks
 
     def test_per_ip_limit(self):
         # 8 kept-alive connections from one address: a ninth is served, and the one that has waited longest
         # for its next request is closed to make room (docs/http.md): never more than 8 at once
-        socks = self.open_served(PER_IP)
+        socks = self.open_served(WEB_PER_IP)
         try:
             raw = raw_exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
                                timeout=3)
@@ -749,7 +552,7 @@ class WebTest(unittest.TestCase):
 
     def test_connection_timeout(self):
         for opening in (b"", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"):  # idle, slowloris
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT_S + 5)
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=WEB_TIMEOUT_S + 5)
             start = time.time()
             s.sendall(opening)
             try:
@@ -759,193 +562,10 @@ class WebTest(unittest.TestCase):
             elapsed = time.time() - start
             s.close()
             self.assertEqual(data, b"")
-            self.assertGreater(elapsed, TIMEOUT_S - 1.1)
-            self.assertLess(elapsed, TIMEOUT_S + 2.5)
-
-
-class StartupTest(unittest.TestCase):
-    """Configurations the server refuses (exit 78) and authentication."""
-
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tw-web-start-")
-        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def run_refused(self, listen, extra=""):
-        write_config(self.cfg, 0, extra_web=extra, listen=listen)
-        p = subprocess.run([BIN, "run", "--replay", LOG, "--root", ROOT, "--speed", "10", "-c", self.cfg],
-                           capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 78, p.stderr)
-        self.assertEqual(p.stdout, "", "no sample before the refusal")
-        return p.stderr
-
-    def test_non_loopback_without_auth(self):
-        # never bound: the refusal comes before the socket
-        for listen in ("0.0.0.0:9474", "[::]:9474", "192.0.2.10:9474"):
-            err = self.run_refused(listen)
-            self.assertIn("refusing to listen on " + listen + " without authentication", err)
-            self.assertIn("web.token_file", err)
-
-    def test_bad_web_settings(self):
-        self.assertIn("listen: expected HOST:PORT", self.run_refused("jetson.lan:9474"))
-        self.assertIn("must be set together", self.run_refused("127.0.0.1:0", "  basic_auth_user: admin\n"))
-        missing = os.path.join(self.dir, "missing-token")
-        self.assertIn("token_file " + missing, self.run_refused("127.0.0.1:0", f"  token_file: {missing}\n"))
-
-    def test_token_and_basic_auth(self):
-        token = os.path.join(self.dir, "token")
-        password = os.path.join(self.dir, "password")
-        for path, text in ((token, "t0ken-for-tests\n"), (password, "pa55word\n")):
-            with open(path, "w") as f:
-                f.write(text)
-            os.chmod(path, 0o600)
-        port = free_port()
-        write_config(self.cfg, port, extra_web=f"  token_file: {token}\n  basic_auth_user: admin\n"
-                                               f"  basic_auth_password_file: {password}\n")
-        agent = Agent(self.cfg)
-        try:
-            deadline = time.time() + 15
-            while True:
-                try:
-                    status, hdrs, multi, body = request(port, "GET", "/api/v1/snapshot", timeout=2)
-                    break
-                except OSError:
-                    self.assertLess(time.time(), deadline, agent.stderr())
-                    time.sleep(0.1)
-            self.assertEqual(status, 401)
-            self.assertEqual(sorted(multi["www-authenticate"]),
-                             ['Basic realm="tegrawatch", charset="UTF-8"', 'Bearer realm="tegrawatch"'])
-            self.assertEqual(hdrs["x-content-type-options"], "nosniff")
-            basic = lambda u, p: {"Authorization": "Basic " + base64.b64encode(f"{u}:{p}".encode()).decode()}
-            cases = [
-                ({}, 401),
-                ({"Authorization": "Bearer t0ken-for-tests"}, 200),
-                ({"Authorization": "bearer t0ken-for-tests"}, 200),
-                ({"Authorization": "Bearer t0ken-for-test"}, 401),
-                ({"Authorization": "Bearer t0ken-for-tests2"}, 401),
-                ({"Authorization": "Bearer "}, 401),
-                (basic("admin", "pa55word"), 200),
-                (basic("admin", "pa55wore"), 401),
-                (basic("admim", "pa55word"), 401),
-                (basic("admin", ""), 401),
-            ]
-            # failed logins are limited per address (test_web_limits.py): each case from its own
-            for i, (headers, code) in enumerate(cases):
-                for path in ("/api/v1/snapshot", "/metrics", "/", "/healthz"):
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10,
-                                                      source_address=(f"127.0.0.{20 + i}", 0))
-                    conn.request("GET", path, headers=headers)
-                    status = conn.getresponse().status
-                    conn.close()
-                    self.assertEqual(status, code, (headers, path))
-        finally:
-            agent.stop()
-
-    def test_healthz_late(self):
-        # one sample every 10 s against an interval of 1 s: late after 3 x 1 s + 1 s
-        port = free_port()
-        write_config(self.cfg, port)
-        agent = Agent(self.cfg, speed=0.1)
-        try:
-            agent.wait_ready(port)
-            self.assertEqual(request(port, "GET", "/healthz")[0], 200)
-            deadline = time.time() + 9
-            status = body = None
-            while time.time() < deadline:
-                status, hdrs, _, body = request(port, "GET", "/healthz")
-                if status == 503:
-                    break
-                time.sleep(0.2)
-            self.assertEqual(status, 503)
-            self.assertTrue(body.startswith(b"late: no sample for "), body)
-            self.assertEqual(hdrs["content-type"], "text/plain; charset=utf-8")
-        finally:
-            agent.stop()
-
-
-class HistoryTierTest(unittest.TestCase):
-    """The one-minute tier over HTTP: an agent replaying the demo at 60x (a recorded minute a second) with a
-    one-minute tier 0, so a longer span is answered from tier 1; each minute's statistics against the recording."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="tw-tier-")
-        cls.port = free_port()
-        cls.cfg = os.path.join(cls.dir, "tegrawatch.yaml")
-        write_config(cls.cfg, cls.port, extra_web="  history: 1m\n  minute_history: 1h\n")
-        cls.log = parse_log(LOG)
-        cls.agent = Agent(cls.cfg, speed=60)
-        cls.agent.wait_ready(cls.port)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.agent.stop()
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def get_json(self, path):
-        status, _, _, body = request(self.port, "GET", path)
-        self.assertEqual(status, 200, body)
-        return json.loads(body)
-
-    def test_minutes_against_recording(self):
-        deadline = time.time() + 30
-        snap = self.get_json("/api/v1/snapshot")
-        while snap["seq"] < 250 and time.time() < deadline:
-            time.sleep(0.2)
-            snap = self.get_json("/api/v1/snapshot")
-        self.assertGreaterEqual(snap["seq"], 250)
-        t1 = snap["time_ms"] - (snap["seq"] - 1) * 1000  # data lines are one second apart
-        for metric in ("temp.tj_c", "power.vdd_in.mw", "gpu.freq_mhz"):
-            h = self.get_json(f"/api/v1/history?metric={metric}&seconds=3600")
-            self.assertEqual((h["tier"], h["step_ms"], h["seconds"]), (1, 60000, 3600))
-            pts = h["points"]
-            self.assertGreaterEqual(len(pts), 4)
-            # the recording's samples by minute, up to the newest the answer saw
-            newest = max(p[0] for p in pts) + 60000
-            by_minute = {}
-            for seq, v in self.log.items():
-                t = t1 + (seq - 1) * 1000
-                if t < newest:
-                    by_minute.setdefault(t // 60000 * 60000, []).append(v[metric])
-            seen = []
-            for t, mean, lo, hi, count in pts[:-1]:  # the last minute is still being filled
-                values = by_minute[t]
-                self.assertEqual((lo, hi, count), (min(values), max(values), len(values)), f"{metric} at {t}")
-                self.assertTrue(math.isclose(mean, sum(values) / len(values), rel_tol=1e-6), (mean, values))
-                seen += values
-            self.assertEqual(pts[0][0], t1 // 60000 * 60000, "from the first minute")
-            st = h["stats"]
-            self.assertIsNone(st["p95"])  # minutes do not keep their samples
-            last = pts[-1]
-            self.assertEqual(st["count"], len(seen) + last[4])
-            self.assertEqual(st["min"], min(seen + [last[2]]))
-            self.assertEqual(st["max"], max(seen + [last[3]]))
-        # within tier 0's minute the samples themselves; a tier asked for wins
-        h = self.get_json("/api/v1/history?metric=temp.tj_c&seconds=60")
-        self.assertEqual((h["tier"], h["step_ms"]), (0, 1000))
-        self.assertTrue(all(len(p) == 2 for p in h["points"]))
-        h = self.get_json("/api/v1/history?metric=temp.tj_c&seconds=30&tier=1")
-        self.assertEqual(h["tier"], 1)
-        self.assertTrue(1 <= len(h["points"]) <= 2)
-        for path in ("/api/v1/history?metric=temp.tj_c&tier=0&seconds=61",
-                     "/api/v1/history?metric=temp.tj_c&seconds=3601"):
-            self.assertEqual(request(self.port, "GET", path)[0], 400, path)
-
-    def test_every_metric_has_both_tiers(self):
-        snap = self.get_json("/api/v1/snapshot")
-        names = sorted(snap["metrics"])
-        self.assertGreater(len(names), 100)
-        for name in names:
-            for tier in (0, 1):
-                status, _, _, body = request(self.port, "GET", f"/api/v1/history?metric={name}&tier={tier}")
-                self.assertEqual(status, 200, (name, tier, body))
+            self.assertGreater(elapsed, WEB_TIMEOUT_S - 1.1)
+            self.assertLess(elapsed, WEB_TIMEOUT_S + 2.5)
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    LOG = os.path.join(SRC, "configs/demo/tegrastats.log")
-    ROOT = os.path.join(SRC, "configs/demo/root")
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.init()
+    harness.main()

@@ -11,72 +11,30 @@ The agent samples the demo board live (no end of replay), on a free port of
 is bounded in time and closes its sockets.
 """
 import base64
-import os
+import http.client
+import json
 import select
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_web as tw  # noqa: E402  (free_port, request, status_of, header_of)
+import harness
+from harness import header_of, status_of, wait_until, write_file
 
-BIN = None
-SRC = None
 GOAL_S = 11  # D2: a legitimate GET is served within this, whatever the slow sockets do
 
 
-class LiveAgent:
-    """`run` on the demo root at 1 Hz with the web settings given."""
-
-    def __init__(self, web_extra="", interval_ms=1000):
-        self.dir = tempfile.mkdtemp(prefix="tw-web-limits-")
-        self.port = tw.free_port()
-        self.cfg = os.path.join(self.dir, "tegrawatch.yaml")
-        with open(self.cfg, "w") as f:
-            f.write(f'agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:{self.port}"\n{web_extra}')
-        self.err_path = os.path.join(self.dir, "stderr")
-        self.err = open(self.err_path, "w")
-        self.proc = subprocess.Popen([BIN, "run", "--root", os.path.join(SRC, "configs/demo/root"),
-                                      "--no-tegrastats", "--no-json", "--interval", str(interval_ms), "-c", self.cfg],
-                                     stdout=subprocess.DEVNULL, stderr=self.err)
-        deadline = time.time() + 15
-        while True:
-            try:
-                tw.request(self.port, "GET", "/healthz", timeout=2)
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise AssertionError("the web server did not answer: " + self.stderr())
-                time.sleep(0.1)
-
-    def stderr(self):
-        self.err.flush()
-        with open(self.err_path) as f:
-            return f.read()
-
-    def metrics(self):
-        """The agent.* values of the latest sample, from /api/v1/snapshot."""
-        import json
-        status, _, _, body = tw.request(self.port, "GET", "/api/v1/snapshot")
-        assert status == 200, body
-        return json.loads(body)["metrics"]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.err.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return self.proc.returncode
+def live_agent(start, web_extra="", interval_ms=1000):
+    """`run` on the demo root at 1 Hz (or INTERVAL_MS) with the web settings given, started by START (a test's
+    agent() or a class's class_agent()), its web server answering."""
+    port = harness.free_port()
+    config = f'agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:{port}"\n{web_extra}'
+    agent = start(["--root", harness.src("configs/demo/root"), "--no-tegrastats", "--no-json",
+                   "--interval", str(interval_ms)], config=config, port=port)
+    return agent.wait_web()
 
 
 def get_healthz(port, source="127.0.0.1", timeout=3):
@@ -87,7 +45,7 @@ def get_healthz(port, source="127.0.0.1", timeout=3):
         return None
     try:
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        return tw.status_of(s.recv(4096))
+        return status_of(s.recv(4096))
     except OSError:
         return None
     finally:
@@ -97,10 +55,8 @@ def get_healthz(port, source="127.0.0.1", timeout=3):
 def served_within(port, limit_s):
     """Seconds until a GET /healthz is answered 200 (retrying), or None after LIMIT_S."""
     start = time.time()
-    while time.time() - start < limit_s:
-        if get_healthz(port, timeout=min(3, limit_s)) == 200:
-            return time.time() - start
-        time.sleep(0.2)
+    if wait_until(lambda: get_healthz(port, timeout=min(3, limit_s)) == 200, limit_s, step=0.2):
+        return time.time() - start
     return None
 
 
@@ -116,6 +72,7 @@ class Slowloris:
         self.socks = [None] * len(sources)
         self.sent = [0] * len(sources)
         self.reopened = 0
+        self.rounds = 0  # times every socket was given its next byte
         self.stop_flag = False
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
@@ -152,7 +109,8 @@ class Slowloris:
                     s.close()
                     self.socks[i] = None
             first = False
-            time.sleep(1.0)
+            self.rounds += 1
+            harness.hold(1.0)  # one byte a second: the attack's pace
 
     def close(self):
         self.stop_flag = True
@@ -162,27 +120,26 @@ class Slowloris:
                 s.close()
 
 
-class LimitsTest(unittest.TestCase):
+class LimitsTest(harness.TestCase):
     """One live agent with the default limits: 32 connections, 8 per address, 8 event streams, header timeout 5 s."""
 
     @classmethod
     def setUpClass(cls):
-        cls.agent = LiveAgent()
+        cls.agent = live_agent(cls.class_agent)
         cls.port = cls.agent.port
 
     @classmethod
     def tearDownClass(cls):
-        err = cls.agent.stderr()
         rc = cls.agent.stop()
         if rc not in (0, -15):
-            raise AssertionError(f"agent exit {rc}: {err}")
+            raise AssertionError(f"agent exit {rc}: {cls.agent.stderr()}")
 
     def test_slowloris_does_not_lock_out(self):
         # 200 slow sockets from 127.0.0.1, and 8 from each of 127.0.0.2-5 (32: the global limit)
         sources = ["127.0.0.1"] * 200 + [f"127.0.0.{i}" for i in range(2, 6) for _ in range(8)]
         slow = Slowloris(self.port, sources)
         try:
-            time.sleep(3)  # every socket opened and trickling
+            self.assertTrue(wait_until(lambda: slow.rounds >= 3, 60), "the slow sockets never trickled")
             took = served_within(self.port, GOAL_S)
             self.assertIsNotNone(took, f"no GET served within {GOAL_S} s among 200+32 slow sockets")
             # and again: the attack goes on, clients keep being served
@@ -192,7 +149,8 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(get_healthz(self.port, source="127.0.0.3"), 200)
         finally:
             slow.close()
-        time.sleep(1.5)  # a tick: the counters reach the sample
+        # the counters reach the next sample
+        wait_until(lambda: self.agent.metrics()["agent.http_connections_evicted_total"] > 100, 20)
         m = self.agent.metrics()
         self.assertGreater(m["agent.http_connections_evicted_total"], 100, m)
         self.assertIn("web: connection limits reached", self.agent.stderr())
@@ -211,7 +169,7 @@ class LimitsTest(unittest.TestCase):
                     barrier.wait(30)
                     with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
                         s.sendall(b"GET /api/v1/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                        status = tw.status_of(s.recv(4096))
+                        status = status_of(s.recv(4096))
                 except (OSError, threading.BrokenBarrierError) as e:
                     status = repr(e)
                 with lock:
@@ -232,7 +190,7 @@ class LimitsTest(unittest.TestCase):
                 s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
                 socks.append(s)
                 s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                statuses.append(tw.status_of(s.recv(4096)))
+                statuses.append(status_of(s.recv(4096)))
             for s in socks:
                 s.close()
         self.assertEqual(statuses, [200] * 80)
@@ -249,9 +207,9 @@ class LimitsTest(unittest.TestCase):
                     head = s.recv(4096)
                 except ConnectionResetError:
                     head = b""  # refused without an answer
-                statuses.append(tw.status_of(head))
+                statuses.append(status_of(head))
                 if statuses[-1] == 503:
-                    self.assertEqual(tw.header_of(head, "Retry-After"), "10")
+                    self.assertEqual(header_of(head, "Retry-After"), "10")
             # the stream budget (8) is taken, the ninth and tenth are told to come back
             self.assertEqual(statuses, [200] * 8 + [503] * 2)
             took = served_within(self.port, GOAL_S)
@@ -261,16 +219,11 @@ class LimitsTest(unittest.TestCase):
             for s in streams:
                 s.close()
         # the slots come back: a new stream is served once they are gone
-        deadline = time.time() + 5
-        while True:
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-            s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            status = tw.status_of(s.recv(4096))
-            s.close()
-            if status == 200 or time.time() > deadline:
-                break
-            time.sleep(0.2)
-        self.assertEqual(status, 200)
+        def stream_status():
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+                s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                return status_of(s.recv(4096))
+        self.assertTrue(wait_until(lambda: stream_status() == 200, 20, step=0.2), "no stream after the others left")
 
     def test_header_timeout(self):
         # one byte a second: the idle timeout (10 s) never fires, the header timeout (5 s) does
@@ -301,11 +254,11 @@ class LimitsTest(unittest.TestCase):
         self.assertLess(closed_after, 7.5)
 
 
-class StallTest(unittest.TestCase):
+class StallTest(harness.TestCase):
     """An event-stream client that stops reading: 10 samples a second, web.stream_stall_timeout 3 s."""
 
     def test_stalled_stream_is_dropped(self):
-        agent = LiveAgent("  stream_stall_timeout: 3s\n", interval_ms=100)
+        agent = live_agent(self.agent, "  stream_stall_timeout: 3s\n", interval_ms=100)
         s = None
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -313,16 +266,16 @@ class StallTest(unittest.TestCase):
             s.settimeout(5)
             s.connect(("127.0.0.1", agent.port))
             s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            self.assertEqual(tw.status_of(s.recv(512)), 200)
+            self.assertEqual(status_of(s.recv(512)), 200)
             start = time.time()
             # stop reading; the server must give the slot back, and count it
             dropped_after = None
-            while time.time() - start < 30:
-                time.sleep(0.5)
+
+            def dropped():
                 m = agent.metrics()
-                if m.get("agent.http_streams_stalled_total", 0) >= 1 and m["agent.http_event_streams"] == 0:
-                    dropped_after = time.time() - start
-                    break
+                return m.get("agent.http_streams_stalled_total", 0) >= 1 and m["agent.http_event_streams"] == 0
+            if wait_until(dropped, 30, step=0.5):
+                dropped_after = time.time() - start
             print(f"\nstalled event stream dropped after {dropped_after} s", file=sys.stderr)
             self.assertIsNotNone(dropped_after, "a client that stopped reading kept its stream for 30 s")
             # what it had buffered, then the end of the stream
@@ -336,7 +289,7 @@ class StallTest(unittest.TestCase):
                     break
             # a reader that reads is never dropped
             lines, _ = [], None
-            r = tw.http.client.HTTPConnection("127.0.0.1", agent.port, timeout=10)
+            r = http.client.HTTPConnection("127.0.0.1", agent.port, timeout=10)
             r.request("GET", "/api/v1/events")
             resp = r.getresponse()
             end = time.time() + 6
@@ -351,6 +304,30 @@ class StallTest(unittest.TestCase):
             agent.stop()
 
 
+class StopTest(harness.TestCase):
+    """A stop with more parked event streams than the stream budget (8): every one is resumed before
+    libmicrohttpd stops (it aborts on a suspended connection). Streams whose clients left give their place
+    back at once, but stay parked until their next event: one sample every 60 s keeps them parked."""
+
+    def test_stop_with_more_parked_streams_than_the_budget(self):
+        agent = live_agent(self.agent, interval_ms=60000)
+        for _ in range(3):  # 24 streams, each parked after the latest sample, then left by its client
+            socks = []
+            for _ in range(8):
+                s = socket.create_connection(("127.0.0.1", agent.port), timeout=10)
+                socks.append(s)
+                s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                got = b""
+                while b"event: sample" not in got:
+                    chunk = s.recv(65536)
+                    self.assertTrue(chunk, got)
+                    got += chunk
+                self.assertEqual(status_of(got), 200, got[:200])
+            for s in socks:
+                s.close()
+        self.assertEqual(agent.stop(), 0, agent.stderr())
+
+
 TOKEN = "t0ken-for-tests"
 USER, PASSWORD = "admin", "pa55word"
 
@@ -360,27 +337,24 @@ def basic(user, password):
     return b"Basic " + base64.b64encode(raw)
 
 
-class AuthTest(unittest.TestCase):
+class AuthTest(harness.TestCase):
     """One live agent with a bearer token and basic auth, on 127.0.0.1."""
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="tw-web-auth-")
-        token = os.path.join(cls.dir, "token")
-        password = os.path.join(cls.dir, "password")
-        for path, text in ((token, TOKEN + "\n"), (password, PASSWORD + "\n")):
-            with open(path, "w") as f:
-                f.write(text)
-            os.chmod(path, 0o600)
-        cls.agent = LiveAgent(f"  token_file: {token}\n  basic_auth_user: {USER}\n"
-                              f"  basic_auth_password_file: {password}\n")
+        secrets = tempfile.mkdtemp(prefix="tw-web-auth-")
+        cls.addClassCleanup(shutil.rmtree, secrets, True)
+        token, password = secrets + "/token", secrets + "/password"
+        write_file(token, TOKEN + "\n")
+        write_file(password, PASSWORD + "\n")
+        cls.agent = live_agent(cls.class_agent, f"  token_file: {token}\n  basic_auth_user: {USER}\n"
+                                                f"  basic_auth_password_file: {password}\n")
         cls.port = cls.agent.port
         cls.next_source = 10
 
     @classmethod
     def tearDownClass(cls):
         cls.agent.stop()
-        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def source(self):
         """A loopback address of its own for each test (failed logins are limited per address)."""
@@ -403,7 +377,7 @@ class AuthTest(unittest.TestCase):
                 raw += chunk
         finally:
             s.close()
-        return tw.status_of(raw), raw
+        return status_of(raw), raw
 
     def test_credentials_with_nul_and_junk(self):
         src = self.source()
@@ -420,10 +394,11 @@ class AuthTest(unittest.TestCase):
                      b"Basic " + base64.b64encode(USER.encode() + PASSWORD.encode()),  # no colon
                      b"Bearer " + TOKEN.encode() + b"x"):
             self.assertEqual(self.status(auth, src)[0], 401, auth)
+
     def test_login_rate_limit(self):
         # 300 wrong tokens as fast as one connection goes: 10 are checked, then 429 with Retry-After
         src = self.source()
-        conn = tw.http.client.HTTPConnection("127.0.0.1", self.port, timeout=5, source_address=(src, 0))
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5, source_address=(src, 0))
         statuses, retry_after = [], set()
         start = time.time()
         for i in range(300):
@@ -449,17 +424,18 @@ class AuthTest(unittest.TestCase):
         # other addresses are not affected
         other = self.source()
         self.assertEqual(self.status(b"Bearer " + TOKEN.encode(), other)[0], 200)
-        time.sleep(1.5)  # a tick: the counters reach the sample
-        status, raw = self.status(b"Bearer " + TOKEN.encode(), other, b"/api/v1/snapshot")
-        import json
-        m = json.loads(raw.partition(b"\r\n\r\n")[2])["metrics"]
+
+        def counted():  # the counters reach the next sample
+            status, raw = self.status(b"Bearer " + TOKEN.encode(), other, b"/api/v1/snapshot")
+            m = json.loads(raw.partition(b"\r\n\r\n")[2])["metrics"]
+            return m if m["agent.http_auth_throttled_total"] >= 292 else None
+        m = wait_until(counted, 20, step=0.2)
+        self.assertTrue(m, "the throttled logins never reached a sample")
         self.assertGreaterEqual(m["agent.http_auth_failures_total"], 10)
         self.assertGreaterEqual(m["agent.http_auth_throttled_total"], 292)
         self.assertIn("failed logins", self.agent.stderr())
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    tw.BIN, tw.SRC = BIN, SRC
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.init()
+    harness.main()

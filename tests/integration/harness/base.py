@@ -1,0 +1,199 @@
+"""The ground floor of the harness: the command line, waiting, files, ports, the environment, processes."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import unittest
+
+BIN = None  # the tegrawatch binary under test (init)
+SRC = None  # the source tree (init)
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+FIXTURE_BOARD = "tests/fixtures/boards/orin-nano-jp6"
+with open("/proc/sys/kernel/random/boot_id") as _f:
+    BOOT_ID = _f.read().strip()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Running a test file
+
+
+def init(needs=()):
+    """Takes TEGRAWATCH and SOURCE_ROOT off the command line; exits 77 (meson: skipped) when one of NEEDS is
+    missing: a program on PATH, "mosquitto" (the broker and python3-paho-mqtt) or "module:NAME"."""
+    global BIN, SRC
+    if len(sys.argv) < 3:
+        sys.exit("usage: %s TEGRAWATCH SOURCE_ROOT [unittest arguments]" % sys.argv[0])
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    missing = [n for n in needs if not _have(n)]
+    if missing:
+        print("skipped: needs " + ", ".join(missing))
+        sys.exit(77)
+    return BIN, SRC
+
+
+def _have(need):
+    if need == "mosquitto":
+        from .broker import mqtt
+        return mqtt is not None and os.path.exists(MOSQUITTO)
+    if need.startswith("module:"):
+        try:
+            __import__(need[len("module:"):])
+            return True
+        except ImportError:
+            return False
+    return shutil.which(need) is not None
+
+
+def flag(name):
+    """True when NAME (say "--slow") is on the command line; it is taken off, so unittest never sees it."""
+    if name in sys.argv:
+        sys.argv.remove(name)
+        return True
+    return False
+
+
+def main():
+    unittest.main(verbosity=2)
+
+
+def src(*parts):
+    return os.path.join(SRC, *parts)
+
+
+def demo_args(speed=10, log=None):
+    """`run` arguments for the demo board replaying the demo recording (or LOG) at SPEED."""
+    return ["--replay", log or src("configs/demo/tegrastats.log"), "--root", src("configs/demo/root"),
+            "--speed", str(speed)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Waiting and time
+
+
+def wait_until(cond, timeout=10.0, step=0.05):
+    """Calls COND until it returns something true (returned) or TIMEOUT seconds pass (its last value)."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() >= end:
+            return v
+        time.sleep(step)
+
+
+def stays(cond, seconds, step=0.05):
+    """True when COND holds on every look for SECONDS: a window in which something must not happen (an
+    absence cannot be waited for). Returns False at the first look it fails."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not cond():
+            return False
+        time.sleep(step)
+    return bool(cond())
+
+
+def hold(seconds):
+    """Lets SECONDS of real time pass where time is what the test is about (an outage's length, a rate
+    measured over a window). Everything else waits for a condition."""
+    time.sleep(seconds)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Files, ports, environment
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_file(path, text, mode=0o600):
+    """Writes TEXT (str or bytes) to PATH whole (a new file renamed over the old: a reader sees one or the
+    other), with MODE."""
+    tmp = path + ".new"
+    with open(tmp, "wb" if isinstance(text, bytes) else "w") as f:
+        f.write(text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def read_text(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def read_jsonl(path):
+    """The complete JSON lines of PATH (a line cut off at the end, or one that is not JSON, is left out)."""
+    out = []
+    with open(path, "rb") as f:
+        for line in f:
+            if line.endswith(b"\n"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    return out
+
+
+def clean_env(extra=None):
+    """This process's environment without TEGRAWATCH_* (a developer's setting must not leak into a test) and
+    without what systemd gives one process (NOTIFY_SOCKET, WATCHDOG_*, JOURNAL_STREAM: a CI job run as a unit
+    has them), in UTC, with EXTRA."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TEGRAWATCH_", "NOTIFY_", "WATCHDOG_", "JOURNAL_"))}
+    env["TZ"] = "UTC"
+    env.update(extra or {})
+    return env
+
+
+def copy_board(d, fixture=FIXTURE_BOARD, name="root"):
+    """A copy of a fixture board in D that a test may write (its thermal zones, its machine id)."""
+    root = os.path.join(d, name)
+    shutil.copytree(src(fixture), root, symlinks=True)
+    return root
+
+
+def tegrawatch(args, env=None, timeout=60, **kw):
+    """`tegrawatch ARGS` to its end: the CompletedProcess, text output."""
+    return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=timeout,
+                          env=clean_env(env), **kw)
+
+
+def end_process(proc, timeout=10.0):
+    """A peer's end (a broker, Prometheus, Alertmanager): SIGTERM, then SIGKILL after TIMEOUT seconds. None or a
+    process already gone: nothing."""
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def pid_alive(pid):
+    """True while PID runs (a zombie or no such process: not alive)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def proc_status_kb(pid, key):
+    """A "kB" line of /proc/PID/status (RssAnon, VmHWM...), 0 when absent."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
