@@ -32,15 +32,15 @@ cmd_run(int argc, char **argv)
 		case OPT_SPEED:
 			so.speed = strtod(optarg, &end);
 			if (*end || so.speed < 0 || so.speed > 1e6) {
-				fprintf(stderr, "tegrawatch run: --speed wants a number >= 0, not '%s'\n", optarg);
+				log_error("run: --speed wants a number >= 0, not '%s'", optarg);
 				return EX_USAGE;
 			}
 			break;
 		case OPT_DEMO: {
 			const char *dir = setup_demo_dir();
 			if (!dir) {
-				fprintf(stderr, "tegrawatch run: the demo board is not installed (no %s or %s)\n",
-					TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE);
+				log_error("run: the demo board is not installed (no %s or %s)",
+					  TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE);
 				return EX_UNAVAILABLE;
 			}
 			snprintf(demo_log, sizeof(demo_log), "%s/tegrastats.log", dir);
@@ -57,14 +57,14 @@ cmd_run(int argc, char **argv)
 		case OPT_INTERVAL:
 			so.interval_ms = (int)strtol(optarg, &end, 10);
 			if (*end || so.interval_ms < 10 || so.interval_ms > 3600000) {
-				fprintf(stderr, "tegrawatch run: --interval wants milliseconds (10..3600000)\n");
+				log_error("run: --interval wants milliseconds (10..3600000)");
 				return EX_USAGE;
 			}
 			break;
 		case OPT_COUNT:
 			so.max_samples = strtoull(optarg, &end, 10);
 			if (*end) {
-				fprintf(stderr, "tegrawatch run: --count wants a number\n");
+				log_error("run: --count wants a number");
 				return EX_USAGE;
 			}
 			break;
@@ -89,7 +89,7 @@ cmd_run(int argc, char **argv)
 		case OPT_RECORD_MAX_MB:
 			record_max_mb = strtod(optarg, &end);
 			if (*end || !(record_max_mb >= 0) || record_max_mb > 1e6) {
-				fprintf(stderr, "tegrawatch run: --record-max-mb wants a number of MiB >= 0\n");
+				log_error("run: --record-max-mb wants a number of MiB >= 0");
 				return EX_USAGE;
 			}
 			break;
@@ -101,7 +101,7 @@ cmd_run(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "tegrawatch run: unexpected argument '%s'\n", argv[optind]);
+		log_error("run: unexpected argument '%s'", argv[optind]);
 		return EX_USAGE;
 	}
 	/* the demo brings its own configuration, with the shipped rules */
