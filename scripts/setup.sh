@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 groups="build"
-[ "${1:-}" = "--test" ] && groups="build test"
+[ "${1:-}" = "--test" ] && groups="build test cross"
 want=$(awk -v groups=" $groups " '/^\[/ { g = substr($0, 2, length($0) - 2); next }
 	/^#/ || NF == 0 { next }
 	index(groups, " " g " ") { print }' scripts/deps.txt | tr '\n' ' ')
@@ -20,6 +20,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	sudo=""
 	[ "$(id -u)" -ne 0 ] && sudo="sudo"
 	echo "setup: installing ${missing[*]}" >&2
+	# the :arm64 packages (group cross) need the architecture in dpkg before the update
+	if [[ " ${missing[*]}" == *:arm64* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		$sudo dpkg --add-architecture arm64
+	fi
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

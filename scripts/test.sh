@@ -5,9 +5,18 @@
 # receiver outage) runs in the background next to everything after it. Then
 # the libFuzzer targets for a bounded number of runs (build-fuzz/, clang), the
 # threaded parts under ThreadSanitizer (build-tsan/), and the small static
-# build (build-small/). Ends with "N passed, N failed[, N skipped]".
+# build (build-small/). Then the build floors and arm64 (issue 20): gcc-11
+# (JetPack 6's compiler) and clang builds, an x86_64 build with -funsigned-char
+# and UBSan's alignment check, and the aarch64 cross build with its unit and
+# integration suites under qemu-user (scripts/test-arm64.sh). Every build has
+# -Dwerror=true and --fatal-meson-warnings (no meson feature newer than
+# meson_version). Ends with "N passed, N failed[, N skipped]".
+#   scripts/test.sh [--no-emulated]   (--no-emulated: leave out the emulated
+#                                      arm64 run; .ci/run never does)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+emulated=1
+[ "${1:-}" = "--no-emulated" ] && emulated=0
 scripts/setup.sh --test || exit 1
 
 total_ok=0 total_fail=0 total_skip=0
@@ -16,7 +25,8 @@ run_suite() {
 	# reconfigure an existing dir: dependencies installed since (cmocka) are found
 	local reconf=""
 	[ -f "$dir/build.ninja" ] && reconf="--reconfigure"
-	meson setup $reconf "$dir" "$@" >/dev/null || { total_fail=$((total_fail + 1)); return; }
+	meson setup $reconf "$dir" --fatal-meson-warnings -Dwerror=true "$@" >/dev/null ||
+		{ echo "test: meson setup of $dir failed"; total_fail=$((total_fail + 1)); return; }
 	ninja -C "$dir" >/dev/null || { echo "test: build in $dir failed"; ninja -C "$dir" | tail -30; total_fail=$((total_fail + 1)); return; }
 	"${after_build:-true}"
 	local log
@@ -59,7 +69,7 @@ echo "== fuzzing (build-fuzz/, clang)"
 fuzz_check() {
 	local reconf="" targets="" t
 	[ -f build-fuzz/build.ninja ] && reconf="--reconfigure"
-	CC=clang meson setup $reconf build-fuzz -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
+	CC=clang meson setup $reconf build-fuzz --fatal-meson-warnings -Dwerror=true -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbench=false >/dev/null || return 1
 	for t in tegrastats cfg_tree config spool http; do targets="$targets tests/fuzz/fuzz_$t"; done
 	# shellcheck disable=SC2086 # several targets
@@ -111,6 +121,33 @@ if small_check; then
 else
 	echo "small build: FAILED"
 	total_fail=$((total_fail + 1))
+fi
+
+# Issue 20: the floors and the cheap native checks for arm64 bugs. gcc-11 is JetPack 6's compiler; clang
+# the other compiler; -funsigned-char is arm64's char (a `char c = -1; c < 0` bug shows here, natively) and
+# -fsanitize=alignment traps the misaligned loads that x86_64 forgives and some arm64 instructions do not.
+# Each builds everything (tests, benchmarks) with -Werror and runs the unit suite; the unsigned build also
+# the golden outputs, byte for byte the signed build's.
+echo "== gcc-11 build (build-gcc11/)"
+test_args="--suite unit" CC=gcc-11 run_suite build-gcc11 -Dbuildtype=debugoptimized
+echo "== clang build (build-clang/)"
+test_args="--suite unit" CC=clang run_suite build-clang -Dbuildtype=debugoptimized
+echo "== unsigned char + UBSan alignment build (build-uchar/)"
+test_args="--suite unit golden-outputs" UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suite build-uchar -Dbuildtype=debug -Dbench=false \
+	"-Dc_args=-funsigned-char -fsanitize=alignment -fno-sanitize-recover=alignment" \
+	-Dc_link_args=-fsanitize=alignment
+
+# The aarch64 build under qemu-user: the unit and integration suites (golden outputs included)
+if [ "$emulated" -eq 1 ]; then
+	echo "== arm64 cross build under qemu-user (build-arm64/, scripts/test-arm64.sh)"
+	arm64_log=$(mktemp)
+	scripts/test-arm64.sh build-arm64 2>&1 | tee "$arm64_log"
+	count_log "$arm64_log"
+	rm -f "$arm64_log"
+else
+	echo "== arm64 cross build under qemu-user: SKIPPED (--no-emulated)"
+	total_skip=$((total_skip + 1))
 fi
 
 if [ -n "${slow_pid:-}" ]; then

@@ -3,14 +3,20 @@
 # (dpkg-buildpackage -us -uc -b), runs lintian on it (no error allowed), and
 # checks what it holds: the files, the conffiles, the unit enabled by
 # dh_installsystemd, and an extracted copy that runs and replays the demo.
-#   deb.sh SOURCE_ROOT VERSION [OUT_DIR]
+#   deb.sh SOURCE_ROOT VERSION [OUT_DIR [ARCH REFERENCE_BINARY]]
 # With OUT_DIR, the package is left there as tegrawatch.deb for the systemd
-# test (tests/packaging/systemd.sh), which runs after this one.
+# test (tests/packaging/systemd.sh), which runs after this one ("" = nowhere).
+# With ARCH (arm64) the package is cross-built (dpkg-buildpackage -a ARCH,
+# scripts/deps.txt group cross), its programs run under qemu-user through
+# binfmt_misc (scripts/binfmt.sh), and `snapshot --root --json` of every
+# fixture board must equal REFERENCE_BINARY's (the native build's).
 # Exit 77 (skipped) only when a packaging tool is missing; missing build
 # dependencies are a failure (CI installs them: scripts/deps.txt).
 set -u
-src=$1 version=$2 out=${3:-}
+src=$1 version=$2 out=${3:-} cross=${4:-} ref=${5:-}
 [ -n "$out" ] && mkdir -p "$out" && rm -f "$out/tegrawatch.deb"
+aflag=()
+[ -n "$cross" ] && aflag=(-a "$cross")
 
 for tool in dpkg-buildpackage dpkg-checkbuilddeps dh lintian; do
 	if ! command -v "$tool" >/dev/null; then
@@ -44,17 +50,21 @@ else
 fi
 
 cd "$tmp/src" || exit 1
-if ! dpkg-checkbuilddeps; then
+if [ -n "$cross" ] && ! "$src/scripts/binfmt.sh"; then
+	echo "FAIL: cannot run $cross programs (scripts/binfmt.sh)"
+	exit 1
+fi
+if ! dpkg-checkbuilddeps "${aflag[@]}"; then
 	echo "FAIL: build dependencies missing: apt-get build-dep ./ (or scripts/setup.sh --test)"
 	exit 1
 fi
 start=$(date +%s)
-if ! dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1; then
+if ! dpkg-buildpackage "${aflag[@]}" -us -uc -b >"$tmp/build.log" 2>&1; then
 	tail -40 "$tmp/build.log"
 	echo "FAIL: dpkg-buildpackage"
 	exit 1
 fi
-arch=$(dpkg --print-architecture)
+arch=${cross:-$(dpkg --print-architecture)}
 deb=$tmp/tegrawatch_${version}_$arch.deb
 [ -f "$deb" ] || { ls "$tmp"; echo "FAIL: no tegrawatch_${version}_$arch.deb"; exit 1; }
 echo "built $(basename "$deb") in $(($(date +%s) - start)) s"
@@ -114,6 +124,17 @@ if [ ! -s "$tmp/packaged.jsonl" ] || ! cmp -s "$tmp/source.jsonl" "$tmp/packaged
 	bad "the packaged demo replays differently from configs/demo"
 fi
 grep -qaF /usr/share/tegrawatch/demo "$tw" || bad "the binary does not look for /usr/share/tegrawatch/demo"
+if [ -n "$ref" ]; then
+	n=0
+	for d in "$src"/tests/fixtures/boards/*/; do
+		[ -d "$d/sys" ] || continue
+		"$tw" snapshot -q --json --root "$d" >"$tmp/pkg.json" 2>&1
+		"$ref" snapshot -q --json --root "$d" >"$tmp/ref.json" 2>&1
+		cmp -s "$tmp/pkg.json" "$tmp/ref.json" || bad "snapshot of $(basename "$d"): the $arch package differs from $ref"
+		n=$((n + 1))
+	done
+	echo "snapshot --root --json of $n fixture boards: the $arch package's equal $ref's"
+fi
 
 [ "$fail" -eq 0 ] && echo "deb: ok ($(wc -l <"$tmp/files") paths, $(wc -l <"$tmp/conffiles") conffiles)"
 [ "$fail" -eq 0 ] && [ -n "$out" ] && cp "$deb" "$out/tegrawatch.deb"
