@@ -458,7 +458,10 @@ webhooks_add_metrics(struct webhooks *w, struct metric_set *m)
 				   (double)st.dropped, (double)st.queue_depth, (double)st.last_success_s};
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			char name[METRIC_NAME_MAX];
-			snprintf(name, sizeof(name), "%s%s", a->metric_prefix, names[i]);
+			/* make_metric_prefix() left room for the longest suffix; gcc 11 cannot see that */
+			if (snprintf(name, sizeof(name), "%s%s", a->metric_prefix, names[i]) >= (int)sizeof(name)) {
+				continue;
+			}
 			metric_set_put(m, name, values[i]);
 		}
 	}

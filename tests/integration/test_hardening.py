@@ -176,6 +176,7 @@ class TegrastatsChildTest(harness.TestCase):
         self.assertEqual(int(status["SigBlk"], 16), 0, status)
         self.assertEqual(int(status["SigIgn"], 16) & ~self.GLIBC_INTERNAL, 0, status)
 
+    @harness.emulator_limit("its host signals 33 and 34 stay ignored in the programs the guest starts")
     def test_signal_state_on_first_start_and_after_a_restart(self):
         fake = FakeTegrastats(self, "restart", 200)
         fake.wait_start(1)
@@ -265,6 +266,7 @@ rules:
         except (FileNotFoundError, ProcessLookupError):
             return False
 
+    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes")
     def test_leftovers_of_a_program_that_ended(self):
         self.start("exit", "5s")
         pids = self.pids()
@@ -276,6 +278,7 @@ rules:
         self.assertEqual(self.live.stop(), 0)
         self.assertLess(self.live.stop_s, 2.0)
 
+    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes")
     def test_escaped_processes_after_the_timeout(self):
         self.start("stay", "1s")
         pids = self.pids()
@@ -284,6 +287,7 @@ rules:
         self.assertEqual(self.live.stop(), 0)
         self.assertLess(self.live.stop_s, 2.0)
 
+    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes")
     def test_escaped_processes_at_agent_stop(self):
         self.start("stay", "60s")
         pids = self.pids()

@@ -383,7 +383,9 @@ class WebTest(harness.TestCase):
             self.assertIn(key, samples)
         self.assertEqual(types["tegrawatch_oc_events_total"], "counter")
         self.assertEqual(types["process_cpu_seconds_total"], "counter")
-        self.assertGreater(samples["process_resident_memory_bytes"], 100 * 1024)
+        # qemu-user (the arm64 run, scripts/test-arm64.sh) makes up /proc/self/stat with the memory fields 0
+        if not harness.UNDER_QEMU:
+            self.assertGreater(samples["process_resident_memory_bytes"], 100 * 1024)
         self.assertGreaterEqual(samples["tegrawatch_agent_alerts_firing"], 1)
         ratios = [v for k, v in samples.items() if k.startswith("tegrawatch_cpu_load_ratio")]
         self.assertTrue(all(0 <= v <= 1 for v in ratios), ratios)

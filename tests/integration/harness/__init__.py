@@ -17,17 +17,17 @@ The rules every test keeps (tests/README.md):
   grows, SIGTERM then a bounded wait, SIGKILL at cleanup.
 """
 from .agent import Agent
-from .base import (BOOT_ID, FIXTURE_BOARD, clean_env, copy_board, demo_args, end_process, flag, free_port, hold, init,
-                   main, pid_alive, proc_status_kb, read_bytes, read_jsonl, read_text, src, stays, tegrawatch,
-                   wait_until, write_file)
+from .base import (BOOT_ID, FIXTURE_BOARD, UNDER_QEMU, clean_env, copy_board, demo_args, emulator_limit, end_process,
+                   flag, free_port, hold, init, main, pid_alive, proc_status_kb, read_bytes, read_jsonl, read_text, src,
+                   stays, tegrawatch, wait_until, write_file)
 from .broker import EARLY_RULE, Broker, Subscriber, dedup_seqs, make_tls, mqtt_keys, mqtt_section, parse_spool, publish
 from .case import TestCase
 from .web import (WEB_PER_IP, WEB_TIMEOUT_S, Receiver, Request, demo_values, forward, header_of, raw_exchange, request,
                   status_of, web_config)
 
-__all__ = ["Agent", "BOOT_ID", "FIXTURE_BOARD", "clean_env", "copy_board", "demo_args", "end_process", "flag",
-           "free_port", "hold", "init", "main", "pid_alive", "proc_status_kb", "read_bytes", "read_jsonl", "read_text",
-           "src", "stays", "tegrawatch", "wait_until", "write_file", "EARLY_RULE", "Broker", "Subscriber", "dedup_seqs",
+__all__ = ["Agent", "BOOT_ID", "FIXTURE_BOARD", "UNDER_QEMU", "clean_env", "copy_board", "demo_args", "emulator_limit",
+           "end_process", "flag", "free_port", "hold", "init", "main", "pid_alive", "proc_status_kb", "read_bytes",
+           "read_jsonl", "read_text", "src", "stays", "tegrawatch", "wait_until", "write_file", "EARLY_RULE", "Broker", "Subscriber", "dedup_seqs",
            "make_tls", "mqtt_keys", "mqtt_section", "parse_spool", "publish", "TestCase", "WEB_PER_IP", "WEB_TIMEOUT_S",
            "Receiver", "Request", "demo_values", "forward", "header_of", "raw_exchange", "request", "status_of",
            "web_config"]
