@@ -14,9 +14,10 @@
 
 #include "core/cfg_tree.h"
 #include "core/diag.h"
+#include "tests/unit/emulator.h"
 
 /* Generous for a 2-core CI box under ASan; the loader itself takes well under 1 ms. */
-#define FAST_MS 100.0
+#define FAST_MS (100.0 * emulator_slowdown())
 
 static double
 now_ms(void)

@@ -30,9 +30,10 @@
 #include "core/log.h"
 #include "thresholds/catalog.h"
 #include "thresholds/rules_load.h"
+#include "tests/unit/emulator.h"
 
 #define CONFIG_DIR     FIXTURES_DIR "/config"
-#define FAST_MS        100.0 /* generous for ASan on a small CI box; loads take well under 5 ms */
+#define FAST_MS (100.0 * emulator_slowdown()) /* generous for ASan on a small CI box; loads take well under 5 ms */
 #define LINE_MAX_BYTES 1024
 
 extern char **environ;
