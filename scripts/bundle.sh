@@ -5,8 +5,8 @@
 # writes OUTDIR/tegrawatch-VERSION-linux-ARCH.tar.gz, which `tar -C /opt -xzf`
 # unpacks into /opt/tegrawatch:
 #   bin/tegrawatch      the agent (MQTT, web, webhooks, sensors), built here
-#   lib/                its own glibc loader and every library it maps, libcurl
-#                       (loaded by the first webhook) with its own
+#   lib/                its own glibc loader and every library it maps, and those
+#                       it loads when configured (libcurl, libsnappy) with theirs
 #   etc/tegrawatch/     the shipped configuration and rules
 #   lib/systemd/system/tegrawatch.service, share/ (man pages, demo, docs,
 #                       completion), install.sh (lays them out as the package does)
@@ -68,8 +68,9 @@ needed() {
 	readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
 }
 queue=$(needed "$top/bin/tegrawatch")
-# loaded with dlopen() by webhook/webhook_http.c: the OpenSSL build of libcurl
-queue="$queue libcurl.so.4"
+# loaded with dlopen(): the OpenSSL build of libcurl (core/http_client.c: webhooks, remote_write, otlp),
+# libsnappy and zlib (fleet/compress.c)
+queue="$queue libcurl.so.4 libsnappy.so.1 libz.so.1"
 while [ -n "$queue" ]; do
 	next=""
 	for so in $queue; do

@@ -53,6 +53,8 @@ class Bundle:
     """The tarball, built once, and an empty root with it unpacked."""
 
     def __init__(self):
+        if ARCH == "arm64" and subprocess.run([os.path.join(SRC, "scripts/binfmt.sh")]).returncode != 0:
+            raise RuntimeError("cannot run aarch64 programs (scripts/binfmt.sh)")
         self.tmp = tempfile.mkdtemp(prefix=f"tw-bundle-{ARCH}-")
         out = os.path.join(self.tmp, "out")
         t = time.monotonic()
@@ -107,7 +109,7 @@ class BundleTest(unittest.TestCase):
                   "etc/tegrawatch/rules.d/jetson.yaml", "lib/systemd/system/tegrawatch.service",
                   "share/man/man1/tegrawatch.1", "share/man/man5/tegrawatch.yaml.5",
                   "share/tegrawatch/demo/tegrastats.log", "share/doc/tegrawatch/README.md",
-                  "lib/libc.so.6", "lib/libcurl.so.4", "lib/libmosquitto.so.1", "lib/libmicrohttpd.so.12"):
+                  "lib/libc.so.6", "lib/libcurl.so.4", "lib/libsnappy.so.1", "lib/libmosquitto.so.1", "lib/libmicrohttpd.so.12"):
             self.assertTrue(os.path.exists(os.path.join(top, f)), f)
         interp = subprocess.run(["readelf", "-l", os.path.join(top, "bin/tegrawatch")], capture_output=True,
                                 text=True).stdout
