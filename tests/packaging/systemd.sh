@@ -62,9 +62,11 @@ pivot_root . .oldroot
 umount -l /.oldroot
 mount --make-rshared /
 rm -f /usr/sbin/policy-rc.d
-# binfmt_misc is the host's (one per user namespace): systemd-binfmt would unregister every entry, the
-# host's qemu-aarch64 that the arm64 tests need among them, at start and at poweroff
+# binfmt_misc is the host's (one per user namespace): systemd-binfmt and binfmt-support would register
+# their entries at start and unregister every entry at poweroff, the host's qemu-aarch64 that the arm64
+# tests need among them
 ln -sf /dev/null /etc/systemd/system/systemd-binfmt.service
+ln -sf /dev/null /etc/systemd/system/binfmt-support.service
 echo tw-systemd-test >/etc/hostname
 exec /lib/systemd/systemd </dev/null
 EOF
