@@ -23,6 +23,15 @@ CPU_TEMP = "sys/devices/virtual/thermal/thermal_zone0/temp"  # cpu-thermal, pass
 HOUR = 3600
 FAKETIME = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1"))
 
+
+def faketime_for(binary):
+    """The libfaketime of BINARY's architecture: the arm64 run (scripts/test-arm64.sh) preloads libfaketime:arm64
+    into the aarch64 agent under qemu-user; an x86_64 one would be refused there (wrong ELF class)."""
+    with open(binary, "rb") as f:
+        machine = int.from_bytes(f.read(20)[18:20], "little")
+    triplet = {0x3E: "x86_64-linux-gnu", 0xB7: "aarch64-linux-gnu"}.get(machine, "")
+    return [p for p in FAKETIME if "/%s/" % triplet in p] or [p for p in FAKETIME if "-linux-gnu/" not in p]
+
 RECORDER = """#!/bin/sh
 # exec action stand-in: one file per call with the alert's transition
 echo "$TEGRAWATCH_RULE $TEGRAWATCH_TRANSITION" > "$1/$(date +%s%N)-$$.ev"
@@ -252,6 +261,7 @@ notify: {warning: [hook]}
 
 if __name__ == "__main__":
     BIN, SRC = harness.init(needs=("mosquitto",))
+    FAKETIME = faketime_for(BIN)
     if not FAKETIME:
         print("libfaketime is missing: install the Debian package faketime (scripts/deps.txt [test])")
         sys.exit(1)
