@@ -155,8 +155,7 @@ class LimitsTest(harness.TestCase):
         self.assertGreater(m["agent.http_connections_evicted_total"], 100, m)
         self.assertIn("web: connection limits reached", self.agent.stderr())
 
-    @unittest.skipIf(os.environ.get("TEGRAWATCH_TEST_EMULATOR") == "qemu-user",
-                     "qemu-user: about 10x slower, 1 of the 240 is closed unanswered (reported on issue 20)")
+    @harness.emulator_limit("about 10x slower, 1 of the 240 is closed unanswered (reported on issue 20)")
     def test_burst_from_one_address_is_answered(self):
         # issue 21: 24 clients on 127.0.0.1 each send one GET at the same moment, ten rounds: every one answered
         clients, rounds = 24, 10
