@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 #define MHZ_TO_HZ 1e6
@@ -311,12 +313,6 @@ is_word(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 /* Where a placeholder's text lies in the name. */
 struct capture {
 	size_t start, len;
@@ -338,7 +334,7 @@ match_at(const char *pat, const char *name, size_t at, struct capture *cap, size
 			}
 			bool digits = end - pat == 1 && *pat == 'N';
 			size_t max = 0;
-			while (digits ? is_digit(s[max]) : is_word(s[max])) {
+			while (digits ? text_is_digit(s[max]) : is_word(s[max])) {
 				max++;
 			}
 			/* longest first: "temp.a_c_c" gives sensor "a_c" */

@@ -12,6 +12,7 @@
 
 #include "core/metric_dict.h"
 #include "core/metrics.h"
+#include "core/text.h"
 
 #define DOC FIXTURES_DIR "/../../docs/metrics.md"
 #define MQTT_DOC FIXTURES_DIR "/../../docs/mqtt.md"
@@ -47,13 +48,6 @@ instance(const char *pattern, char *out, size_t size)
 		}
 	}
 	out[n] = '\0';
-}
-
-static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
 /* What every line of the table must hold, whoever adds it. */
@@ -110,7 +104,7 @@ test_table_rules(void **state)
 			fail_msg("%s: family %s", p, s.family);
 		}
 		/* Prometheus' rule: a counter's family ends in _total, nothing else does */
-		if ((d->kind == METRIC_KIND_COUNTER) != ends_with(s.family, "_total")) {
+		if ((d->kind == METRIC_KIND_COUNTER) != text_has_suffix(s.family, "_total")) {
 			fail_msg("%s: family %s and its kind disagree", p, s.family);
 		}
 		if (!d->unit || !d->unit[0] || !d->base_unit || !d->base_unit[0] || !d->help || !d->help[0] ||
@@ -220,7 +214,7 @@ check_prometheus(char *cell, const struct metric_def *d)
 		fail_msg("%s: docs/metrics.md says %s, the table %s", d->pattern, span[0], want);
 	}
 	const char *type = d->kind == METRIC_KIND_COUNTER ? "counter" : "gauge";
-	if (!ends_with(span[0] + strlen(span[0]) + 1, type)) {
+	if (!text_has_suffix(span[0] + strlen(span[0]) + 1, type)) {
 		fail_msg("%s: docs/metrics.md does not call it a %s", d->pattern, type);
 	}
 }
