@@ -24,6 +24,7 @@ struct backoff {
 	int64_t delay_ms;   /* current back-off; 0 after a success */
 	uint64_t last_fail; /* failure sequence number: the smallest is reused first */
 	bool logged;
+	bool slow; /* the last read was slow: one more in a row backs off */
 };
 
 /* A board file kept open between samples (sysfs_keep.c). */
