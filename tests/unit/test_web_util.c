@@ -21,14 +21,7 @@
 #include "web/route.h"
 #include "web/web_util.h"
 
-static struct sample *
-new_sample(void)
-{
-	struct sample *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	sample_clear(s);
-	return s;
-}
+#include "helpers.h"
 
 /* Adds a sample at TIME_MS with metric "a" = A (NAN: absent) and "b" = B. */
 static void
@@ -51,7 +44,7 @@ test_history_ring(void **state)
 {
 	(void)state;
 	struct history *h = history_create(4, 0, 1000); /* no tier 1 */
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	struct history_point *p;
 	size_t n;
 	assert_int_equal(history_window(h, "a", 0, &p, &n), -ENOENT);
@@ -110,7 +103,7 @@ test_history_bounds(void **state)
 	history_destroy(h);
 	/* a week at 1 Hz keeps every metric: no byte cap drops rings any more */
 	h = history_create(604800, 2, 1000);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int i = 0; i < 8; i++) {
 		metric_set_putf(&s->metrics, (double)i, "m.%d", i);
 	}
@@ -171,7 +164,7 @@ test_history_minutes(void **state)
 	(void)state;
 	/* an hour of samples, 3 minutes of buckets (4 with the one being filled) */
 	struct history *h = history_create(3600, history_buckets_for(3 * 60000, 1000), 1000);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	size_t n;
 	/* minute 0: a = 0..59 every second; b only in the second half, = 2 x t */
 	for (int i = 0; i < 60; i++) {
@@ -250,7 +243,7 @@ test_history_day_rollover(void **state)
 	(void)state;
 	/* a day of minutes at one sample a minute, 1500 minutes fed: the oldest 59 roll out */
 	struct history *h = history_create(60, history_buckets_for(24 * 3600 * 1000, 1000), 60000);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int k = 0; k < 1500; k++) {
 		add(h, s, k * 60000LL + 30000, k, k < 50 ? 1 : NAN);
 	}
@@ -288,7 +281,7 @@ static void
 test_history_bucket_counts(void **state)
 {
 	(void)state;
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	size_t n;
 	/* at 10 Hz a minute holds 600 samples: 2-byte counts */
 	struct history *h = history_create(1000, 3, 100);
