@@ -131,6 +131,13 @@ th_write_text(const char *path, const char *text)
 	th_write_bytes(path, text, strlen(text), 0644);
 }
 
+void
+th_write_at(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	th_write_text(th_join(path, sizeof(path), dir, rel), text);
+}
+
 char *
 th_read_file(const char *path, size_t *len)
 {

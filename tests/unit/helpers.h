@@ -33,6 +33,9 @@ void th_write_bytes(const char *path, const void *data, size_t len, mode_t mode)
 /** Writes TEXT to PATH, created or truncated, mode 0644. */
 void th_write_text(const char *path, const char *text);
 
+/** Writes TEXT to DIR/REL, created or truncated, mode 0644. */
+void th_write_at(const char *dir, const char *rel, const char *text);
+
 /** The whole file at PATH, NUL-terminated, malloc'd; its length in *LEN when LEN is not NULL. */
 char *th_read_file(const char *path, size_t *len);
 
