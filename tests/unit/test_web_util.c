@@ -618,16 +618,6 @@ test_route(void **state)
 }
 
 static void
-write_file(const char *path, const char *text, size_t len, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
-}
-
-static void
 test_read_secret(void **state)
 {
 	(void)state;
@@ -637,26 +627,26 @@ test_read_secret(void **state)
 	snprintf(path, sizeof(path), "%s/token", dir);
 	char *out = NULL;
 	bool world = true;
-	write_file(path, "abc def\r\n\n", 10, 0600);
+	th_write_bytes(path, "abc def\r\n\n", 10, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), 0);
 	assert_string_equal(out, "abc def");
 	assert_false(world);
 	free(out);
-	write_file(path, "tok", 3, 0644);
+	th_write_bytes(path, "tok", 3, 0644);
 	assert_int_equal(web_read_secret(path, &out, &world), 0);
 	assert_string_equal(out, "tok");
 	assert_true(world);
 	free(out);
-	write_file(path, "\n \n", 3, 0600);
+	th_write_bytes(path, "\n \n", 3, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), -EINVAL);
 	char *big = malloc(WEB_SECRET_MAX + 1);
 	assert_non_null(big);
 	memset(big, 'x', WEB_SECRET_MAX + 1);
-	write_file(path, big, WEB_SECRET_MAX, 0600);
+	th_write_bytes(path, big, WEB_SECRET_MAX, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), 0);
 	assert_int_equal(strlen(out), WEB_SECRET_MAX);
 	free(out);
-	write_file(path, big, WEB_SECRET_MAX + 1, 0600);
+	th_write_bytes(path, big, WEB_SECRET_MAX + 1, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), -EINVAL);
 	free(big);
 	assert_int_equal(web_read_secret(dir, &out, &world), -EINVAL); /* a directory */
