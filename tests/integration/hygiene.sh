@@ -68,14 +68,29 @@ if grep -n 'clock_gettime' $prod | grep -v '^core/clock.h:'; then
 	echo "FAIL: clock_gettime outside core/clock.h (use clock_ms/monotonic_ms)"
 	fail=1
 fi
-# Files readable in one sitting (generated and embedded files aside).
-for f in $prod; do
+
+# The tests too (tests/README.md): files of at most 800 lines, one integration harness that no test
+# file bypasses by importing another, and waits for a condition: a fixed time only through
+# harness.hold() or stays(), where time is the subject.
+tests=$(git ls-files 'tests/unit/*.[ch]' 'tests/integration/*.py' 'tests/browser/*.mjs' 2>/dev/null ||
+	find tests/unit tests/integration tests/browser -maxdepth 2 -name '*.[ch]' -o -name '*.py' -o -name '*.mjs' |
+	grep -v node_modules)
+# Files readable in one sitting, the product's and the tests' (generated and embedded files aside).
+for f in $prod $tests; do
 	n=$(wc -l <"$f")
 	if [ "$n" -gt 800 ]; then
 		echo "FAIL: $f has $n lines (at most 800: split it along its seams)"
 		fail=1
 	fi
 done
+if grep -nE '^(import|from) (test_|fleet_peers)' tests/integration/*.py; then
+	echo "FAIL: a test imports another test file (what tests share goes in tests/integration/harness/)"
+	fail=1
+fi
+if grep -nE '\btime\.sleep\(' tests/integration/test_*.py; then
+	echo "FAIL: a test sleeps (wait for a condition: harness.wait_until; a time window: harness.hold or stays)"
+	fail=1
+fi
 
 [ "$fail" -eq 0 ] && echo "hygiene: ok"
 exit "$fail"

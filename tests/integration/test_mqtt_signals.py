@@ -100,7 +100,7 @@ class FakeBroker:
 def malformed_connack(data):
     def behaviour(conn):
         conn.sendall(data)
-        time.sleep(0.3)
+        harness.hold(0.3)  # the broker keeps the connection a moment, as a real one would
     return behaviour
 
 

@@ -11,9 +11,10 @@ import math
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
+
+import harness
 
 BIN = None
 SRC = None
@@ -381,7 +382,6 @@ class Recording(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    BIN, SRC = harness.init()
     DEMO = os.path.join(SRC, "configs/demo/tegrastats.log")
-    del sys.argv[1:3]
-    unittest.main(verbosity=2)
+    harness.main()

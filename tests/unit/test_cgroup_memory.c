@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "agent/cgroup_memory.h"
+#include "helpers.h"
 
 /* A unified (v2) host: systemd's MemoryMax= is memory.max of the service's cgroup. */
 static const char v2_cgroup[] = "0::/system.slice/tegrawatch.service\n";
@@ -73,10 +74,7 @@ put(const char *root, const char *rel, const char *text)
 	snprintf(path, sizeof(path), "%s%s", root, rel);
 	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
 	assert_int_equal(system(cmd), 0);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	th_write_text(path, text);
 }
 
 /* Read below a fixture root: the hybrid host's v2 mount has no memory.max, so the v1 limit is the one. */
@@ -84,8 +82,7 @@ static void
 test_limit_read(void **state)
 {
 	(void)state;
-	char root[] = "/tmp/tw-cgroup-XXXXXX";
-	assert_non_null(mkdtemp(root));
+	char *root = th_tmpdir("cgroup");
 	put(root, "/proc/self/cgroup", hybrid_cgroup);
 	put(root, "/proc/self/mountinfo", hybrid_mounts);
 	put(root, "/sys/fs/cgroup/memory/system.slice/tegrawatch.service/memory.limit_in_bytes", "67108864\n");
@@ -99,9 +96,7 @@ test_limit_read(void **state)
 	assert_int_equal(cgroup_memory_limit(root), 33554432);
 	put(root, "/sys/fs/cgroup/unified/system.slice/tegrawatch.service/memory.max", "max\n");
 	assert_int_equal(cgroup_memory_limit(root), 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	th_rmtree(root);
 }
 
 int

@@ -22,6 +22,8 @@
 #include "thresholds/rules.h"
 #include "web/history.h"
 
+#include "helpers.h"
+
 #define HOUR_MS 3600000LL
 #define MIN_MS 60000LL
 #define T0 1741946400000LL /* the wall clock at the first sample */
@@ -109,32 +111,9 @@ record(const struct alert_event *e, void *data)
 static struct rule_set *
 one_rule(const char *metric)
 {
-	struct rule_set *set = calloc(1, sizeof(*set));
-	assert_non_null(set);
-	set->rules = calloc(1, sizeof(*set->rules));
-	assert_non_null(set->rules);
-	set->count = 1;
-	struct rule *r = &set->rules[0];
-	r->name = strdup("hot");
-	r->metric = strdup(metric);
-	assert_true(r->name && r->metric);
-	r->op = RULE_ABOVE;
-	r->event_severity = SEVERITY_WARNING;
-	r->absent_severity = SEVERITY_WARNING;
-	for (int s = 0; s < SEVERITY_COUNT; s++) {
-		r->level[s].scale = 1;
-	}
-	r->level[SEVERITY_WARNING].set = true;
-	r->level[SEVERITY_WARNING].ref = REF_NONE;
-	r->level[SEVERITY_WARNING].offset = 95;
+	struct rule_set *set = th_rule_set_new(1);
+	th_level(th_rule_init(set, 0, "hot", metric, RULE_ABOVE), SEVERITY_WARNING, 95);
 	return set;
-}
-
-static void
-set_free(struct rule_set *set)
-{
-	rule_set_free(set);
-	free(set);
 }
 
 /*
@@ -200,7 +179,7 @@ test_engine_for_and_repeat_across_a_step_forward(void **state)
 	assert_int_equal(rec.t[2], TRANSITION_REPEAT);
 	assert_int_equal(rec.mono[2], 60 * MIN_MS);
 	engine_destroy(e);
-	set_free(set);
+	th_rule_set_free(set);
 }
 
 static void
@@ -222,7 +201,7 @@ test_engine_clear_for_and_lengths_across_steps(void **state)
 		assert_int_equal(rec.ends_at_ms[1], T0 + 11 * MIN_MS + dir * HOUR_MS);
 		assert_int_equal(rec.ends_at_ms[1] - rec.starts_at_ms[1], 11 * MIN_MS);
 		engine_destroy(e);
-		set_free(set);
+		th_rule_set_free(set);
 	}
 }
 
@@ -252,7 +231,7 @@ test_engine_starts_at_steady_under_jitter(void **state)
 	assert_int_equal(rec.starts_at_ms[0], rec.at_ms[0]);
 	assert_int_equal(rec.starts_at_ms[1], rec.at_ms[0]);
 	engine_destroy(e);
-	set_free(set);
+	th_rule_set_free(set);
 }
 
 static void
@@ -269,7 +248,7 @@ test_engine_absent_for_across_a_step_forward(void **state)
 	assert_int_equal(rec.t[0], TRANSITION_FIRING);
 	assert_int_equal(rec.mono[0], 10000 + 30 * MIN_MS);
 	engine_destroy(e);
-	set_free(set);
+	th_rule_set_free(set);
 }
 
 static void
@@ -287,7 +266,7 @@ test_engine_for_across_a_step_back(void **state)
 	assert_int_equal(rec.mono[1], MIN_MS);
 	assert_int_equal(rec.at_ms[1], T0 + MIN_MS - HOUR_MS);
 	engine_destroy(e);
-	set_free(set);
+	th_rule_set_free(set);
 }
 
 /* ---- the history --------------------------------------------------------------- */

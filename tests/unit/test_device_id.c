@@ -17,6 +17,7 @@
 
 #include "core/sha256.h"
 #include "agent/device_id.h"
+#include "helpers.h"
 
 static void
 hex(const uint8_t *p, size_t n, char *out)
@@ -115,20 +116,11 @@ test_derive(void **state)
 }
 
 static void
-write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void
 test_default_order(void **state)
 {
 	(void)state;
-	char root[] = "/tmp/tw-devid-XXXXXX", etc[64], path[96], out[DEVICE_ID_MAX], want[DEVICE_ID_MAX];
-	assert_non_null(mkdtemp(root));
+	char *root = th_tmpdir("devid");
+	char etc[64], path[96], out[DEVICE_ID_MAX], want[DEVICE_ID_MAX];
 	const char *from = NULL;
 	struct board_identity id = {0};
 	/* nothing readable: the board name as it is */
@@ -139,7 +131,7 @@ test_default_order(void **state)
 	snprintf(etc, sizeof(etc), "%s/etc", root);
 	assert_int_equal(mkdir(etc, 0755), 0);
 	snprintf(path, sizeof(path), "%s/machine-id", etc);
-	write_text(path, "5f2b7c1e9a0d4e6f8b3c2a1d0e9f8a7b\n");
+	th_write_text(path, "5f2b7c1e9a0d4e6f8b3c2a1d0e9f8a7b\n");
 	device_id_default(root, &id, "orin-lab-1", out, sizeof(out), &from);
 	device_id_derive("5f2b7c1e9a0d4e6f8b3c2a1d0e9f8a7b", want, sizeof(want));
 	assert_string_equal(out, want);
@@ -155,12 +147,10 @@ test_default_order(void **state)
 	assert_string_equal(from, "serial number");
 	/* a machine-id during first boot ("uninitialized") is not an id */
 	id.serial[0] = '\0';
-	write_text(path, "uninitialized\n");
+	th_write_text(path, "uninitialized\n");
 	device_id_default(root, &id, "orin-lab-1", out, sizeof(out), &from);
 	assert_string_equal(out, "orin-lab-1");
-	unlink(path);
-	rmdir(etc);
-	rmdir(root);
+	th_rmtree(root);
 }
 
 int

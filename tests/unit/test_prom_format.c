@@ -14,17 +14,10 @@
 #include "core/sample.h"
 #include "web/prom_format.h"
 
+#include "helpers.h"
+
 /* the dictionary's entries, kept per layout as the web server keeps them */
 static struct metric_dict_cache dict;
-
-static struct sample *
-new_sample(void)
-{
-	struct sample *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	sample_clear(s);
-	return s;
-}
 
 static void
 check_map(const char *name, const char *family, const char *type_counter_or_gauge, double scale,
@@ -159,7 +152,7 @@ static void
 test_format_small_sample(void **state)
 {
 	(void)state;
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	s->seq = 7;
 	s->time_ms = 1741946400500;
 	snprintf(s->power_mode, sizeof(s->power_mode), "MAXN_SUPER");
@@ -194,7 +187,7 @@ test_empty_sample(void **state)
 {
 	(void)state;
 	/* before the first sample: only the info metrics, NULL strings as "" */
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	struct prom_board board = {.version = "0.1.0"};
 	struct buf t;
 	buf_init(&t);
@@ -214,7 +207,7 @@ static void
 test_duplicates_and_reserved(void **state)
 {
 	(void)state;
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	/* both sanitize to tegrawatch_a_b: the first one wins */
 	metric_set_put(&s->metrics, "a.b", 1);
 	metric_set_put(&s->metrics, "a_b", 2);
@@ -251,7 +244,7 @@ test_webhook_families(void **state)
 {
 	(void)state;
 	/* two actions, as webhooks_add_metrics() puts them: one family per counter, both actions in it */
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	static const char *const actions[] = {"ops", "chat"};
 	for (size_t a = 0; a < 2; a++) {
 		char name[METRIC_NAME_MAX];

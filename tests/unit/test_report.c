@@ -15,18 +15,13 @@
 #include "report/report.h"
 #include "report/report_series.h"
 
-static struct sample *
-new_sample(void)
-{
-	return calloc(1, sizeof(struct sample)); /* zeroed, as a metric set needs */
-}
+#include "helpers.h"
 
+/* a replay: durations follow the stamps */
 static void
 at(struct sample *s, int64_t ms)
 {
-	sample_clear(s);
-	s->time_ms = ms;
-	s->mono_ms = ms; /* as a replay: durations follow the stamps */
+	th_sample_at(s, ms, ms);
 }
 
 static int
@@ -92,7 +87,7 @@ test_constant_metrics_store_nothing(void **state)
 static void
 feed(struct report *r)
 {
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int i = 0; i < 7; i++) {
 		int64_t t = i < 6 ? 1000000 + i * 1000 : 1000000 + 5000 + 100000;
 		at(s, t);
@@ -150,7 +145,7 @@ test_episode_open_at_the_end(void **state)
 	(void)state;
 	struct report r;
 	report_init(&r, NULL, 0, false);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int i = 0; i < 4; i++) {
 		at(s, 2000 * (i + 1));
 		s->throttle.active = i >= 2;
@@ -214,7 +209,7 @@ test_calm_and_load_advice(void **state)
 	(void)state;
 	struct report r;
 	report_init(&r, NULL, 0, false);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int i = 0; i < 100; i++) {
 		at(s, 1000 * i);
 		metric_set_put(&s->metrics, "gpu.load_pct", 2);
@@ -256,7 +251,7 @@ static void
 test_recording_line_round_trip(void **state)
 {
 	(void)state;
-	struct sample *s = new_sample(), *back = new_sample();
+	struct sample *s = th_sample_new(), *back = th_sample_new();
 	s->seq = 7;
 	s->time_ms = 1741946823000;
 	snprintf(s->power_mode, sizeof(s->power_mode), "MAXN_SUPER");
@@ -307,7 +302,7 @@ test_series_stay_bounded(void **state)
 {
 	(void)state;
 	struct report_series *rs = series_create();
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int i = 0; i < 86400; i++) {
 		at(s, (int64_t)i * 1000);
 		metric_set_put(&s->metrics, "temp.tj_c", i % 100);

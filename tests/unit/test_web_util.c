@@ -21,14 +21,7 @@
 #include "web/route.h"
 #include "web/web_util.h"
 
-static struct sample *
-new_sample(void)
-{
-	struct sample *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	sample_clear(s);
-	return s;
-}
+#include "helpers.h"
 
 /* Adds a sample at TIME_MS with metric "a" = A (NAN: absent) and "b" = B. */
 static void
@@ -51,7 +44,7 @@ test_history_ring(void **state)
 {
 	(void)state;
 	struct history *h = history_create(4, 0, 1000); /* no tier 1 */
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	struct history_point *p;
 	size_t n;
 	assert_int_equal(history_window(h, "a", 0, &p, &n), -ENOENT);
@@ -110,7 +103,7 @@ test_history_bounds(void **state)
 	history_destroy(h);
 	/* a week at 1 Hz keeps every metric: no byte cap drops rings any more */
 	h = history_create(604800, 2, 1000);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int i = 0; i < 8; i++) {
 		metric_set_putf(&s->metrics, (double)i, "m.%d", i);
 	}
@@ -171,7 +164,7 @@ test_history_minutes(void **state)
 	(void)state;
 	/* an hour of samples, 3 minutes of buckets (4 with the one being filled) */
 	struct history *h = history_create(3600, history_buckets_for(3 * 60000, 1000), 1000);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	size_t n;
 	/* minute 0: a = 0..59 every second; b only in the second half, = 2 x t */
 	for (int i = 0; i < 60; i++) {
@@ -250,7 +243,7 @@ test_history_day_rollover(void **state)
 	(void)state;
 	/* a day of minutes at one sample a minute, 1500 minutes fed: the oldest 59 roll out */
 	struct history *h = history_create(60, history_buckets_for(24 * 3600 * 1000, 1000), 60000);
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	for (int k = 0; k < 1500; k++) {
 		add(h, s, k * 60000LL + 30000, k, k < 50 ? 1 : NAN);
 	}
@@ -288,7 +281,7 @@ static void
 test_history_bucket_counts(void **state)
 {
 	(void)state;
-	struct sample *s = new_sample();
+	struct sample *s = th_sample_new();
 	size_t n;
 	/* at 10 Hz a minute holds 600 samples: 2-byte counts */
 	struct history *h = history_create(1000, 3, 100);
@@ -625,16 +618,6 @@ test_route(void **state)
 }
 
 static void
-write_file(const char *path, const char *text, size_t len, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
-}
-
-static void
 test_read_secret(void **state)
 {
 	(void)state;
@@ -644,26 +627,26 @@ test_read_secret(void **state)
 	snprintf(path, sizeof(path), "%s/token", dir);
 	char *out = NULL;
 	bool world = true;
-	write_file(path, "abc def\r\n\n", 10, 0600);
+	th_write_bytes(path, "abc def\r\n\n", 10, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), 0);
 	assert_string_equal(out, "abc def");
 	assert_false(world);
 	free(out);
-	write_file(path, "tok", 3, 0644);
+	th_write_bytes(path, "tok", 3, 0644);
 	assert_int_equal(web_read_secret(path, &out, &world), 0);
 	assert_string_equal(out, "tok");
 	assert_true(world);
 	free(out);
-	write_file(path, "\n \n", 3, 0600);
+	th_write_bytes(path, "\n \n", 3, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), -EINVAL);
 	char *big = malloc(WEB_SECRET_MAX + 1);
 	assert_non_null(big);
 	memset(big, 'x', WEB_SECRET_MAX + 1);
-	write_file(path, big, WEB_SECRET_MAX, 0600);
+	th_write_bytes(path, big, WEB_SECRET_MAX, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), 0);
 	assert_int_equal(strlen(out), WEB_SECRET_MAX);
 	free(out);
-	write_file(path, big, WEB_SECRET_MAX + 1, 0600);
+	th_write_bytes(path, big, WEB_SECRET_MAX + 1, 0600);
 	assert_int_equal(web_read_secret(path, &out, &world), -EINVAL);
 	free(big);
 	assert_int_equal(web_read_secret(dir, &out, &world), -EINVAL); /* a directory */

@@ -27,6 +27,7 @@
 #include "webhook/webhook_format.h"
 #include "webhook/webhook_sign.h"
 #include "build_config.h"
+#include "helpers.h"
 
 /* ---- events ---- */
 
@@ -267,12 +268,8 @@ static char *
 write_file(const char *name, const char *text)
 {
 	static char path[160];
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, 0600), 0); /* secrets: their owner's only, or validate refuses them */
+	th_join(path, sizeof(path), tmpdir, name);
+	th_write_bytes(path, text, strlen(text), 0600); /* secrets: their owner's only, or validate refuses them */
 	return path;
 }
 
@@ -280,8 +277,9 @@ static int
 setup_tmp(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tw-webhook-XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
+	char *dir = th_tmpdir("webhook");
+	snprintf(tmpdir, sizeof(tmpdir), "%s", dir);
+	free(dir);
 	write_file("ops.secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n");
 	write_file("two.secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\nwhsec_c2VjcmV0LXR3by1zZWNyZXQtdHdvLXNlY3JldA==\n");
 	write_file("bad.secret", "hunter2\n");
@@ -295,13 +293,7 @@ static int
 teardown_tmp(void **state)
 {
 	(void)state;
-	const char *names[] = {"ops.secret", "two.secret", "bad.secret", "token", "empty", "ca.pem"};
-	char path[160];
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
-		unlink(path);
-	}
-	rmdir(tmpdir);
+	th_rmtree(strdup(tmpdir));
 	return 0;
 }
 

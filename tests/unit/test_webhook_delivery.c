@@ -34,6 +34,7 @@
 #include "webhook/webhook.h"
 #include "webhook/webhook_sign.h"
 #include "build_config.h"
+#include "helpers.h"
 
 /* ---- the receiver ---- */
 
@@ -247,8 +248,9 @@ static int
 setup_tmp(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tw-webhook-delivery-XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
+	char *dir = th_tmpdir("webhook-delivery");
+	snprintf(tmpdir, sizeof(tmpdir), "%s", dir);
+	free(dir);
 	return 0;
 }
 
@@ -256,9 +258,8 @@ static int
 teardown_tmp(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	th_rmtree(strdup(tmpdir));
+	return 0;
 }
 
 static char *
