@@ -181,8 +181,9 @@ class Base(harness.TestCase):
         sys.stderr.write("\n%s: %d ticks at %d ms, lateness p50 %d ms, p99 %d ms, max %d ms, %d late ticks\n" %
                          (what, len(late), a.interval_ms, percentile(late, 50), p99, mx,
                           samples[-1]["metrics"]["agent.late_ticks_total"]))
-        self.assertLessEqual(p99, p99_ms, what + ": tick lateness p99")
-        self.assertLessEqual(mx, max_ms, what + ": tick lateness max")
+        if not harness.UNDER_QEMU:  # under qemu-user (the arm64 run) the lateness would be the emulator's
+            self.assertLessEqual(p99, p99_ms, what + ": tick lateness p99")
+            self.assertLessEqual(mx, max_ms, what + ": tick lateness max")
         return p99, mx
 
 
