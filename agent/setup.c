@@ -297,6 +297,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (!o->replay && b && geteuid() != 0) {
 		say_unreadable(b, cfg, o);
 	}
+	char gpu_clock[128];
+	if (b && board_gpu_clock(b, gpu_clock, sizeof(gpu_clock))) {
+		log_info("GPU clock from %s", gpu_clock);
+	}
 	struct agent_options aopts = {.interval_ms = interval_ms, .max_samples = o->max_samples};
 	struct agent *agent = agent_create(&aopts);
 	if (o->extra) {

@@ -317,6 +317,18 @@ board_sample(struct board *b, struct sample *s)
 	return 0;
 }
 
+bool
+board_gpu_clock(const struct board *b, char *buf, size_t size)
+{
+	if (!b->gpu.found) {
+		return false;
+	}
+	snprintf(buf, size, "devfreq %s (%s%s)", b->gpu.name,
+		 b->gpu.known_name ? "the name its generation gives it" : "a name or device-tree node with \"gpu\"",
+		 b->gpu.mhz_per_unit > 1e-6 ? ", in kHz" : "");
+	return true;
+}
+
 uint64_t
 board_read_errors(const struct board *b)
 {

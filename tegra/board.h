@@ -55,6 +55,13 @@ void board_set_clock(struct board *b, int64_t (*now_ms)(void *data), void *data)
  */
 size_t board_unreadable(const struct board *b, char *buf, size_t size);
 
+/**
+ * The GPU clock's devfreq entry ("gpu-gpc-0") and how it was chosen, as
+ * "devfreq gpu-gpc-0 (a known name)" in BUF; false when there is no GPU
+ * clock.
+ */
+bool board_gpu_clock(const struct board *b, char *buf, size_t size);
+
 /** Read errors counted since open. */
 uint64_t board_read_errors(const struct board *b);
 

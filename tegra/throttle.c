@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/text.h"
 #include "core/xalloc.h"
 #include "sources.h"
@@ -24,12 +25,15 @@
 #define HOT_C 75.0
 /* a clock counts as capped when below 90 % of its ceiling */
 #define CAP_RATIO 0.9
+/* a measured clock below 75 % of its request (or pinned floor) is held down: a latched throttle */
+#define LATCHED_RATIO 0.75
 
 struct throttle_detector {
 	bool oc_seen[OC_MAX];
 	double oc_prev[OC_MAX];
-	double gpu_peak_mhz; /* highest GPU clock seen under load */
-	double mode_id;      /* nvpmodel id the peak belongs to */
+	double oc_first[OC_MAX]; /* the count at the first reading: events from before the agent watched */
+	double gpu_peak_mhz;     /* highest GPU clock seen under load */
+	double mode_id;          /* nvpmodel id the peak belongs to */
 	bool have_mode;
 };
 
@@ -179,6 +183,9 @@ check_oc(struct throttle_detector *det, const struct metric_set *ms, struct thro
 		if (!metric_set_get(ms, name, &v)) {
 			continue;
 		}
+		if (!det->oc_seen[n]) {
+			det->oc_first[n] = v;
+		}
 		if (det->oc_seen[n] && v > det->oc_prev[n]) {
 			set_reason(t, THROTTLE_OVERCURRENT);
 			char counter[16];
@@ -301,6 +308,82 @@ capped_check:
 	}
 }
 
+size_t
+throttle_detector_history(const struct throttle_detector *det, char *buf, size_t size)
+{
+	size_t n = 0;
+	if (size) {
+		buf[0] = '\0';
+	}
+	for (int k = 0; k < OC_MAX; k++) {
+		if (det->oc_seen[k] && det->oc_first[k] > 0) {
+			appendf(buf, size, "oc%d had counted %.0f event%s before the first reading", k,
+				det->oc_first[k], det->oc_first[k] == 1 ? "" : "s");
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * A measured CPU clock far below what was asked of it (the request, or a
+ * floor pinned by jetson_clocks), whatever the load: the hardware holds it
+ * down. The board emits cpu.N.requested_freq_mhz only while the measured
+ * clock (cpuinfo_cur_freq, root only) is below the request; Thor after an
+ * OC event at boot ran every core at 649 MHz for a request of 2601 MHz
+ * (forum 361188), with no counter moving and no load.
+ */
+static void
+check_latched(const struct throttle_detector *det, const struct metric_set *ms, struct throttle_state *t)
+{
+	int first = -1, more = 0;
+	double first_freq = 0, first_ref = 0;
+	for (int n = 0; n < 256; n++) {
+		char name[METRIC_NAME_MAX];
+		double freq, req, floor;
+		snprintf(name, sizeof(name), "cpu.%d.requested_freq_mhz", n);
+		if (!metric_set_get(ms, name, &req)) {
+			snprintf(name, sizeof(name), "cpu.%d.online", n);
+			if (n > 0 && !metric_set_find(ms, name)) {
+				break;
+			}
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.freq_mhz", n);
+		if (!metric_set_get(ms, name, &freq)) {
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.min_freq_mhz", n);
+		double ref = metric_set_get(ms, name, &floor) && floor > req ? floor : req;
+		if (ref <= 0 || freq >= ref * LATCHED_RATIO) {
+			continue;
+		}
+		char clock[16];
+		snprintf(clock, sizeof(clock), "cpu%d", n);
+		set_reason(t, THROTTLE_FREQ_CAP);
+		add_cause(t, THROTTLE_FREQ_CAP, "clock_latched", clock, -1, freq, ref);
+		if (first < 0) {
+			first = n;
+			first_freq = freq;
+			first_ref = ref;
+		} else {
+			more++;
+		}
+	}
+	if (first < 0) {
+		return;
+	}
+	char history[THROTTLE_WHY_MAX];
+	char others[32] = "";
+	if (more > 0) {
+		snprintf(others, sizeof(others), " (and %d more core%s)", more, more == 1 ? "" : "s");
+	}
+	throttle_detector_history(det, history, sizeof(history));
+	appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
+		"cpu%d%s measured at %.0f MHz, asked for %.0f MHz: held down by the hardware whatever the load%s%s%s",
+		first, others, first_freq, first_ref, history[0] ? " (" : "", history, history[0] ? ")" : "");
+}
+
 /* Clocks below their ceiling under high load, reported only when nothing else explains it. */
 static void
 check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gpu_capped)
@@ -340,6 +423,17 @@ check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gp
 		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
 			"cpu%d at %.0f MHz under %.0f%% load, ceiling %.0f MHz", n, freq, load, ceiling);
 	}
+}
+
+static bool
+has_cause(const struct throttle_state *t, const char *kind)
+{
+	for (int i = 0; i < t->cause_count; i++) {
+		if (strcmp(t->causes[i].kind, kind) == 0) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Power-mode ceilings and jetson_clocks: context, never throttling. */
@@ -384,7 +478,9 @@ describe_context(const struct sample *s, struct throttle_state *t)
 	}
 	if (any_cpu_floor && pinned && metric_set_get(ms, "gpu.min_freq_mhz", &a) &&
 	    metric_set_get(ms, "gpu.max_freq_mhz", &b) && a == b) {
-		appendf(t->context, THROTTLE_CONTEXT_MAX, "jetson_clocks active (clocks pinned at their ceiling)");
+		/* asked for, not granted, when the measured clocks are held below it */
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "jetson_clocks active (clocks pinned at their ceiling%s)",
+			t->reason[THROTTLE_FREQ_CAP] && has_cause(t, "clock_latched") ? ", but held below it" : "");
 	}
 }
 
@@ -400,6 +496,7 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 	check_oc(det, &s->metrics, t);
 	check_rail_alarms(&s->metrics, t);
 	check_gpu_clock(det, &s->metrics, t, &gpu_capped);
+	check_latched(det, &s->metrics, t);
 	if (!t->active) {
 		check_unexplained(&s->metrics, t, gpu_capped);
 	}
@@ -418,12 +515,24 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 struct throttle_stage {
 	struct stage base;
 	struct throttle_detector det;
+	bool history_said;
 };
 
 static int
 throttle_stage_process(struct stage *st, struct sample *s)
 {
-	throttle_detector_update(&((struct throttle_stage *)st)->det, s);
+	struct throttle_stage *ts = (struct throttle_stage *)st;
+	throttle_detector_update(&ts->det, s);
+	if (!ts->history_said) {
+		/* once: counters never move again after a latched event, so no later sample would say it */
+		char history[THROTTLE_WHY_MAX];
+		if (throttle_detector_history(&ts->det, history, sizeof(history)) > 0) {
+			log_warn("%s: over-current or under-voltage since boot, before the agent watched (clocks may "
+				 "stay throttled: see throttle.freq_cap)",
+				 history);
+		}
+		ts->history_said = true;
+	}
 	return 0;
 }
 

@@ -66,6 +66,10 @@ test_map_names(void **state)
 	check_map("cpu.0.hw_max_freq_mhz", "tegrawatch_cpu_hw_max_frequency_hertz", "gauge", 1e6, "cpu", "0", NULL,
 		  NULL);
 	check_map("cpu.3.load_pct", "tegrawatch_cpu_load_ratio", "gauge", 0.01, "cpu", "3", NULL, NULL);
+	/* Thor (issue 22): the request next to a measured clock held below it; a rail-gated zone */
+	check_map("cpu.13.requested_freq_mhz", "tegrawatch_cpu_requested_frequency_hertz", "gauge", 1e6, "cpu", "13",
+		  NULL, NULL);
+	check_map("zone.gpu.gated", "tegrawatch_zone_gated", "gauge", 1, "sensor", "gpu", NULL, NULL);
 	check_map("cpu.load_pct", "tegrawatch_cpu_mean_load_ratio", "gauge", 0.01, NULL, NULL, NULL, NULL);
 	check_map("engine.nvdec.on", "tegrawatch_engine_on", "gauge", 1, "engine", "nvdec", NULL, NULL);
 	check_map("ram.used_mb", "tegrawatch_memory_used_bytes", "gauge", 1048576, NULL, NULL, NULL, NULL);
