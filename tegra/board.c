@@ -329,6 +329,20 @@ board_gpu_clock(const struct board *b, char *buf, size_t size)
 	return true;
 }
 
+void
+board_nvidia_gpus(const struct board *b, unsigned *pci, bool *igpu_without_load)
+{
+	*pci = b->nvidia_pci;
+	*igpu_without_load = b->gpu.found && !b->gpu.load_path[0];
+}
+
+bool
+board_has_metrics(const struct board *b)
+{
+	return b->zone_count || b->cdev_count || b->core_count || b->rail_count || b->fan_count || b->oc_count ||
+	       b->gpu.found || sysfs_exists(b->fs, "/proc/meminfo");
+}
+
 uint64_t
 board_read_errors(const struct board *b)
 {

@@ -134,6 +134,22 @@ probe_gpu(struct board *b)
 	}
 }
 
+/* An NVIDIA display controller on PCI: a discrete card, or Thor's GPU (NVIDIA's unified driver). */
+static int
+visit_pci(const char *entry, void *data)
+{
+	struct board *b = data;
+	char path[BOARD_PATH_LEN];
+	char vendor[16], cls[16];
+	if (board_path(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", entry) &&
+	    sysfs_read_str(b->fs, path, vendor, sizeof(vendor)) > 0 && strcmp(vendor, "0x10de") == 0 &&
+	    board_path(path, sizeof(path), "/sys/bus/pci/devices/%s/class", entry) &&
+	    sysfs_read_str(b->fs, path, cls, sizeof(cls)) > 0 && strncmp(cls, "0x03", 4) == 0) {
+		b->nvidia_pci++;
+	}
+	return 0;
+}
+
 /* Largest number in a space-separated list; false when there is none. */
 static bool
 largest_number(const char *text, double *out)
@@ -496,6 +512,7 @@ void
 board_probe_clocks(struct board *b)
 {
 	probe_gpu(b);
+	sysfs_list_dir(b->fs, "/sys/bus/pci/devices", visit_pci, b);
 	probe_cpus(b);
 	probe_emc(b);
 }

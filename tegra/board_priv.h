@@ -175,6 +175,7 @@ struct board {
 	unsigned cdev_cap;
 
 	struct gpu gpu;
+	unsigned nvidia_pci; /* NVIDIA display controllers on PCI */
 
 	unsigned core_count;
 	struct core cores[PROCFS_CPU_MAX];

@@ -241,6 +241,81 @@ check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
 	}
 }
 
+/* gpu.N.A and gpu.N.B into *VA and *VB, NAN when absent. */
+static void
+gpu_values(const struct metric_set *ms, unsigned n, const char *a, const char *b, double *va, double *vb)
+{
+	char name[METRIC_NAME_MAX];
+	*va = *vb = NAN;
+	snprintf(name, sizeof(name), "gpu.%u.%s", n, a);
+	metric_set_get(ms, name, va);
+	snprintf(name, sizeof(name), "gpu.%u.%s", n, b);
+	metric_set_get(ms, name, vb);
+}
+
+/*
+ * An NVML GPU's clocks event reasons (nvml/: gpu.N.event.NAME, 0/1): a
+ * thermal slowdown is thermal, the power brake (a signal from the board's
+ * power supply) overcurrent, the software power cap a cap of the clock
+ * (freq_cap). HW slowdown, idle and application clocks are context
+ * (describe_context). With CONTEXT, appends those to T->context instead.
+ */
+static void
+check_gpu_events(const struct metric_set *ms, struct throttle_state *t, bool context)
+{
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		unsigned n;
+		int at = 0;
+		char event[24];
+		if (m->value < 1 || !text_has_prefix(m->name, "gpu.") || !strstr(m->name, ".event.") ||
+		    sscanf(m->name, "gpu.%u.event.%23[a-z_]%n", &n, event, &at) != 2 || m->name[at] != '\0') {
+			continue;
+		}
+		char gpu[16];
+		double a, b;
+		snprintf(gpu, sizeof(gpu), "gpu%u", n);
+		if (context) {
+			if (strcmp(event, "hw_slowdown") == 0 || strcmp(event, "idle") == 0 ||
+			    strcmp(event, "applications") == 0) {
+				appendf(t->context, THROTTLE_CONTEXT_MAX, "%s %s", gpu,
+					strcmp(event, "hw_slowdown") == 0 ? "in hardware slowdown (NVML)"
+					: strcmp(event, "idle") == 0      ? "idle (NVML)"
+									  : "at application clocks (NVML)");
+			}
+			continue;
+		}
+		if (strcmp(event, "thermal") == 0) {
+			gpu_values(ms, n, "temp_c", "temp_slowdown_c", &a, &b);
+			set_reason(t, THROTTLE_THERMAL);
+			add_cause(t, THROTTLE_THERMAL, "gpu_event", gpu, -1, a, b);
+			if (isnan(a)) {
+				appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "%s in thermal slowdown (NVML)",
+					gpu);
+			} else {
+				appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX,
+					"%s in thermal slowdown (NVML) at %.0f C", gpu, a);
+			}
+		} else if (strcmp(event, "power_brake") == 0) {
+			set_reason(t, THROTTLE_OVERCURRENT);
+			add_cause(t, THROTTLE_OVERCURRENT, "gpu_event", gpu, -1, NAN, NAN);
+			appendf(t->why[THROTTLE_OVERCURRENT], THROTTLE_WHY_MAX,
+				"%s slowed down by the power brake (NVML: the power supply asked)", gpu);
+		} else if (strcmp(event, "power_cap") == 0) {
+			gpu_values(ms, n, "power_mw", "power_limit_mw", &a, &b);
+			set_reason(t, THROTTLE_FREQ_CAP);
+			add_cause(t, THROTTLE_FREQ_CAP, "gpu_event", gpu, -1, a, b);
+			appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
+				"%s held at its power limit (NVML: software power cap)", gpu);
+			if (!isnan(a) && !isnan(b)) {
+				size_t len = strlen(t->why[THROTTLE_FREQ_CAP]);
+				snprintf(t->why[THROTTLE_FREQ_CAP] + len, THROTTLE_WHY_MAX - len, ", %.0f of %.0f W",
+					 a / 1000.0, b / 1000.0);
+			}
+		}
+	}
+}
+
 /* The hottest temperature of the sample, and its sensor. */
 static bool
 hottest(const struct metric_set *ms, double *temp, const char **name)
@@ -476,6 +551,7 @@ describe_context(const struct sample *s, struct throttle_state *t)
 	if (offline > 0) {
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "%d of %d cores offline", offline, cores);
 	}
+	check_gpu_events(ms, t, true);
 	if (any_cpu_floor && pinned && metric_set_get(ms, "gpu.min_freq_mhz", &a) &&
 	    metric_set_get(ms, "gpu.max_freq_mhz", &b) && a == b) {
 		/* asked for, not granted, when the measured clocks are held below it */
@@ -495,6 +571,7 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 	check_cooling(&s->metrics, t);
 	check_oc(det, &s->metrics, t);
 	check_rail_alarms(&s->metrics, t);
+	check_gpu_events(&s->metrics, t, false);
 	check_gpu_clock(det, &s->metrics, t, &gpu_capped);
 	check_latched(det, &s->metrics, t);
 	if (!t->active) {
@@ -549,9 +626,10 @@ static const struct stage_ops throttle_stage_ops = {
 };
 
 struct stage *
-throttle_stage_create(void)
+throttle_stage_create(bool live)
 {
 	struct throttle_stage *ts = xcalloc(1, sizeof(*ts));
+	ts->history_said = !live;
 	ts->base.ops = &throttle_stage_ops;
 	return &ts->base;
 }
