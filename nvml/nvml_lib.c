@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_config.h"
 #include "core/xalloc.h"
 
 /* nvmlReturn_t (API reference, "Error reporting"): the codes handled by name */
@@ -130,13 +131,26 @@ nvml_event_in(uint64_t mask, enum nvml_event ev)
 	return (unsigned)ev < NVML_EV_COUNT && (mask & event_bit[ev]) != 0;
 }
 
+#if HAVE_NVML
 static void *
 find(void *h, const char *name, const char *old_name)
 {
 	void *f = dlsym(h, name);
 	return f || !old_name ? f : dlsym(h, old_name);
 }
+#endif
 
+#if !HAVE_NVML
+/* Built without it (-Dnvml=disabled: the small static build, which cannot load a shared library). */
+int
+nvml_lib_open(const char *soname, struct nvml_lib **out, char *why, size_t why_size)
+{
+	(void)soname;
+	(void)out;
+	snprintf(why, why_size, "this build has no NVML support (-Dnvml=disabled)");
+	return -ENOENT;
+}
+#else
 int
 nvml_lib_open(const char *soname, struct nvml_lib **out, char *why, size_t why_size)
 {
@@ -164,6 +178,7 @@ nvml_lib_open(const char *soname, struct nvml_lib **out, char *why, size_t why_s
 	*out = lib;
 	return 0;
 }
+#endif
 
 const char *
 nvml_lib_error(struct nvml_lib *lib, int rc)
@@ -327,6 +342,8 @@ nvml_lib_close(struct nvml_lib *lib)
 	if (lib->initialised && lib->nvmlShutdown) {
 		lib->nvmlShutdown();
 	}
+#if HAVE_NVML
 	dlclose(lib->handle);
+#endif
 	free(lib);
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@
 #define ENERGY_MS_DEFAULT 10000
 #define STOP_WAIT_MS 1000 /* at exit, for a worker inside a call */
 #define FIRST_WAIT_MS 250 /* the first sample, for the first poll */
+#define WLOG_LINES 24
+#define WLOG_TEXT 240
 
 /* What a GPU gives, one slot each, and its name after "gpu.N." */
 enum slot {
@@ -126,6 +129,12 @@ enum worker_state {
 	W_ENDED
 };
 
+/* One message of the worker, waiting for the loop (wlog). */
+struct wlog_line {
+	enum log_level level;
+	char text[WLOG_TEXT];
+};
+
 struct nvml_source {
 	struct source base;
 	struct nvml_options opts;
@@ -137,6 +146,10 @@ struct nvml_source {
 	enum worker_state state;
 	struct publication pub; /* under mu */
 	atomic_int in_call;     /* gpu * 64 + call while the worker is inside NVML, else -1 */
+	/* the worker's messages for the loop to write, under mu */
+	struct wlog_line wlog[WLOG_LINES];
+	unsigned wlog_count;
+	unsigned long wlog_lost;
 	/* the worker's */
 	unsigned gpu_count;
 	struct gpu_state gpus[GPUS_MAX];
@@ -145,10 +158,38 @@ struct nvml_source {
 	int64_t created_ms;
 	bool first_read_done;
 	struct publication view;
+	struct wlog_line wlog_out[WLOG_LINES];
 	bool stale_said;
 };
 
 /* ---- the worker ---- */
+
+/*
+ * The worker's messages wait for the sampling loop, which writes them
+ * (core/log.c belongs to the loop's thread): at most WLOG_LINES between two
+ * samples, the rest counted. Each is said once by design, so none is held
+ * back by the log's rate limit.
+ */
+static void wlog(struct nvml_source *ns, enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+wlog(struct nvml_source *ns, enum log_level level, const char *fmt, ...)
+{
+	char text[WLOG_TEXT];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&ns->mu);
+	if (ns->wlog_count < WLOG_LINES) {
+		ns->wlog[ns->wlog_count].level = level;
+		memcpy(ns->wlog[ns->wlog_count++].text, text, sizeof(text));
+	} else {
+		ns->wlog_lost++;
+	}
+	pthread_mutex_unlock(&ns->mu);
+}
 
 static int
 call(struct nvml_source *ns, unsigned index, enum nvml_call c, uint64_t v[2])
@@ -164,21 +205,22 @@ call(struct nvml_source *ns, unsigned index, enum nvml_call c, uint64_t v[2])
 	atomic_store(&ns->in_call, -1);
 	if (r == -ENOTSUP) {
 		g->unsupported |= bit;
-		log_info("nvml: GPU %u (%s): %s is not supported: left out from now on", index, g->name,
-			 nvml_call_name(c));
+		wlog(ns, LOG_INFO, "nvml: GPU %u (%s): %s is not supported: left out from now on", index, g->name,
+		     nvml_call_name(c));
 	} else if (r == -ENODEV) {
 		if (!g->val.lost) {
-			log_warn("nvml: GPU %u (%s) is lost (%s: %s): its metrics are left out; a GPU that fell off "
-				 "the bus needs a reset or a reboot",
-				 index, g->name, nvml_call_name(c), nvml_lib_error(ns->lib, rc));
+			wlog(ns, LOG_WARN,
+			     "nvml: GPU %u (%s) is lost (%s: %s): its metrics are left out; a GPU that fell off "
+			     "the bus needs a reset or a reboot",
+			     index, g->name, nvml_call_name(c), nvml_lib_error(ns->lib, rc));
 		}
 		g->val.lost = true;
 	} else if (r < 0) {
 		ns->errors++;
 		if (!(g->logged & bit)) {
 			g->logged |= bit;
-			log_warn("nvml: GPU %u (%s): %s: %s (%d)", index, g->name, nvml_call_name(c),
-				 nvml_lib_error(ns->lib, rc), rc);
+			wlog(ns, LOG_WARN, "nvml: GPU %u (%s): %s: %s (%d)", index, g->name, nvml_call_name(c),
+			     nvml_lib_error(ns->lib, rc), rc);
 		}
 	}
 	return r;
@@ -308,19 +350,19 @@ start(struct nvml_source *ns)
 	unsigned count = 0;
 	int64_t t0 = monotonic_ms();
 	if (nvml_lib_init(ns->lib, &count, why, sizeof(why)) < 0) {
-		log_warn("nvml: cannot start NVML (%s): no NVIDIA GPU metrics", why);
+		wlog(ns, LOG_WARN, "nvml: cannot start NVML (%s): no NVIDIA GPU metrics", why);
 		return false;
 	}
 	char driver[96];
 	nvml_lib_driver(ns->lib, driver, sizeof(driver));
 	if (count > GPUS_MAX) {
-		log_warn("nvml: %u GPUs, the first %d are read", count, GPUS_MAX);
+		wlog(ns, LOG_WARN, "nvml: %u GPUs, the first %d are read", count, GPUS_MAX);
 		count = GPUS_MAX;
 	}
 	for (unsigned i = 0; i < count; i++) {
 		struct gpu_state *g = &ns->gpus[ns->gpu_count];
 		if (nvml_lib_device(ns->lib, i, &g->dev, g->name, sizeof(g->name)) < 0) {
-			log_warn("nvml: GPU %u: no handle: left out", i);
+			wlog(ns, LOG_WARN, "nvml: GPU %u: no handle: left out", i);
 			memset(g, 0, sizeof(*g));
 			g->val.lost = true;
 		}
@@ -329,11 +371,11 @@ start(struct nvml_source *ns)
 	for (unsigned i = 0; i < ns->gpu_count; i++) {
 		if (ns->gpus[i].dev) {
 			read_static(ns, i);
-			log_info("nvml: GPU %u: %s", i, ns->gpus[i].name);
+			wlog(ns, LOG_INFO, "nvml: GPU %u: %s", i, ns->gpus[i].name);
 		}
 	}
-	log_info("nvml: driver %s, %u GPU%s, started in %lld ms", driver[0] ? driver : "(unknown)", ns->gpu_count,
-		 ns->gpu_count == 1 ? "" : "s", (long long)(monotonic_ms() - t0));
+	wlog(ns, LOG_INFO, "nvml: driver %s, %u GPU%s, started in %lld ms", driver[0] ? driver : "(unknown)",
+	     ns->gpu_count, ns->gpu_count == 1 ? "" : "s", (long long)(monotonic_ms() - t0));
 	return ns->gpu_count > 0;
 }
 
@@ -429,7 +471,20 @@ nvml_read(struct source *src, struct sample *s)
 	ns->view.at_ms = ns->pub.at_ms;
 	ns->view.errors = ns->pub.errors;
 	memcpy(ns->view.gpu, ns->pub.gpu, ns->pub.count * sizeof(ns->pub.gpu[0]));
+	unsigned lines = ns->wlog_count;
+	unsigned long lost = ns->wlog_lost;
+	if (lines) {
+		memcpy(ns->wlog_out, ns->wlog, lines * sizeof(ns->wlog[0]));
+	}
+	ns->wlog_count = 0;
+	ns->wlog_lost = 0;
 	pthread_mutex_unlock(&ns->mu);
+	for (unsigned i = 0; i < lines; i++) {
+		log_event(ns->wlog_out[i].level, "%s", ns->wlog_out[i].text);
+	}
+	if (lost) {
+		log_warn("nvml: %lu more messages of the NVML worker were not shown", lost);
+	}
 
 	const struct publication *p = &ns->view;
 	/* before the first poll, the time since the start counts: an NVML that hangs in its first call */
