@@ -263,13 +263,17 @@ gpu_values(const struct metric_set *ms, unsigned n, const char *a, const char *b
 static void
 check_gpu_events(const struct metric_set *ms, struct throttle_state *t, bool context)
 {
+	if (!metric_set_find(ms, "agent.nvml_gpus")) {
+		return; /* no NVML source: no event to look for */
+	}
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
 		unsigned n;
 		int at = 0;
 		char event[24];
-		if (m->value < 1 || !text_has_prefix(m->name, "gpu.") || !strstr(m->name, ".event.") ||
-		    sscanf(m->name, "gpu.%u.event.%23[a-z_]%n", &n, event, &at) != 2 || m->name[at] != '\0') {
+		if (m->value < 1 || m->name[0] != 'g' || !text_has_prefix(m->name, "gpu.") ||
+		    !strstr(m->name, ".event.") || sscanf(m->name, "gpu.%u.event.%23[a-z_]%n", &n, event, &at) != 2 ||
+		    m->name[at] != '\0') {
 			continue;
 		}
 		char gpu[16];
@@ -411,17 +415,22 @@ throttle_detector_history(const struct throttle_detector *det, char *buf, size_t
 static void
 check_latched(const struct throttle_detector *det, const struct metric_set *ms, struct throttle_state *t)
 {
+	static const char suffix[] = ".requested_freq_mhz";
 	int first = -1, more = 0;
 	double first_freq = 0, first_ref = 0;
-	for (int n = 0; n < 256; n++) {
+	/* one pass by name shape: on most samples no such name exists, and nothing is formatted */
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
 		char name[METRIC_NAME_MAX];
-		double freq, req, floor;
-		snprintf(name, sizeof(name), "cpu.%d.requested_freq_mhz", n);
-		if (!metric_set_get(ms, name, &req)) {
-			snprintf(name, sizeof(name), "cpu.%d.online", n);
-			if (n > 0 && !metric_set_find(ms, name)) {
-				break;
-			}
+		double freq, floor, req = m->value;
+		char *end;
+		if (m->name[0] != 'c' || m->len < sizeof(suffix) + 4 ||
+		    memcmp(m->name + m->len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) != 0 ||
+		    !text_has_prefix(m->name, "cpu.")) {
+			continue;
+		}
+		int n = (int)strtol(m->name + 4, &end, 10);
+		if (end != m->name + m->len - (sizeof(suffix) - 1)) {
 			continue;
 		}
 		snprintf(name, sizeof(name), "cpu.%d.freq_mhz", n);

@@ -346,11 +346,43 @@ test_latched_clock(void **state)
 	throttle_detector_destroy(det);
 }
 
+/* An NVML GPU's clocks event reasons (nvml/) into the detector's reasons and context. */
+static void
+test_gpu_events(void **state)
+{
+	(void)state;
+	struct throttle_detector *det = throttle_detector_create();
+	struct sample *a = SAMPLE({"agent.nvml_gpus", 2}, {"gpu.0.event.thermal", 1}, {"gpu.0.temp_c", 88},
+				  {"gpu.0.temp_slowdown_c", 89}, {"gpu.0.event.idle", 0}, {"gpu.1.event.power_cap", 1},
+				  {"gpu.1.power_mw", 299000}, {"gpu.1.power_limit_mw", 300000}, {"gpu.1.event.idle", 1},
+				  {"gpu.1.event.power_brake", 1}, {"gpu.1.event.hw_slowdown", 1});
+	throttle_detector_update(det, a);
+	assert_true(a->throttle.reason[THROTTLE_THERMAL] && a->throttle.reason[THROTTLE_FREQ_CAP] &&
+		    a->throttle.reason[THROTTLE_OVERCURRENT] && !a->throttle.reason[THROTTLE_RAIL_ALARM]);
+	assert_string_equal(a->throttle.why[THROTTLE_THERMAL], "gpu0 in thermal slowdown (NVML) at 88 C");
+	assert_string_equal(a->throttle.why[THROTTLE_FREQ_CAP],
+			    "gpu1 held at its power limit (NVML: software power cap), 299 of 300 W");
+	assert_string_equal(a->throttle.why[THROTTLE_OVERCURRENT],
+			    "gpu1 slowed down by the power brake (NVML: the power supply asked)");
+	assert_string_equal(a->throttle.context, "gpu1 idle (NVML); gpu1 in hardware slowdown (NVML)");
+	assert_string_equal(a->throttle.causes[0].kind, "gpu_event");
+	assert_true(a->throttle.causes[0].value == 88 && a->throttle.causes[0].limit == 89);
+	/* idle and HW slowdown alone: context, not throttling */
+	struct sample *b = SAMPLE({"agent.nvml_gpus", 1}, {"gpu.0.event.idle", 1}, {"gpu.0.event.thermal", 0});
+	throttle_detector_update(det, b);
+	assert_not_throttled(b);
+	assert_string_equal(b->throttle.context, "gpu0 idle (NVML)");
+	free(a);
+	free(b);
+	throttle_detector_destroy(det);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_latched_clock),
+		cmocka_unit_test(test_gpu_events),
 		cmocka_unit_test(test_oc_counter_increment),
 		cmocka_unit_test(test_trip_crossed),
 		cmocka_unit_test(test_cooling_device),
