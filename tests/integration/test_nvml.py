@@ -12,84 +12,18 @@ Usage: test_nvml.py TEGRAWATCH SOURCE_ROOT FAKE_NVML_DIR
 """
 import json
 import os
-import queue
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-import unittest
 
-BIN = SRC = FAKE_DIR = None
-FIX = None
+import harness
+from harness import src
+
+FAKE_DIR = None
 
 
 def fixture(name):
-    return os.path.join(SRC, "tests/fixtures", name)
-
-
-class Agent:
-    """tegrawatch run with CONFIG_TEXT, the fake NVML answering DATA."""
-
-    def __init__(self, tmp, data, config="", args=(), fake=True, env=None):
-        cfg = os.path.join(tmp, "tegrawatch.yaml")
-        with open(cfg, "w") as f:
-            f.write('agent: {log_level: info, state_file: ""}\nweb: {listen: ""}\n' + config)
-        self.counts = os.path.join(tmp, "counts")
-        e = dict(os.environ, FAKE_NVML_COUNTS=self.counts)
-        if data:
-            e["FAKE_NVML_DATA"] = data
-        e["LD_LIBRARY_PATH"] = FAKE_DIR if fake else tmp  # tmp: a directory without the library
-        e.update(env or {})
-        self.proc = subprocess.Popen([BIN, "run", "-c", cfg, "--no-tegrastats", "--json"] + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
-        self.lines = queue.Queue()
-        self.err = []
-        threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
-
-    def _pump(self):
-        for line in self.proc.stdout:
-            self.lines.put((time.monotonic(), json.loads(line)))
-
-    def _pump_err(self):
-        for line in self.proc.stderr:
-            self.err.append(line)
-
-    def next(self, timeout=5.0):
-        return self.lines.get(timeout=timeout)
-
-    def wait_for(self, pred, what, timeout=8.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                _, s = self.lines.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if pred(s):
-                return s
-        raise AssertionError("no sample with %s; stderr:\n%s" % (what, "".join(self.err)))
-
-    def stop(self, timeout=5):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=timeout)
-        time.sleep(0.1)  # the pump threads read what is left
-        return rc
-
-    def stderr(self):
-        return "".join(self.err)
-
-    def calls(self):
-        """Calls per field of GPU 0, written by the fake at nvmlShutdown."""
-        out = {}
-        with open(self.counts) as f:
-            for line in f:
-                gpu, field, n = line.split()
-                if gpu == "0":
-                    out[field] = int(n)
-        return out
+    return src("tests/fixtures", name)
 
 
 def gpu(s, n=0):
@@ -108,20 +42,31 @@ def load_fake(path):
     return out
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="tw-nvml-")
-        self.agent = None
+class Base(harness.TestCase):
+    def start(self, data, config="sources: {nvml: on}\n", args=("--interval", "200"), fake=True, env=None):
+        """The agent with CONFIG, the fake NVML answering DATA (found first in LD_LIBRARY_PATH; FAKE false: a
+        directory without the library)."""
+        self.counts = self.path("counts")
+        e = {"FAKE_NVML_COUNTS": self.counts, "LD_LIBRARY_PATH": FAKE_DIR if fake else self.d}
+        if data:
+            e["FAKE_NVML_DATA"] = data
+        e.update(env or {})
+        cfg = 'agent: {log_level: info, state_file: ""}\nweb: {listen: ""}\n' + config
+        return self.agent(["--no-tegrastats", "--json"] + list(args), config=cfg, env=e)
 
-    def tearDown(self):
-        if self.agent and self.agent.proc.poll() is None:
-            self.agent.proc.kill()
-            self.agent.proc.wait()
-        shutil.rmtree(self.tmp)
+    def calls(self):
+        """Calls per field of GPU 0, written by the fake at nvmlShutdown."""
+        out = {}
+        with open(self.counts) as f:
+            for line in f:
+                g, field, n = line.split()
+                if g == "0":
+                    out[field] = int(n)
+        return out
 
-    def start(self, data, config="sources: {nvml: on}\n", args=("--interval", "200"), **kw):
-        self.agent = Agent(self.tmp, data, config, args, **kw)
-        return self.agent
+    def maps(self, a):
+        with open("/proc/%d/maps" % a.pid) as f:
+            return f.read()
 
 
 class H200Test(Base):
@@ -136,9 +81,10 @@ class H200Test(Base):
             self.assertEqual(fake[name], (rec["rc"], [rec["value"]]), name)
 
     def test_gpu_metrics(self):
-        probe = json.loads(open(fixture("nvml/h200-probe.jsonl")).readline())["devices"][0]["fields"]
+        with open(fixture("nvml/h200-probe.jsonl")) as f:
+            probe = json.loads(f.readline())["devices"][0]["fields"]
         a = self.start(fixture("nvml/h200.fake"), args=("--interval", "100"))
-        first = a.wait_for(lambda s: True, "the first sample")
+        first = a.next_sample(lambda s: True, what="the first sample")
         # the first sample waits for the first poll (bounded): it has the GPU
         self.assertEqual(first["metrics"]["agent.nvml_gpus"], 1, a.stderr())
         g = gpu(first)
@@ -168,9 +114,9 @@ class H200Test(Base):
         self.assertFalse(first["throttle"]["active"])
         self.assertIn("gpu0 idle (NVML)", first["throttle"]["context"])
         for _ in range(10):
-            a.next()
+            a.next_sample()
         self.assertEqual(a.stop(), 0)
-        c = a.calls()
+        c = self.calls()
         polls = c["util_gpu_pct"]
         self.assertGreaterEqual(polls, 10)
         # static fields once, a NOT_SUPPORTED field never again, the energy not every sample (every 10 s)
@@ -183,7 +129,7 @@ class H200Test(Base):
         self.assertEqual(c["clocks_event_reasons"], c["temp_gpu_c"])
 
     def test_event_reasons_become_throttle_reasons(self):
-        data = os.path.join(self.tmp, "hot.fake")
+        data = os.path.join(self.d, "hot.fake")
         with open(fixture("nvml/h200.fake")) as f:
             text = f.read()
         # SW thermal slowdown 0x20 + SW power cap 0x4 + HW power brake 0x80, at 88 C and 699 W
@@ -193,7 +139,7 @@ class H200Test(Base):
         with open(data, "w") as f:
             f.write(text)
         a = self.start(data)
-        s = a.wait_for(lambda s: s["throttle"]["active"], "a throttled sample")
+        s = a.next_sample(lambda s: s["throttle"]["active"], what="a throttled sample")
         r = s["throttle"]["reasons"]
         self.assertEqual(sorted(r), ["freq_cap", "overcurrent", "thermal"])
         self.assertEqual(r["thermal"], "gpu0 in thermal slowdown (NVML) at 88 C")
@@ -214,7 +160,7 @@ class ThorTest(Base):
                        args=("--interval", "100", "--root", fixture("boards/agx-thor-jp7")))
         loads = []
         while 96 not in loads:
-            _, s = a.next()
+            s = a.next_sample()
             loads.append(gpu(s).get("load_pct"))
             g = gpu(s)
             self.assertEqual(g["temp_c"], 41)
@@ -232,7 +178,7 @@ class ThorTest(Base):
         self.assertTrue(all(v in it for v in seen), loads)
         self.assertEqual(seen[0], 0)
         self.assertEqual(a.stop(), 0)
-        c = a.calls()
+        c = self.calls()
         for dropped in ("clock_sm_mhz", "mem_used_b", "temp_slowdown_c", "fan_pct", "pstate", "energy_mj"):
             self.assertEqual(c[dropped], 1, dropped)
         self.assertIn("GPU clock from devfreq gpu-gpc-0", a.stderr())
@@ -241,18 +187,18 @@ class ThorTest(Base):
         """An Orin (GPU load in sysfs, no NVIDIA PCI device): auto never maps the library."""
         a = self.start(fixture("nvml/h200.fake"), config="",
                        args=("--interval", "100", "--root", fixture("boards/orin-nano-jp6")))
-        s = a.wait_for(lambda s: s["seq"] >= 3, "three samples")
+        s = a.next_sample(lambda s: s["seq"] >= 3, what="three samples")
         self.assertNotIn("agent.nvml_gpus", s["metrics"])
-        with open("/proc/%d/maps" % a.proc.pid) as f:
+        with open("/proc/%d/maps" % a.pid) as f:
             self.assertNotIn("libnvidia-ml", f.read())
         self.assertEqual(a.stop(), 0)
 
     def test_off(self):
         a = self.start(fixture("nvml/thor.fake"), config="sources: {nvml: off}\n",
                        args=("--interval", "100", "--root", fixture("boards/agx-thor-jp7")))
-        s = a.wait_for(lambda s: s["seq"] >= 2, "two samples")
+        s = a.next_sample(lambda s: s["seq"] >= 2, what="two samples")
         self.assertFalse([k for k in s["metrics"] if k.startswith("gpu.0.") or "nvml" in k])
-        with open("/proc/%d/maps" % a.proc.pid) as f:
+        with open("/proc/%d/maps" % a.pid) as f:
             self.assertNotIn("libnvidia-ml", f.read())
         self.assertEqual(a.stop(), 0)
 
@@ -260,31 +206,31 @@ class ThorTest(Base):
 class FailureTest(Base):
     def test_no_library(self):
         a = self.start(fixture("nvml/h200.fake"), fake=False)
-        s = a.wait_for(lambda s: s["seq"] >= 2, "two samples")
+        s = a.next_sample(lambda s: s["seq"] >= 2, what="two samples")
         self.assertFalse([k for k in s["metrics"] if k.startswith("gpu.") or "nvml" in k])
         self.assertEqual(a.stop(), 0)
         self.assertIn("sources.nvml is on, but NVML cannot be loaded (libnvidia-ml.so.1", a.stderr())
 
     def test_init_failure(self):
-        data = os.path.join(self.tmp, "noinit.fake")
+        data = os.path.join(self.d, "noinit.fake")
         with open(data, "w") as f:
             f.write("init 9\ngpu 0 NVIDIA H200\ntemp_gpu_c 0 0 40\n")
         a = self.start(data)
-        s = a.wait_for(lambda s: s["seq"] >= 3, "three samples")
+        s = a.next_sample(lambda s: s["seq"] >= 3, what="three samples")
         self.assertEqual(s["metrics"]["agent.nvml_gpus"], 0)
         self.assertFalse([k for k in s["metrics"] if k.startswith("gpu.0.")])
         self.assertEqual(a.stop(), 0)
         self.assertIn("cannot start NVML (nvmlInit_v2: Driver Not Loaded (9))", a.stderr())
 
     def test_gpu_lost(self):
-        data = os.path.join(self.tmp, "lost.fake")
+        data = os.path.join(self.d, "lost.fake")
         shutil.copy(fixture("nvml/h200.fake"), data)
         with open(data, "a") as f:
             f.write("lost 0 3\n")
         a = self.start(data, args=("--interval", "100"))
-        s = a.wait_for(lambda s: gpu(s).get("lost") == 1, "the GPU lost")
+        s = a.next_sample(lambda s: gpu(s).get("lost") == 1, what="the GPU lost")
         self.assertEqual(gpu(s), {"lost": 1})
-        s = a.wait_for(lambda s: True, "the next sample")
+        s = a.next_sample(lambda s: True, what="the next sample")
         self.assertEqual(gpu(s), {"lost": 1})
         self.assertEqual(a.stop(), 0)
         err = a.stderr()
@@ -292,32 +238,30 @@ class FailureTest(Base):
         self.assertIn("GPU 0 (NVIDIA H200) is lost (nvmlDeviceGetUtilizationRates: GPU is lost)", err)
 
     def hang(self, release):
-        data = os.path.join(self.tmp, "hang.fake")
+        data = os.path.join(self.d, "hang.fake")
         shutil.copy(fixture("nvml/h200.fake"), data)
         with open(data, "a") as f:
             f.write("hang 0 temp_gpu_c 5\n")
         return self.start(data, args=("--interval", "100"), env={"FAKE_NVML_RELEASE": release})
 
     def test_hung_call_keeps_sampling_on_time(self):
-        release = os.path.join(self.tmp, "release")
+        release = os.path.join(self.d, "release")
         open(release, "w").close()
         a = self.hang(release)
         # the GPU while NVML answers, then its metrics go (stale) while the call hangs
-        a.wait_for(lambda s: "temp_c" in gpu(s), "GPU metrics")
-        stale = a.wait_for(lambda s: s["metrics"].get("agent.nvml_stale") == 1, "NVML stale")
+        a.next_sample(lambda s: "temp_c" in gpu(s), what="GPU metrics")
+        stale = a.next_sample(lambda s: s["metrics"].get("agent.nvml_stale") == 1, what="NVML stale")
         self.assertFalse(gpu(stale))
-        # meanwhile every sample comes on time: 100 ms apart, never 3 s late
-        seen = []
-        for _ in range(10):
-            t, s = a.next()
-            seen.append((t, s))
-        gaps = [b[0] - a_[0] for a_, b in zip(seen, seen[1:])]
-        self.assertLess(max(gaps), 0.35, gaps)
-        self.assertEqual(seen[-1][1]["seq"] - seen[0][1]["seq"], 9)
-        self.assertEqual(seen[-1][1]["metrics"]["agent.late_ticks_total"], seen[0][1]["metrics"]["agent.late_ticks_total"])
+        # meanwhile every sample comes on time: 100 ms apart (by their own stamps), none late, while NVML hangs
+        seen = [a.next_sample() for _ in range(10)]
+        gaps = [b["time_ms"] - a_["time_ms"] for a_, b in zip(seen, seen[1:])]
+        self.assertLess(max(gaps), 350, gaps)
+        self.assertEqual(seen[-1]["seq"] - seen[0]["seq"], 9)
+        self.assertEqual(seen[-1]["metrics"]["agent.late_ticks_total"], seen[0]["metrics"]["agent.late_ticks_total"])
+        self.assertTrue(all(s["metrics"]["agent.nvml_stale"] == 1 for s in seen))
         # the driver answers again: so does the GPU
         os.unlink(release)
-        s = a.wait_for(lambda s: "temp_c" in gpu(s) and s["metrics"]["agent.nvml_stale"] == 0, "GPU metrics back")
+        s = a.next_sample(lambda s: "temp_c" in gpu(s) and s["metrics"]["agent.nvml_stale"] == 0, what="GPU metrics back")
         self.assertEqual(a.stop(), 0)
         err = a.stderr()
         self.assertIn("nvml: no answer for", err)
@@ -325,10 +269,10 @@ class FailureTest(Base):
         self.assertIn("nvml: NVML answers again", err)
 
     def test_hung_call_does_not_hang_the_exit(self):
-        release = os.path.join(self.tmp, "release")
+        release = os.path.join(self.d, "release")
         open(release, "w").close()
         a = self.hang(release)
-        a.wait_for(lambda s: s["metrics"].get("agent.nvml_stale") == 1, "NVML stale")
+        a.next_sample(lambda s: s["metrics"].get("agent.nvml_stale") == 1, what="NVML stale")
         t0 = time.monotonic()
         self.assertEqual(a.stop(timeout=10), 0)
         self.assertLess(time.monotonic() - t0, 5)
@@ -341,17 +285,16 @@ class AnyLinuxTest(Base):
         if os.path.exists("/etc/nv_tegra_release"):
             self.skipTest("this host is a Jetson")
         a = self.start(None, config="sources: {nvml: auto}\n", fake=False, args=("--interval", "100", "--count", "3"))
-        samples = [a.next()[1] for _ in range(3)]
-        self.assertEqual(a.proc.wait(timeout=10), 0)
+        samples = [a.next_sample() for _ in range(3)]
+        self.assertEqual(a.wait(10), 0)
         m = samples[-1]["metrics"]
         self.assertIn("ram.total_mb", m)
         self.assertIn("cpu.0.online", m)
         self.assertIn("cpu.load_pct", m)
-        time.sleep(0.1)
         self.assertEqual(a.stderr().count("not a Jetson"), 1, a.stderr())
 
 
 if __name__ == "__main__":
-    BIN, SRC, FAKE_DIR = (os.path.abspath(p) for p in sys.argv[1:4])
-    del sys.argv[1:4]
-    unittest.main(verbosity=2)
+    FAKE_DIR = os.path.abspath(sys.argv.pop(3))
+    harness.init()
+    harness.main()

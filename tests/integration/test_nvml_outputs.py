@@ -10,36 +10,25 @@ skipped without mosquitto).
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import unittest
-import urllib.request
 
-import test_mqtt as tm
-from test_mqtt import base_cfg, wait_until
+import harness
+from harness import free_port, mqtt_keys, src, wait_until
 
 FAKE_DIR = None
 
 
 def nvml_env():
-    return {"LD_LIBRARY_PATH": FAKE_DIR, "FAKE_NVML_DATA": os.path.join(tm.SRC, "tests/fixtures/nvml/h200.fake")}
+    return {"LD_LIBRARY_PATH": FAKE_DIR, "FAKE_NVML_DATA": src("tests/fixtures/nvml/h200.fake")}
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class OutputsTest(unittest.TestCase):
+class OutputsTest(harness.TestCase):
     def test_mqtt_state_limits_and_home_assistant(self):
         b = self.broker()
         s = self.sub(b.port, ["tegrawatch/gpu/#", "homeassistant/#"])
-        cfg = base_cfg(b.port, "gpu")
-        self.agent("gpu", cfg, args=("--interval", "200", "--no-tegrastats"), env=nvml_env(),
-                   extra="sources:\n  nvml: on\n")
+        self.mqtt_agent("gpu", mqtt_keys(b.port, "gpu"), args=("--interval", "200", "--no-tegrastats"),
+                        extra="sources:\n  nvml: on\n", env=nvml_env())
         self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/gpu/state")) >= 3
                                    and s.all("tegrawatch/gpu/ha"), 20))
         state = s.json("tegrawatch/gpu/state")[-1]["metrics"]
@@ -62,22 +51,19 @@ class OutputsTest(unittest.TestCase):
 
     def test_prometheus(self):
         port = free_port()
-        d = self.d
-        cfg = os.path.join(d, "web.yaml")
-        with open(cfg, "w") as f:
-            f.write('agent: {state_file: ""}\nweb: {listen: "127.0.0.1:%d"}\nsources: {nvml: on}\n' % port)
-        env = dict(os.environ, **nvml_env())
-        p = subprocess.Popen([tm.BIN, "run", "-c", cfg, "--interval", "200", "--no-tegrastats", "--no-json", "--root",
-                              os.path.join(tm.SRC, "tests/fixtures/boards/agx-thor-jp7")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        self.cleanup.append(lambda: (p.kill(), p.wait()))
+        a = self.agent(["--interval", "200", "--no-tegrastats", "--no-json", "--root",
+                        src("tests/fixtures/boards/agx-thor-jp7")],
+                       config='agent: {state_file: ""}\nweb: {listen: "127.0.0.1:%d"}\nsources: {nvml: on}\n' % port,
+                       env=nvml_env(), port=port)
+        a.wait_web()
         text = ""
-        end = time.monotonic() + 15
-        while time.monotonic() < end and "tegrawatch_nvml_gpu_temperature_celsius" not in text:
-            try:
-                text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=2).read().decode()
-            except OSError:
-                time.sleep(0.2)
+
+        def scraped():
+            nonlocal text
+            _, _, body = a.get("/metrics")
+            text = body.decode() if isinstance(body, bytes) else body
+            return "tegrawatch_nvml_gpu_temperature_celsius" in text
+        self.assertTrue(wait_until(scraped, 15), text[-2000:])
         for line in ('tegrawatch_nvml_gpu_temperature_celsius{gpu="0"} 33',
                      'tegrawatch_nvml_gpu_power_watts{gpu="0"} 77.533',
                      'tegrawatch_nvml_gpu_sm_max_frequency_hertz{gpu="0"} 1980000000',
@@ -95,16 +81,12 @@ class OutputsTest(unittest.TestCase):
 
     def test_report_of_a_recording(self):
         rec = os.path.join(self.d, "run.jsonl")
-        cfg = os.path.join(self.d, "rec.yaml")
-        with open(cfg, "w") as f:
-            f.write('agent: {state_file: ""}\nweb: {listen: ""}\nsources: {nvml: on}\n')
-        env = dict(os.environ, **nvml_env())
-        r = subprocess.run([tm.BIN, "run", "-c", cfg, "--interval", "100", "--count", "20", "--no-json", "--record",
-                            rec, "--root", os.path.join(tm.SRC, "tests/fixtures/boards/agx-thor-jp7")],
-                           capture_output=True, text=True, env=env, timeout=60)
+        cfg = self.path("rec.yaml", 'agent: {state_file: ""}\nweb: {listen: ""}\nsources: {nvml: on}\n')
+        r = harness.tegrawatch(["run", "-c", cfg, "--interval", "100", "--count", "20", "--no-json", "--record",
+                                rec, "--root", src("tests/fixtures/boards/agx-thor-jp7")], env=nvml_env())
         self.assertEqual(r.returncode, 0, r.stderr)
         out = os.path.join(self.d, "report.json")
-        r = subprocess.run([tm.BIN, "report", rec, "--json", out], capture_output=True, text=True, timeout=60)
+        r = harness.tegrawatch(["report", rec, "--json", out])
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             rep = json.load(f)
@@ -112,7 +94,7 @@ class OutputsTest(unittest.TestCase):
         self.assertEqual(peak["max_c"], 33)
         self.assertEqual(peak["trips"], {"slowdown": 89, "shutdown": 95})
         self.assertEqual(peak["margin_c"], 56)
-        r = subprocess.run([tm.BIN, "report", rec], capture_output=True, text=True, timeout=60)
+        r = harness.tegrawatch(["report", rec])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("gpu.0.power_mw", r.stdout)
         self.assertIn("gpu.0.temp_c", r.stdout)
@@ -123,4 +105,5 @@ class OutputsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     FAKE_DIR = os.path.abspath(sys.argv.pop(3))
-    tm.main_with_helpers(OutputsTest)
+    harness.init(needs=("mosquitto",))
+    harness.main()
