@@ -36,7 +36,7 @@ or_unknown(const char *s)
 }
 
 static void
-print_snapshot_text(const struct board *b, const struct sample *s)
+print_snapshot_text(const struct board *b, const struct sample *s, const struct throttle_detector *det)
 {
 	const struct board_identity *id = board_identity(b);
 	double mode_id;
@@ -61,6 +61,13 @@ print_snapshot_text(const struct board *b, const struct sample *s)
 	}
 	if (s->throttle.context[0]) {
 		printf("context:     %s\n", s->throttle.context);
+	}
+	char line[256];
+	if (throttle_detector_history(det, line, sizeof(line)) > 0) {
+		printf("before:      %s\n", line);
+	}
+	if (board_gpu_clock(b, line, sizeof(line))) {
+		printf("gpu clock:   %s\n", line);
 	}
 	printf("metrics:\n");
 	for (size_t i = 0; i < s->metrics.count; i++) {
@@ -143,7 +150,7 @@ cmd_snapshot(int argc, char **argv)
 		puts(j.out.buf);
 		json_free(&j);
 	} else {
-		print_snapshot_text(b, s);
+		print_snapshot_text(b, s, det);
 	}
 	throttle_detector_destroy(det);
 	free(s);

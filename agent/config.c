@@ -55,6 +55,7 @@ static const struct cfg_key agent_keys[] = {
 static const struct cfg_key sources_keys[] = {
 	CFG_CHOICE("tegrastats", struct config, tegrastats, "auto", 0, tegrastats_names, tegrastats_values),
 	CFG_STRING("tegrastats_program", struct config, tegrastats_program, "tegrastats", CFG_F_NOT_EMPTY),
+	CFG_CHOICE("nvml", struct config, nvml, "auto", 0, tegrastats_names, tegrastats_values),
 };
 
 static const struct cfg_section agent_section = {"agent", agent_keys, N_OF(agent_keys), NULL};

@@ -64,6 +64,7 @@ struct config {
 	/* sources: */
 	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */
+	enum tegrastats_mode nvml; /* sources.nvml: auto|on|off, the same three words (setup.c says what auto does) */
 	struct mqtt_config mqtt;
 	struct web_config web;
 	struct fleet_config remote_write; /* fleet/fleet_config.h; url "" = off */

@@ -17,6 +17,7 @@
 #include "service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
+#include "nvml/nvml.h"
 #include "report/record.h"
 #include "tegra/board.h"
 #include "tegra/sources.h"
@@ -87,29 +88,77 @@ is_real_root(const char *root)
 	return !root || !root[0] || strcmp(root, "/") == 0;
 }
 
-/* Sources: sysfs (a Jetson, or a fixture root), hwmon (the real root), a replay or a live tegrastats. */
+/*
+ * The NVML source, where it adds something (sources.nvml: auto): a GPU the
+ * board's files say too little about, that is an NVIDIA display controller
+ * on PCI (a discrete card; Thor's GPU on NVIDIA's unified driver) or a
+ * devfreq GPU without a load file (Thor). Elsewhere (Orin, Xavier, Nano:
+ * nvgpu's NVML answers NOT_SUPPORTED for nearly everything) the library
+ * and its 10-12 MB of heap are never loaded. `on` loads it anyway, `off`
+ * never.
+ */
+static int
+add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, int interval_ms)
+{
+	unsigned pci = 0;
+	bool igpu_without_load = false;
+	if (b) {
+		board_nvidia_gpus(b, &pci, &igpu_without_load);
+	}
+	if (cfg->nvml == TEGRASTATS_OFF || (cfg->nvml == TEGRASTATS_AUTO && pci == 0 && !igpu_without_load)) {
+		return 0;
+	}
+	struct nvml_options no = {.interval_ms = interval_ms};
+	struct source *src;
+	char why[256] = "";
+	int r = nvml_source_create(&no, &src, why, sizeof(why));
+	if (r < 0) {
+		if (cfg->nvml == TEGRASTATS_ON) {
+			log_warn("nvml: sources.nvml is on, but NVML cannot be loaded (%s)",
+				 why[0] ? why : strerror(-r));
+		} else {
+			log_info("nvml: %s, but NVML cannot be loaded (%s): no NVIDIA GPU metrics",
+				 pci ? "an NVIDIA GPU is on PCI" : "the GPU has no load file",
+				 why[0] ? why : strerror(-r));
+		}
+		return 0;
+	}
+	agent_add_source(agent, src);
+	return 1;
+}
+
+/*
+ * Sources: sysfs (a Jetson, a fixture root, or what any Linux host has),
+ * hwmon (the real root), NVML, a replay or a live tegrastats. Sets
+ * *SOURCES to how many were added.
+ */
 static int
 add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
-	    const char *root, int interval_ms, bool *board_owned)
+	    const char *root, int interval_ms, bool *board_owned, int *sources)
 {
 	struct source *src;
 	int r;
-	if (b && (board_is_jetson(b) || root)) {
+	bool jetson = b && board_is_jetson(b);
+	*sources = 0;
+	if (b && (jetson || board_has_metrics(b))) {
 		sysfs_source_create(b, &src); /* owns the board from now on */
 		agent_add_source(agent, src);
 		*board_owned = true;
+		(*sources)++;
 	}
 	if (!o->replay && is_real_root(root)) {
 		/* generic hwmon chips (NVMe, fan controllers): libsensors reads the real /sys only */
 		r = hwmon_source_create(&src);
 		if (r == 0) {
 			agent_add_source(agent, src);
+			(*sources)++;
 		} else {
 			log_info("generic hwmon sensors not read: %s", strerror(-r));
 		}
 	}
 	if (o->replay && o->source) {
 		agent_add_source(agent, o->source);
+		(*sources)++;
 		return 0;
 	}
 	if (o->replay) {
@@ -119,18 +168,21 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 			return r == -ENOENT || r == -EACCES || r == -EISDIR ? EX_NOINPUT : EX_IOERR;
 		}
 		agent_add_source(agent, src);
+		(*sources)++;
 		return 0;
 	}
+	*sources += add_nvml(agent, b, cfg, interval_ms);
 	bool tegrastats = !o->no_tegrastats && cfg->tegrastats != TEGRASTATS_OFF;
 	const char *program = o->tegrastats;
 	if (!program && cfg->tegrastats == TEGRASTATS_ON) {
 		program = cfg->tegrastats_program;
 	}
-	/* next to a fixture root only when asked for: the host's binary would not match it */
-	if (tegrastats && (program || !root)) {
+	/* next to a fixture root only when asked for (the host's binary would not match it); on a Jetson only */
+	if (tegrastats && (program || (!root && jetson))) {
 		r = tegrastats_source_create(program ? program : "tegrastats", interval_ms, &src);
 		if (r == 0) {
 			agent_add_source(agent, src);
+			(*sources)++;
 		} else {
 			log_info("tegrastats not started (%s): reading sysfs only", strerror(-r));
 		}
@@ -258,15 +310,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if ((!o->replay || root) && board_open(root ? root : "", &b) < 0) {
 		b = NULL;
 	}
-	if (!o->replay && (!b || !board_is_jetson(b))) {
-		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
-		log_error(
-			"no Jetson board found under %s (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal "
-			"zones): to watch a recording use 'tegrawatch run --replay FILE', to try the built-in demo board "
-			"'tegrawatch run --demo'",
-			root ? root : "/");
-		discard(cfg, o, b);
-		return EX_UNAVAILABLE;
+	if (!o->replay && b && !board_is_jetson(b) && board_has_metrics(b)) {
+		log_warn("not a Jetson (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal zones under %s): "
+			 "reading what this host has (thermal zones, hwmon, CPU, memory, NVIDIA GPUs through NVML)",
+			 root ? root : "/");
 	}
 	if (o->board) {
 		*o->board = b ? *board_identity(b) : (struct board_identity){0};
@@ -297,6 +344,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (!o->replay && b && geteuid() != 0) {
 		say_unreadable(b, cfg, o);
 	}
+	char gpu_clock[128];
+	if (b && board_gpu_clock(b, gpu_clock, sizeof(gpu_clock))) {
+		log_info("GPU clock from %s", gpu_clock);
+	}
 	struct agent_options aopts = {.interval_ms = interval_ms, .max_samples = o->max_samples};
 	struct agent *agent = agent_create(&aopts);
 	if (o->extra) {
@@ -306,7 +357,18 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		agent_add_sink(agent, record);
 	}
 	bool board_owned = false;
-	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned);
+	int sources = 0;
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned, &sources);
+	if (r == 0 && sources == 0) {
+		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
+		log_error(
+			"nothing to read under %s: no Jetson board found (no Tegra SoC, nv_tegra_release, GPU devfreq "
+			"or Tegra thermal zones), and no thermal zone, CPU, memory, hwmon chip or NVIDIA GPU either: to "
+			"watch a recording use 'tegrawatch run --replay FILE', to try the built-in demo board "
+			"'tegrawatch run --demo'",
+			root ? root : "/");
+		r = EX_UNAVAILABLE;
+	}
 	if (r == 0 && o->outputs) {
 		r = add_outputs(agent, cfg, o, &info);
 	}
@@ -322,7 +384,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (service) {
 		agent_add_stage(agent, service); /* first: it announces a reload before the others reload */
 	}
-	agent_add_stage(agent, throttle_stage_create());
+	agent_add_stage(agent, throttle_stage_create(!o->replay));
 	agent_add_stage(agent, counters_stage_create());
 	agent_add_stage(agent, alerting_stage_create(cfg, device_id, !o->dry_run));
 	*out = agent;

@@ -28,9 +28,10 @@ enum throttle_reason {
  */
 struct throttle_cause {
 	enum throttle_reason reason;
-	const char *kind; /* "trip", "cooling_device", "oc_event", "rail_alarm", "clock_drop", "clock_cap" */
-	char source[48];  /* the zone ("tj"), counter ("oc1"), rail ("vdd_in"), device or clock ("gpu", "cpu3") */
-	double value;     /* C, cooling state, event count, mA or MHz */
+	const char *
+		kind; /* "trip", "cooling_device", "oc_event", "rail_alarm", "clock_drop", "clock_cap", "clock_latched" */
+	char source[48]; /* the zone ("tj"), counter ("oc1"), rail ("vdd_in"), device or clock ("gpu", "cpu3") */
+	double value;    /* C, cooling state, event count, mA or MHz */
 	double limit; /* the trip (C), max state, the previous count, the alarm limit (mA), the ceiling (MHz); NAN = none */
 };
 

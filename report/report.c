@@ -43,6 +43,7 @@ report_init(struct report *r, const struct report_phase_def *phases, size_t phas
 	r->last_dt_ms = 1000;
 	r->dict = xcalloc(1, sizeof(*r->dict));
 	r->rail_def = metric_dict_by_pattern("power.RAIL.mw");
+	r->gpu_power_def = metric_dict_by_pattern("gpu.N.power_mw");
 	if (series) {
 		r->series = series_create();
 	}
@@ -344,6 +345,12 @@ report_add_sample(struct report *r, const struct sample *s)
 		const struct metric *m = &s->metrics.items[i];
 		if (defs[i] == r->rail_def && isfinite(m->value) &&
 		    metric_dict_capture(r->rail_def, m->name, 0, p->rail[p->rails], sizeof(p->rail[0]))) {
+			p->rail_mw[p->rails++] = m->value;
+		} else if (defs[i] == r->gpu_power_def && isfinite(m->value) &&
+			   metric_dict_capture(r->gpu_power_def, m->name, 0, p->rail[p->rails] + 3,
+					       sizeof(p->rail[0]) - 3)) {
+			memcpy(p->rail[p->rails], "gpu",
+			       3); /* an NVML GPU's power, gpu.N.power_mw, is the rail "gpuN" */
 			p->rail_mw[p->rails++] = m->value;
 		}
 	}

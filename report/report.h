@@ -136,8 +136,9 @@ struct report {
 	size_t rec_count;
 	struct report_series *series; /* NULL unless asked for (the HTML page) */
 	bool finished;
-	struct metric_dict_cache *dict;    /* the samples' dictionary entries, kept while their names stay */
-	const struct metric_def *rail_def; /* power.RAIL.mw: the rails whose energy is added up */
+	struct metric_dict_cache *dict;         /* the samples' dictionary entries, kept while their names stay */
+	const struct metric_def *rail_def;      /* power.RAIL.mw: the rails whose energy is added up */
+	const struct metric_def *gpu_power_def; /* gpu.N.power_mw: an NVML GPU's, the rail "gpuN" */
 };
 
 /** Starts an empty report; PHASES (copied) split the statistics; SERIES keeps chart series for the HTML page. */

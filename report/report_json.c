@@ -130,6 +130,19 @@ throttle_json(struct json *j, const struct report *r)
 	json_object_end(j);
 }
 
+/* Opens SENSOR's peak: its maximum, when, and the trips object. */
+static void
+peak_begin(struct json *j, const char *sensor, const struct stat_metric *m)
+{
+	json_key(j, sensor);
+	json_object_begin(j);
+	json_key(j, "max_c");
+	json_number(j, m->max);
+	time_member(j, "at", m->max_at_ms);
+	json_key(j, "trips");
+	json_object_begin(j);
+}
+
 /* Each temperature's maximum against the trip points of the same sensor. */
 static void
 peaks_json(struct json *j, const struct stats *st)
@@ -146,13 +159,7 @@ peaks_json(struct json *j, const struct stats *st)
 		}
 		char sensor[METRIC_NAME_MAX];
 		snprintf(sensor, sizeof(sensor), "%.*s", (int)(len - 7), m->name + 5);
-		json_key(j, sensor);
-		json_object_begin(j);
-		json_key(j, "max_c");
-		json_number(j, m->max);
-		time_member(j, "at", m->max_at_ms);
-		json_key(j, "trips");
-		json_object_begin(j);
+		peak_begin(j, sensor, m);
 		double first_trip = NAN;
 		for (size_t t = 0; t < sizeof(trips) / sizeof(trips[0]); t++) {
 			char name[METRIC_NAME_MAX + 32];
@@ -170,6 +177,34 @@ peaks_json(struct json *j, const struct stats *st)
 		/* to the lowest throttling trip: passive, else hot, else critical */
 		json_key(j, "margin_c");
 		json_number(j, isnan(first_trip) ? NAN : round((first_trip - m->max) * 1000) / 1000);
+		json_object_end(j);
+	}
+	/* NVML GPUs as "gpuN": their own thresholds, slowdown and shutdown (the margin: to the slowdown) */
+	for (size_t i = 0; i < st->count; i++) {
+		const struct stat_metric *m = &st->items[order[i]];
+		unsigned n;
+		int at = 0;
+		if (sscanf(m->name, "gpu.%u.temp_c%n", &n, &at) != 1 || m->name[at] != '\0') {
+			continue;
+		}
+		char sensor[16], name[METRIC_NAME_MAX];
+		snprintf(sensor, sizeof(sensor), "gpu%u", n);
+		peak_begin(j, sensor, m);
+		snprintf(name, sizeof(name), "gpu.%u.temp_slowdown_c", n);
+		const struct stat_metric *slow = stats_find(st, name);
+		if (slow) {
+			json_key(j, "slowdown");
+			json_number(j, slow->min);
+		}
+		snprintf(name, sizeof(name), "gpu.%u.temp_shutdown_c", n);
+		const struct stat_metric *shut = stats_find(st, name);
+		if (shut) {
+			json_key(j, "shutdown");
+			json_number(j, shut->min);
+		}
+		json_object_end(j);
+		json_key(j, "margin_c");
+		json_number(j, slow ? round((slow->min - m->max) * 1000) / 1000 : NAN);
 		json_object_end(j);
 	}
 	json_object_end(j);

@@ -111,6 +111,17 @@ report_print_text(const struct report *r, const char *source, FILE *out)
 			fprintf(out, "  %-20s %7.1f %7.1f %7.1f\n", m->name, m->mean, m->p95, m->max);
 		}
 	}
+	/* NVML GPUs: load, temperature, power */
+	for (size_t i = 0; i < a->stats.count; i++) {
+		const struct stat_metric *m = &a->stats.items[i];
+		unsigned n;
+		int at = 0;
+		char what[16];
+		if (sscanf(m->name, "gpu.%u.%15[a-z_]%n", &n, what, &at) == 2 && m->name[at] == '\0' &&
+		    (strcmp(what, "load_pct") == 0 || strcmp(what, "temp_c") == 0 || strcmp(what, "power_mw") == 0)) {
+			fprintf(out, "  %-20s %7.1f %7.1f %7.1f\n", m->name, m->mean, m->p95, m->max);
+		}
+	}
 	if (r->alert_count > 0) {
 		fprintf(out, "\nAlerts: %zu events\n", r->alert_count);
 		for (size_t i = 0; i < r->alert_count && i < 12; i++) {

@@ -7,7 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 dir=${1:-build-small}
 opts=(--buildtype=release -Dsensors=disabled -Dmqtt=disabled -Dweb=disabled -Dwebhooks=disabled
-	-Dtests=disabled -Dbench=false -Dprefer_static=true -Dc_link_args=-static)
+	-Dnvml=disabled -Dtests=disabled -Dbench=false -Dprefer_static=true -Dc_link_args=-static)
 if [ ! -f "$dir/build.ninja" ]; then
 	meson setup "$dir" "${opts[@]}" >/dev/null || exit 1
 else

@@ -317,6 +317,32 @@ board_sample(struct board *b, struct sample *s)
 	return 0;
 }
 
+bool
+board_gpu_clock(const struct board *b, char *buf, size_t size)
+{
+	if (!b->gpu.found) {
+		return false;
+	}
+	snprintf(buf, size, "devfreq %s (%s%s)", b->gpu.name,
+		 b->gpu.known_name ? "the name its generation gives it" : "a name or device-tree node with \"gpu\"",
+		 b->gpu.mhz_per_unit > 1e-6 ? ", in kHz" : "");
+	return true;
+}
+
+void
+board_nvidia_gpus(const struct board *b, unsigned *pci, bool *igpu_without_load)
+{
+	*pci = b->nvidia_pci;
+	*igpu_without_load = b->gpu.found && !b->gpu.load_path[0];
+}
+
+bool
+board_has_metrics(const struct board *b)
+{
+	return b->zone_count || b->cdev_count || b->core_count || b->rail_count || b->fan_count || b->oc_count ||
+	       b->gpu.found || sysfs_exists(b->fs, "/proc/meminfo");
+}
+
 uint64_t
 board_read_errors(const struct board *b)
 {

@@ -55,6 +55,24 @@ void board_set_clock(struct board *b, int64_t (*now_ms)(void *data), void *data)
  */
 size_t board_unreadable(const struct board *b, char *buf, size_t size);
 
+/**
+ * The GPU clock's devfreq entry ("gpu-gpc-0") and how it was chosen, as
+ * "devfreq gpu-gpc-0 (a known name)" in BUF; false when there is no GPU
+ * clock.
+ */
+bool board_gpu_clock(const struct board *b, char *buf, size_t size);
+
+/**
+ * What the board says of its NVIDIA GPUs, for the choice of the NVML
+ * source: *PCI the NVIDIA display controllers on PCI (a discrete card,
+ * Thor's GPU), *IGPU_WITHOUT_LOAD true when the devfreq GPU has no load
+ * file (Thor: only NVML knows its load).
+ */
+void board_nvidia_gpus(const struct board *b, unsigned *pci, bool *igpu_without_load);
+
+/** True when anything at all was found to read (zones, cores, memory, rails, fans, a GPU clock). */
+bool board_has_metrics(const struct board *b);
+
 /** Read errors counted since open. */
 uint64_t board_read_errors(const struct board *b);
 

@@ -3,6 +3,7 @@
  * cores through cpufreq (clocks, limits, online state, loads from
  * /proc/stat) and the EMC clock where debugfs shows it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include "board_priv.h"
 
 #define STAT_MAX (256u * 1024)
+/* measured below this share of the request: the measurement is the clock */
+#define MEASURED_GAP 0.9
 
 /* ---- GPU ------------------------------------------------------------------- */
 
@@ -25,9 +28,15 @@ gpu_node_name(const char *name)
 	return strstr(name, "gpu") != NULL;
 }
 
-/* Accepts the devfreq device in DIR, with its parent device at DEV. */
+/*
+ * A GPU clock below this many units cannot be in Hz: the driver counts in
+ * kHz (jtop reads Thor's gpu-gpc-0 as kHz; unconfirmed on a capture).
+ */
+#define GPU_HZ_MIN 10000000
+
+/* Accepts the devfreq device in DIR (class entry NAME), with its parent device at DEV. */
 static bool
-use_gpu(struct board *b, const char *dir, const char *dev)
+use_gpu(struct board *b, const char *dir, const char *dev, const char *name, bool known)
 {
 	struct gpu *g = &b->gpu;
 	char cur[BOARD_PATH_LEN];
@@ -53,48 +62,92 @@ use_gpu(struct board *b, const char *dir, const char *dev)
 			memcpy(g->load_path, path, sizeof(path));
 		}
 	}
+	int64_t max = 0;
+	g->mhz_per_unit = 1e-6;
+	if (sysfs_read_i64(b->fs, g->max_path, &max) == 0 && max > 0 && max < GPU_HZ_MIN) {
+		g->mhz_per_unit = 1e-3;
+	}
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->known_name = known;
 	g->found = true;
 	return true;
+}
+
+/*
+ * The names each generation gives its GPU's devfreq entry, newest first:
+ * Thor's gpu-gpc-0 (its codecs are gpu-nvd-0), Orin's 17000000.gpu
+ * (JetPack 6) and 17000000.ga10b (JetPack 5), Xavier's gv11b, TX2's gp10b,
+ * Nano's 57000000.gpu. Any other entry is taken by its name or of_node
+ * only when none of these is there, so the directory order never chooses.
+ */
+static const char *const gpu_known_entries[] = {
+	"gpu-gpc-0", "17000000.gpu", "17000000.ga10b", "17000000.gv11b", "17000000.gp10b", "57000000.gpu",
+};
+
+/* Tries the class entry NAME: by a known name when KNOWN, else by its name or of_node. */
+static void
+try_devfreq_entry(struct board *b, const char *entry, bool known)
+{
+	char dir[BOARD_PATH_LEN];
+	char dev[BOARD_PATH_LEN];
+	char path[BOARD_PATH_LEN];
+	char node[BOARD_NAME_LEN];
+	const char *dot = strrchr(entry, '.');
+	bool gpu = known || gpu_node_name(entry) || (dot && gpu_node_name(dot + 1));
+	if (!board_path(dir, sizeof(dir), "/sys/class/devfreq/%s", entry) ||
+	    !board_path(dev, sizeof(dev), "%s/device", dir) || !sysfs_exists(b->fs, dir)) {
+		return;
+	}
+	board_resolve(b, dir, sizeof(dir));
+	board_resolve(b, dev, sizeof(dev));
+	if (!gpu && board_path(path, sizeof(path), "%s/of_node/name", dev) &&
+	    sysfs_read_str(b->fs, path, node, sizeof(node)) > 0) {
+		gpu = gpu_node_name(node);
+	}
+	if (gpu) {
+		use_gpu(b, dir, dev, entry, known);
+	}
 }
 
 static void
 probe_gpu(struct board *b)
 {
+	for (size_t i = 0; i < sizeof(gpu_known_entries) / sizeof(gpu_known_entries[0]) && !b->gpu.found; i++) {
+		try_devfreq_entry(b, gpu_known_entries[i], true);
+	}
 	struct board_names *l = board_list_names(b, "/sys/class/devfreq");
 	for (unsigned i = 0; i < l->count && !b->gpu.found; i++) {
-		char dir[BOARD_PATH_LEN];
-		char dev[BOARD_PATH_LEN];
-		char path[BOARD_PATH_LEN];
-		char node[BOARD_NAME_LEN];
-		const char *entry = l->name[i];
-		const char *dot = strrchr(entry, '.');
-		bool gpu = gpu_node_name(entry) || (dot && gpu_node_name(dot + 1));
-		if (!board_path(dir, sizeof(dir), "/sys/class/devfreq/%s", entry) ||
-		    !board_path(dev, sizeof(dev), "%s/device", dir)) {
-			continue;
-		}
-		board_resolve(b, dir, sizeof(dir));
-		board_resolve(b, dev, sizeof(dev));
-		if (!gpu && board_path(path, sizeof(path), "%s/of_node/name", dev) &&
-		    sysfs_read_str(b->fs, path, node, sizeof(node)) > 0) {
-			gpu = gpu_node_name(node);
-		}
-		if (gpu) {
-			use_gpu(b, dir, dev);
-		}
+		try_devfreq_entry(b, l->name[i], false);
 	}
 	free(l);
 	/* devfreq class missing or unusual: the directories seen per generation */
-	static const char *const known[][2] = {
-		{"/sys/devices/57000000.gpu/devfreq/57000000.gpu", "/sys/devices/57000000.gpu"},
-		{"/sys/devices/17000000.gp10b/devfreq/17000000.gp10b", "/sys/devices/17000000.gp10b"},
-		{"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b", "/sys/devices/17000000.gv11b"},
-		{"/sys/devices/17000000.ga10b/devfreq/17000000.ga10b", "/sys/devices/17000000.ga10b"},
-		{"/sys/devices/platform/17000000.gpu/devfreq_dev", "/sys/devices/platform/17000000.gpu"},
+	static const char *const known[][3] = {
+		{"/sys/devices/57000000.gpu/devfreq/57000000.gpu", "/sys/devices/57000000.gpu", "57000000.gpu"},
+		{"/sys/devices/17000000.gp10b/devfreq/17000000.gp10b", "/sys/devices/17000000.gp10b", "17000000.gp10b"},
+		{"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b", "/sys/devices/17000000.gv11b", "17000000.gv11b"},
+		{"/sys/devices/17000000.ga10b/devfreq/17000000.ga10b", "/sys/devices/17000000.ga10b", "17000000.ga10b"},
+		{"/sys/devices/platform/17000000.gpu/devfreq_dev", "/sys/devices/platform/17000000.gpu",
+		 "17000000.gpu"},
 	};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && !b->gpu.found; i++) {
-		use_gpu(b, known[i][0], known[i][1]);
+		use_gpu(b, known[i][0], known[i][1], known[i][2], true);
 	}
+}
+
+/* An NVIDIA display controller on PCI: a discrete card, or Thor's GPU (NVIDIA's unified driver). */
+static int
+visit_pci(const char *entry, void *data)
+{
+	struct board *b = data;
+	char path[BOARD_PATH_LEN];
+	char vendor[16], cls[16];
+	if (board_path(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", entry) &&
+	    sysfs_read_str(b->fs, path, vendor, sizeof(vendor)) > 0 && strcmp(vendor, "0x10de") == 0 &&
+	    board_path(path, sizeof(path), "/sys/bus/pci/devices/%s/class", entry) &&
+	    sysfs_read_str(b->fs, path, cls, sizeof(cls)) > 0 && strncmp(cls, "0x03", 4) == 0) {
+		b->nvidia_pci++;
+	}
+	return 0;
 }
 
 /* Largest number in a space-separated list; false when there is none. */
@@ -137,10 +190,10 @@ refresh_gpu(struct board *b)
 	int64_t v = 0;
 	g->hw_max_ok = board_read_str(b, g->avail_path, buf, sizeof(buf)) && largest_number(buf, &hz);
 	if (g->hw_max_ok) {
-		g->hw_max_mhz = hz / 1e6;
+		g->hw_max_mhz = hz * g->mhz_per_unit;
 	}
 	g->min_ok = board_read_i64(b, g->min_path, &v);
-	g->min_mhz = (double)v / 1e6;
+	g->min_mhz = (double)v * g->mhz_per_unit;
 }
 
 void
@@ -152,10 +205,10 @@ board_sample_gpu(struct board *b, struct metric_set *set)
 		return;
 	}
 	if (board_read_i64(b, g->cur_path, &v)) {
-		metric_set_put(set, "gpu.freq_mhz", (double)v / 1e6);
+		metric_set_put(set, "gpu.freq_mhz", (double)v * g->mhz_per_unit);
 	}
 	if (board_read_i64(b, g->max_path, &v)) {
-		metric_set_put(set, "gpu.max_freq_mhz", (double)v / 1e6);
+		metric_set_put(set, "gpu.max_freq_mhz", (double)v * g->mhz_per_unit);
 	}
 	if (g->min_ok) {
 		metric_set_put(set, "gpu.min_freq_mhz", g->min_mhz);
@@ -283,6 +336,9 @@ refresh_cpus(struct board *b)
 		p->min_ok = board_read_i64(b, p->min_path, &khz);
 		p->min_mhz = (double)khz / 1000.0;
 		p->hw_cur_ok = p->hw_cur_path[0] && read_khz(b, p->hw_cur_path, &p->hw_cur_mhz);
+		/* the request of the same moment: a stale measurement is never set against a new request */
+		double req;
+		p->gap = p->hw_cur_ok && read_khz(b, p->cur_path, &req) && p->hw_cur_mhz < req * MEASURED_GAP;
 	}
 }
 
@@ -377,8 +433,17 @@ board_sample_cpu(struct board *b, struct metric_set *set)
 			continue;
 		}
 		p->cur_ok = read_khz(b, p->cur_path, &p->cur_mhz);
-		/* a measured clock well below the requested one is the truth (a latched throttle) */
-		if (p->hw_cur_ok && (!p->cur_ok || p->hw_cur_mhz < p->cur_mhz * 0.9)) {
+		/*
+		 * A measured clock well below the requested one is the truth (a
+		 * latched throttle); the request goes out next to it, so the
+		 * throttle stage can tell.
+		 */
+		p->req_ok = false;
+		if (p->hw_cur_ok && p->gap && p->cur_ok) {
+			p->req_mhz = p->cur_mhz;
+			p->req_ok = true;
+			p->cur_mhz = p->hw_cur_mhz;
+		} else if (p->hw_cur_ok && !p->cur_ok) {
 			p->cur_mhz = p->hw_cur_mhz;
 			p->cur_ok = true;
 		}
@@ -392,6 +457,9 @@ board_sample_cpu(struct board *b, struct metric_set *set)
 		const struct policy *p = &b->policies[c->policy];
 		if (p->cur_ok) {
 			board_put(set, p->cur_mhz, c->prefix, ".freq_mhz", NULL);
+		}
+		if (p->req_ok) {
+			board_put(set, p->req_mhz, c->prefix, ".requested_freq_mhz", NULL);
 		}
 		if (p->max_ok) {
 			board_put(set, p->max_mhz, c->prefix, ".max_freq_mhz", NULL);
@@ -444,6 +512,7 @@ void
 board_probe_clocks(struct board *b)
 {
 	probe_gpu(b);
+	sysfs_list_dir(b->fs, "/sys/bus/pci/devices", visit_pci, b);
 	probe_cpus(b);
 	probe_emc(b);
 }

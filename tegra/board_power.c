@@ -11,8 +11,12 @@
 
 #include "board_priv.h"
 
-/* The INA3221 has 3 channels; hwmon numbers them from 1, in7 is their sum. */
-#define INA_HWMON_CHANNELS 6
+/*
+ * The INA3221 has 3 channels, numbered from 1 by hwmon; in4-in6 are their
+ * shunt voltages and in7 (with curr4) their sum, never rails (Thor labels
+ * no more than three, issue 22).
+ */
+#define INA_HWMON_CHANNELS 3
 #define INA_IIO_CHANNELS 8
 #define OC_MAX_INDEX 8
 #define PWM_MAX_INDEX 4
@@ -75,6 +79,35 @@ probe_ina_hwmon(struct board *b, const char *dir)
 		}
 		b->rail_count++;
 	}
+}
+
+/*
+ * An INA238 (Thor's whole-board input, VIN: issue 22): one channel, power
+ * in microwatts (power1_input), bus voltage in mV (in1_input), current in
+ * mA (curr1_input). Named after the chip's label (the hwmon core's `label`,
+ * or a channel label), "ina238" without one; which file holds "VIN" on a
+ * real Thor is unconfirmed.
+ */
+static void
+probe_ina238(struct board *b, const char *dir)
+{
+	static const char *const label_files[] = {"label", "power1_label", "in1_label"};
+	char path[BOARD_PATH_LEN];
+	char label[BOARD_PREFIX_LEN] = "ina238";
+	for (size_t i = 0; i < sizeof(label_files) / sizeof(label_files[0]); i++) {
+		if (board_path(path, sizeof(path), "%s/%s", dir, label_files[i]) &&
+		    sysfs_read_str(b->fs, path, label, sizeof(label)) > 0) {
+			break;
+		}
+	}
+	struct rail *r = add_rail(b, label);
+	if (!r || !board_path(r->mw_path, sizeof(r->mw_path), "%s/power1_input", dir) ||
+	    !sysfs_exists(b->fs, r->mw_path) || !board_path(r->mv_path, sizeof(r->mv_path), "%s/in1_input", dir) ||
+	    !board_path(r->ma_path, sizeof(r->ma_path), "%s/curr1_input", dir)) {
+		return;
+	}
+	r->mw_per_unit = 0.001;
+	b->rail_count++;
 }
 
 static void
@@ -145,6 +178,8 @@ visit_hwmon(const char *entry, void *data)
 	}
 	if (strcmp(name, "ina3221") == 0) {
 		probe_ina_hwmon(b, dir);
+	} else if (strcmp(name, "ina238") == 0) {
+		probe_ina238(b, dir);
 	} else if (strcmp(name, "soctherm_oc") == 0) {
 		probe_oc(b, dir);
 	} else if (strcmp(name, "pwmfan") == 0 || strcmp(name, "pwm-fan") == 0 || strcmp(name, "pwm_fan") == 0 ||
@@ -171,6 +206,7 @@ probe_iio_device(struct board *b, const char *dir)
 		    !board_path(r->crit_path, sizeof(r->crit_path), "%s/crit_current_limit_%u", dir, n)) {
 			continue;
 		}
+		r->mw_per_unit = 1;
 		b->rail_count++;
 	}
 }
@@ -232,7 +268,7 @@ board_refresh_power(struct board *b)
 	for (unsigned i = 0; i < b->rail_count; i++) {
 		struct rail *r = &b->rails[i];
 		int64_t ma = 0;
-		r->crit_ok = board_read_i64(b, r->crit_path, &ma);
+		r->crit_ok = r->crit_path[0] && board_read_i64(b, r->crit_path, &ma);
 		r->crit_ma = (double)ma;
 	}
 	for (unsigned i = 0; i < b->oc_count; i++) {
@@ -250,9 +286,9 @@ sample_rail(struct board *b, struct metric_set *set, const struct rail *r)
 	bool mv_ok = board_read_i64(b, r->mv_path, &mv);
 	bool ma_ok = board_read_i64(b, r->ma_path, &ma);
 	if (r->mw_path[0]) {
-		/* iio reports power itself */
+		/* iio (mW) and the INA238 (uW) report power themselves */
 		if (board_read_i64(b, r->mw_path, &mw)) {
-			board_put(set, (double)mw, r->prefix, ".mw", NULL);
+			board_put(set, (double)mw * r->mw_per_unit, r->prefix, ".mw", NULL);
 		}
 	} else if (mv_ok && ma_ok) {
 		board_put(set, (double)mv * (double)ma / 1000.0, r->prefix, ".mw", NULL);

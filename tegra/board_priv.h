@@ -51,6 +51,8 @@ struct zone {
 	char temp_path[BOARD_PATH_LEN];
 	char prefix[BOARD_PREFIX_LEN]; /* "cpu" as in temp.cpu_c / trip.cpu.* */
 	bool offline;                  /* last read was the -256 sentinel: re-read with the slow group */
+	bool gated;                    /* the last read answered EAGAIN twice: no value now (a state) */
+	bool gated_seen;               /* it has been gated since start: zone.PREFIX.gated is emitted */
 	unsigned trip_count;
 	char trip_path[BOARD_TRIPS_MAX][BOARD_PATH_LEN];
 	enum trip_kind trip_kind[BOARD_TRIPS_MAX];
@@ -69,6 +71,9 @@ struct cdev {
 
 struct gpu {
 	bool found;
+	char name[BOARD_PREFIX_LEN]; /* the devfreq entry ("gpu-gpc-0") */
+	bool known_name;             /* chosen by the name its generation gives it */
+	double mhz_per_unit;         /* 1e-6 (Hz, the devfreq ABI) or 1e-3 (kHz: Thor, per jtop) */
 	char cur_path[BOARD_PATH_LEN];
 	char max_path[BOARD_PATH_LEN];
 	char min_path[BOARD_PATH_LEN];
@@ -100,10 +105,17 @@ struct policy {
 	 */
 	bool hw_cur_ok;
 	double hw_cur_mhz;
+	/*
+	 * The measured clock was more than 10 % below the requested one read
+	 * at the same moment (slow group): a latched hardware throttle (Thor
+	 * after an OC event, forum 361188) or one coming and going.
+	 */
+	bool gap;
 	/* per sample */
 	bool wanted; /* some core of it is (or may be) online */
-	bool cur_ok, max_ok;
+	bool cur_ok, max_ok, req_ok;
 	double cur_mhz, max_mhz;
+	double req_mhz; /* scaling_cur_freq, the request, while cur_mhz is the measured clock below it */
 };
 
 struct core {
@@ -118,8 +130,9 @@ struct rail {
 	char prefix[BOARD_PREFIX_LEN]; /* "power.vdd_in" */
 	char mv_path[BOARD_PATH_LEN];
 	char ma_path[BOARD_PATH_LEN];
-	char mw_path[BOARD_PATH_LEN]; /* iio in_powerN_input; "" on hwmon */
-	char crit_path[BOARD_PATH_LEN];
+	char mw_path[BOARD_PATH_LEN];         /* iio in_powerN_input, INA238 power1_input; "" on INA3221 hwmon */
+	double mw_per_unit;                   /* what one unit of mw_path is in mW: 1 (iio), 0.001 (INA238 uW) */
+	char crit_path[BOARD_PATH_LEN];       /* "" when there is none (INA238) */
 	char crit_alarm_path[BOARD_PATH_LEN]; /* "" when absent */
 	char max_alarm_path[BOARD_PATH_LEN];  /* "" when absent */
 	bool crit_ok;
@@ -162,6 +175,7 @@ struct board {
 	unsigned cdev_cap;
 
 	struct gpu gpu;
+	unsigned nvidia_pci; /* NVIDIA display controllers on PCI */
 
 	unsigned core_count;
 	struct core cores[PROCFS_CPU_MAX];

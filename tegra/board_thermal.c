@@ -213,12 +213,24 @@ board_sample_thermal(struct board *b, struct metric_set *set, bool slow)
 		/*
 		 * A sensor reading the -256 sentinel (idle CV engines on Orin)
 		 * stays off for seconds at least: look again with the slow group.
+		 * One whose driver answers EAGAIN (Thor's GPU zone while the GPU
+		 * is rail-gated) is in a state, not failing: it is read on every
+		 * sample, as the GPU may wake at any time.
 		 */
-		if ((!z->offline || slow) && board_read_i64(b, z->temp_path, &mc)) {
-			z->offline = mc <= TEMP_OFFLINE_MC;
-			if (!z->offline) {
-				board_put(set, (double)mc / 1000.0, "temp.", z->prefix, "_c");
+		if (!z->offline || slow) {
+			int r = sysfs_read_sensor(b->fs, z->temp_path, &mc);
+			board_note_result(b, r == SYSFS_GATED ? 0 : r);
+			z->gated = r == SYSFS_GATED;
+			z->gated_seen = z->gated_seen || z->gated;
+			if (r == 0) {
+				z->offline = mc <= TEMP_OFFLINE_MC;
+				if (!z->offline) {
+					board_put(set, (double)mc / 1000.0, "temp.", z->prefix, "_c");
+				}
 			}
+		}
+		if (z->gated_seen) {
+			board_put(set, z->gated ? 1 : 0, "zone.", z->prefix, ".gated");
 		}
 		for (unsigned k = 0; k < TRIP_KIND_COUNT; k++) {
 			if (z->trip_ok[k]) {

@@ -20,9 +20,12 @@
  *    extended copy of that table (R32.7.4-6, R35.3.1-35.6.1, R36.x, R38.2.0);
  *    its R35.5/35.6.0, R36.x and R38.2.0 entries match other projects' tables
  *    or a captured `jetson_release` output ("Jetpack 5.1.4 [L4T 35.6.0]").
- * The release that is JetPack 7.1 differs between sources (38.3.0 or
- * 38.4.0), so it is left to the "7.x" fallback. Developer previews keep a
- * " DP" suffix; "GA" is dropped.
+ * JetPack 7 (issue 22, from public captures of real Thor boards: jtop's
+ * `jetson_release` on L4T 38.4.0 named by its user JetPack 7.1, NVIDIA's
+ * forum threads): 38.4.0 is 7.1; every 38.2 revision is 7.0, every 39.0 one
+ * the 7.2 early access and every 39.2 one 7.2 (R39.2 also runs on AGX Orin):
+ * those go by series, below. Developer previews keep a " DP" suffix, early
+ * access an " EA" one; "GA" is dropped.
  */
 struct jetpack_release {
 	const char *l4t;
@@ -69,9 +72,18 @@ static const struct jetpack_release jetpack_table[] = {
 	{"36.4.4", "6.2.1"},
 	{"36.4.7", "6.2.1"}, /* a later update still called 6.2.1 */
 	{"36.5.0", "6.2.2"},
-	/* JetPack 7: R38 (Thor), R39 (Thor and Orin) */
-	{"38.2.0", "7.0"},
-	{"39.2.0", "7.2"},
+	/* JetPack 7: R38 (Thor), R39 (Thor and Orin); the series are below */
+	{"38.4.0", "7.1"},
+};
+
+/* L4T major.minor -> JetPack for every revision of that series. */
+static const struct {
+	int major, minor;
+	const char *jetpack;
+} jetpack_series[] = {
+	{38, 2, "7.0"},
+	{39, 0, "7.2 EA"},
+	{39, 2, "7.2"},
 };
 /* clang-format on */
 
@@ -215,6 +227,11 @@ identity_jetpack_for_l4t(const char *l4t, char *jetpack, size_t size)
 		if (split_version(jetpack_table[i].l4t, have) && have[0] == want[0] && have[1] == want[1] &&
 		    have[2] == want[2]) {
 			found = jetpack_table[i].jetpack;
+		}
+	}
+	for (size_t i = 0; i < sizeof(jetpack_series) / sizeof(jetpack_series[0]) && !found; i++) {
+		if (jetpack_series[i].major == want[0] && jetpack_series[i].minor == want[1]) {
+			found = jetpack_series[i].jetpack;
 		}
 	}
 	for (size_t i = 0; i < sizeof(jetpack_majors) / sizeof(jetpack_majors[0]) && !found; i++) {

@@ -40,9 +40,10 @@ int hwmon_source_create(struct source **out);
 /**
  * The throttle stage: explains each sample (S->throttle and the
  * throttle.* metrics) from its metrics and the ones before (throttle.h).
- * Cannot fail.
+ * LIVE: a board read now, whose OC counts from before the first reading
+ * are worth a warning once (a replay's are not). Cannot fail.
  */
-struct stage *throttle_stage_create(void);
+struct stage *throttle_stage_create(bool live);
 
 /**
  * The counters stage (after the throttle stage): energy.RAIL.joules_total,

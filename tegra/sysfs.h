@@ -40,7 +40,8 @@ void sysfs_set_clock(struct sysfs *fs, int64_t (*now_ms)(void *data), void *data
  * files that have nothing to read give -EAGAIN. Returns the length, or
  * -ENOENT, -EACCES, -EAGAIN, -EFBIG (more than SYSFS_SMALL_MAX or than SIZE),
  * -ENODATA (empty), -EBUSY (path is backing off after earlier errors), -errno.
- * Errors other than -ENOENT are counted and put PATH on back-off.
+ * Errors other than -ENOENT are counted and put PATH on back-off. A regular
+ * file whose read answers EAGAIN is read once more at once.
  */
 int sysfs_read_str(struct sysfs *fs, const char *path, char *buf, size_t size);
 
@@ -50,6 +51,21 @@ int sysfs_read_str(struct sysfs *fs, const char *path, char *buf, size_t size);
  * garbage (also counted and backed off).
  */
 int sysfs_read_i64(struct sysfs *fs, const char *path, int64_t *out);
+
+/** sysfs_read_sensor(): the sensor has no value now (a state, not an error). */
+#define SYSFS_GATED 1
+
+/**
+ * As sysfs_read_i64() for a sensor whose driver may answer EAGAIN: a
+ * thermal zone on a power-gated rail (Thor's GPU zone while the GPU
+ * sleeps) or one that is busy for a moment. Every reader asks a regular
+ * file once more at once after an EAGAIN; here a second EAGAIN returns
+ * SYSFS_GATED without counting, logging or backing the path off (the
+ * sensor may answer on the next sample). A FIFO or device with nothing to
+ * read stays an error (-EAGAIN, counted): it stands in for a read that
+ * would hang.
+ */
+int sysfs_read_sensor(struct sysfs *fs, const char *path, int64_t *out);
 
 /**
  * Reads a whole text file of up to MAX bytes (procfs, /etc files) into a

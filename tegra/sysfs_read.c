@@ -206,15 +206,39 @@ fill(int fd, bool regular, char *buf, size_t cap, size_t *n)
 	return 0;
 }
 
-/* Reads at most SYSFS_SMALL_MAX + 1 bytes of PATH into BUF; returns the length. */
+/*
+ * Fills BUF from the regular file FD; a driver that answers EAGAIN ("no
+ * value now": a sensor under load, or one whose rail is power-gated) is
+ * asked once more at once. Sets *GATED when it said EAGAIN both times.
+ */
 static int
-read_small(struct sysfs *fs, const char *path, char *buf)
+fill_regular(int fd, char *buf, size_t *n, bool *gated)
+{
+	int err = fill(fd, true, buf, SYSFS_SMALL_MAX + 1, n);
+	if (err == -EAGAIN) {
+		*n = 0;
+		err = fill(fd, true, buf, SYSFS_SMALL_MAX + 1, n);
+		*gated = err == -EAGAIN;
+	}
+	return err;
+}
+
+/*
+ * Reads at most SYSFS_SMALL_MAX + 1 bytes of PATH into BUF; returns the
+ * length. *GATED: a regular file whose driver said EAGAIN twice.
+ */
+static int
+read_small(struct sysfs *fs, const char *path, char *buf, bool *gated)
 {
 	size_t n = 0;
 	int err;
+	*gated = false;
 	int fd = sysfs_kept_fd(fs, path);
 	if (fd >= 0) {
-		err = fill(fd, true, buf, SYSFS_SMALL_MAX + 1, &n);
+		err = fill_regular(fd, buf, &n, gated);
+		if (*gated) {
+			return err; /* the file is fine, the driver has no value: keep the descriptor */
+		}
 		if (err < 0) {
 			/* the device went away (ENODEV, ESTALE...): reopen once, below */
 			sysfs_kept_drop(fs, path);
@@ -228,7 +252,7 @@ read_small(struct sysfs *fs, const char *path, char *buf)
 		if (fd < 0) {
 			return fd;
 		}
-		err = fill(fd, regular, buf, SYSFS_SMALL_MAX + 1, &n);
+		err = regular ? fill_regular(fd, buf, &n, gated) : fill(fd, false, buf, SYSFS_SMALL_MAX + 1, &n);
 		close(fd);
 		if (err < 0) {
 			return err;
@@ -258,7 +282,8 @@ static int
 read_trimmed(struct sysfs *fs, const char *path, char *buf, size_t size)
 {
 	char tmp[SYSFS_SMALL_MAX + 1];
-	int n = read_small(fs, path, tmp);
+	bool gated;
+	int n = read_small(fs, path, tmp, &gated);
 	if (n < 0) {
 		return n;
 	}
@@ -317,8 +342,9 @@ parse_i64(const char *s, size_t len, int64_t *out)
 	return 0;
 }
 
-int
-sysfs_read_i64(struct sysfs *fs, const char *path, int64_t *out)
+/* sysfs_read_i64() and, with GATE_OK, sysfs_read_sensor(). */
+static int
+read_i64(struct sysfs *fs, const char *path, int64_t *out, bool gate_ok)
 {
 	int64_t start;
 	int err = sysfs_begin(fs, path, &start);
@@ -328,7 +354,13 @@ sysfs_read_i64(struct sysfs *fs, const char *path, int64_t *out)
 	char buf[SYSFS_SMALL_MAX + 1];
 	const char *reason = NULL;
 	int64_t v = 0;
-	int n = read_small(fs, path, buf);
+	bool gated;
+	int n = read_small(fs, path, buf, &gated);
+	if (gated && gate_ok) {
+		/* a state of the sensor, not a fault: nothing counted, logged or backed off */
+		sysfs_finish(fs, path, 0, start, NULL);
+		return SYSFS_GATED;
+	}
 	if (n >= 0) {
 		size_t len = trim_end(buf, (size_t)n);
 		buf[len] = '\0';
@@ -349,6 +381,18 @@ sysfs_read_i64(struct sysfs *fs, const char *path, int64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int
+sysfs_read_i64(struct sysfs *fs, const char *path, int64_t *out)
+{
+	return read_i64(fs, path, out, false);
+}
+
+int
+sysfs_read_sensor(struct sysfs *fs, const char *path, int64_t *out)
+{
+	return read_i64(fs, path, out, true);
 }
 
 /* Reads all of FD, at most MAX bytes, into a malloc'd buffer; returns the length. */

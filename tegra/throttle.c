@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/text.h"
 #include "core/xalloc.h"
 #include "sources.h"
@@ -24,12 +25,15 @@
 #define HOT_C 75.0
 /* a clock counts as capped when below 90 % of its ceiling */
 #define CAP_RATIO 0.9
+/* a measured clock below 75 % of its request (or pinned floor) is held down: a latched throttle */
+#define LATCHED_RATIO 0.75
 
 struct throttle_detector {
 	bool oc_seen[OC_MAX];
 	double oc_prev[OC_MAX];
-	double gpu_peak_mhz; /* highest GPU clock seen under load */
-	double mode_id;      /* nvpmodel id the peak belongs to */
+	double oc_first[OC_MAX]; /* the count at the first reading: events from before the agent watched */
+	double gpu_peak_mhz;     /* highest GPU clock seen under load */
+	double mode_id;          /* nvpmodel id the peak belongs to */
 	bool have_mode;
 };
 
@@ -179,6 +183,9 @@ check_oc(struct throttle_detector *det, const struct metric_set *ms, struct thro
 		if (!metric_set_get(ms, name, &v)) {
 			continue;
 		}
+		if (!det->oc_seen[n]) {
+			det->oc_first[n] = v;
+		}
 		if (det->oc_seen[n] && v > det->oc_prev[n]) {
 			set_reason(t, THROTTLE_OVERCURRENT);
 			char counter[16];
@@ -230,6 +237,85 @@ check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
 		} else {
 			appendf(t->why[THROTTLE_RAIL_ALARM], THROTTLE_WHY_MAX, "%.*s raised the %s current alarm",
 				rail_len, rail, what);
+		}
+	}
+}
+
+/* gpu.N.A and gpu.N.B into *VA and *VB, NAN when absent. */
+static void
+gpu_values(const struct metric_set *ms, unsigned n, const char *a, const char *b, double *va, double *vb)
+{
+	char name[METRIC_NAME_MAX];
+	*va = *vb = NAN;
+	snprintf(name, sizeof(name), "gpu.%u.%s", n, a);
+	metric_set_get(ms, name, va);
+	snprintf(name, sizeof(name), "gpu.%u.%s", n, b);
+	metric_set_get(ms, name, vb);
+}
+
+/*
+ * An NVML GPU's clocks event reasons (nvml/: gpu.N.event.NAME, 0/1): a
+ * thermal slowdown is thermal, the power brake (a signal from the board's
+ * power supply) overcurrent, the software power cap a cap of the clock
+ * (freq_cap). HW slowdown, idle and application clocks are context
+ * (describe_context). With CONTEXT, appends those to T->context instead.
+ */
+static void
+check_gpu_events(const struct metric_set *ms, struct throttle_state *t, bool context)
+{
+	if (!metric_set_find(ms, "agent.nvml_gpus")) {
+		return; /* no NVML source: no event to look for */
+	}
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		unsigned n;
+		int at = 0;
+		char event[24];
+		if (m->value < 1 || m->name[0] != 'g' || !text_has_prefix(m->name, "gpu.") ||
+		    !strstr(m->name, ".event.") || sscanf(m->name, "gpu.%u.event.%23[a-z_]%n", &n, event, &at) != 2 ||
+		    m->name[at] != '\0') {
+			continue;
+		}
+		char gpu[16];
+		double a, b;
+		snprintf(gpu, sizeof(gpu), "gpu%u", n);
+		if (context) {
+			if (strcmp(event, "hw_slowdown") == 0 || strcmp(event, "idle") == 0 ||
+			    strcmp(event, "applications") == 0) {
+				appendf(t->context, THROTTLE_CONTEXT_MAX, "%s %s", gpu,
+					strcmp(event, "hw_slowdown") == 0 ? "in hardware slowdown (NVML)"
+					: strcmp(event, "idle") == 0      ? "idle (NVML)"
+									  : "at application clocks (NVML)");
+			}
+			continue;
+		}
+		if (strcmp(event, "thermal") == 0) {
+			gpu_values(ms, n, "temp_c", "temp_slowdown_c", &a, &b);
+			set_reason(t, THROTTLE_THERMAL);
+			add_cause(t, THROTTLE_THERMAL, "gpu_event", gpu, -1, a, b);
+			if (isnan(a)) {
+				appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "%s in thermal slowdown (NVML)",
+					gpu);
+			} else {
+				appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX,
+					"%s in thermal slowdown (NVML) at %.0f C", gpu, a);
+			}
+		} else if (strcmp(event, "power_brake") == 0) {
+			set_reason(t, THROTTLE_OVERCURRENT);
+			add_cause(t, THROTTLE_OVERCURRENT, "gpu_event", gpu, -1, NAN, NAN);
+			appendf(t->why[THROTTLE_OVERCURRENT], THROTTLE_WHY_MAX,
+				"%s slowed down by the power brake (NVML: the power supply asked)", gpu);
+		} else if (strcmp(event, "power_cap") == 0) {
+			gpu_values(ms, n, "power_mw", "power_limit_mw", &a, &b);
+			set_reason(t, THROTTLE_FREQ_CAP);
+			add_cause(t, THROTTLE_FREQ_CAP, "gpu_event", gpu, -1, a, b);
+			appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
+				"%s held at its power limit (NVML: software power cap)", gpu);
+			if (!isnan(a) && !isnan(b)) {
+				size_t len = strlen(t->why[THROTTLE_FREQ_CAP]);
+				snprintf(t->why[THROTTLE_FREQ_CAP] + len, THROTTLE_WHY_MAX - len, ", %.0f of %.0f W",
+					 a / 1000.0, b / 1000.0);
+			}
 		}
 	}
 }
@@ -301,6 +387,87 @@ capped_check:
 	}
 }
 
+size_t
+throttle_detector_history(const struct throttle_detector *det, char *buf, size_t size)
+{
+	size_t n = 0;
+	if (size) {
+		buf[0] = '\0';
+	}
+	for (int k = 0; k < OC_MAX; k++) {
+		if (det->oc_seen[k] && det->oc_first[k] > 0) {
+			appendf(buf, size, "oc%d had counted %.0f event%s before the first reading", k,
+				det->oc_first[k], det->oc_first[k] == 1 ? "" : "s");
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * A measured CPU clock far below what was asked of it (the request, or a
+ * floor pinned by jetson_clocks), whatever the load: the hardware holds it
+ * down. The board emits cpu.N.requested_freq_mhz only while the measured
+ * clock (cpuinfo_cur_freq, root only) is below the request; Thor after an
+ * OC event at boot ran every core at 649 MHz for a request of 2601 MHz
+ * (forum 361188), with no counter moving and no load.
+ */
+static void
+check_latched(const struct throttle_detector *det, const struct metric_set *ms, struct throttle_state *t)
+{
+	static const char suffix[] = ".requested_freq_mhz";
+	int first = -1, more = 0;
+	double first_freq = 0, first_ref = 0;
+	/* one pass by name shape: on most samples no such name exists, and nothing is formatted */
+	for (size_t i = 0; i < ms->count; i++) {
+		const struct metric *m = &ms->items[i];
+		char name[METRIC_NAME_MAX];
+		double freq, floor, req = m->value;
+		char *end;
+		if (m->name[0] != 'c' || m->len < sizeof(suffix) + 4 ||
+		    memcmp(m->name + m->len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) != 0 ||
+		    !text_has_prefix(m->name, "cpu.")) {
+			continue;
+		}
+		int n = (int)strtol(m->name + 4, &end, 10);
+		if (end != m->name + m->len - (sizeof(suffix) - 1)) {
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.freq_mhz", n);
+		if (!metric_set_get(ms, name, &freq)) {
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.min_freq_mhz", n);
+		double ref = metric_set_get(ms, name, &floor) && floor > req ? floor : req;
+		if (ref <= 0 || freq >= ref * LATCHED_RATIO) {
+			continue;
+		}
+		char clock[16];
+		snprintf(clock, sizeof(clock), "cpu%d", n);
+		set_reason(t, THROTTLE_FREQ_CAP);
+		add_cause(t, THROTTLE_FREQ_CAP, "clock_latched", clock, -1, freq, ref);
+		if (first < 0) {
+			first = n;
+			first_freq = freq;
+			first_ref = ref;
+		} else {
+			more++;
+		}
+	}
+	if (first < 0) {
+		return;
+	}
+	char history[THROTTLE_WHY_MAX];
+	char others[32] = "";
+	if (more > 0) {
+		snprintf(others, sizeof(others), " (and %d more core%s)", more, more == 1 ? "" : "s");
+	}
+	throttle_detector_history(det, history, sizeof(history));
+	appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
+		"cpu%d%s measured at %.0f MHz, asked for %.0f MHz: held down by the hardware whatever the load%s%s%s",
+		first, others, first_freq, first_ref, history[0] ? " (" : "", history, history[0] ? ")" : "");
+}
+
 /* Clocks below their ceiling under high load, reported only when nothing else explains it. */
 static void
 check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gpu_capped)
@@ -340,6 +507,17 @@ check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gp
 		appendf(t->why[THROTTLE_FREQ_CAP], THROTTLE_WHY_MAX,
 			"cpu%d at %.0f MHz under %.0f%% load, ceiling %.0f MHz", n, freq, load, ceiling);
 	}
+}
+
+static bool
+has_cause(const struct throttle_state *t, const char *kind)
+{
+	for (int i = 0; i < t->cause_count; i++) {
+		if (strcmp(t->causes[i].kind, kind) == 0) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Power-mode ceilings and jetson_clocks: context, never throttling. */
@@ -382,9 +560,12 @@ describe_context(const struct sample *s, struct throttle_state *t)
 	if (offline > 0) {
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "%d of %d cores offline", offline, cores);
 	}
+	check_gpu_events(ms, t, true);
 	if (any_cpu_floor && pinned && metric_set_get(ms, "gpu.min_freq_mhz", &a) &&
 	    metric_set_get(ms, "gpu.max_freq_mhz", &b) && a == b) {
-		appendf(t->context, THROTTLE_CONTEXT_MAX, "jetson_clocks active (clocks pinned at their ceiling)");
+		/* asked for, not granted, when the measured clocks are held below it */
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "jetson_clocks active (clocks pinned at their ceiling%s)",
+			t->reason[THROTTLE_FREQ_CAP] && has_cause(t, "clock_latched") ? ", but held below it" : "");
 	}
 }
 
@@ -399,7 +580,9 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 	check_cooling(&s->metrics, t);
 	check_oc(det, &s->metrics, t);
 	check_rail_alarms(&s->metrics, t);
+	check_gpu_events(&s->metrics, t, false);
 	check_gpu_clock(det, &s->metrics, t, &gpu_capped);
+	check_latched(det, &s->metrics, t);
 	if (!t->active) {
 		check_unexplained(&s->metrics, t, gpu_capped);
 	}
@@ -418,12 +601,24 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 struct throttle_stage {
 	struct stage base;
 	struct throttle_detector det;
+	bool history_said;
 };
 
 static int
 throttle_stage_process(struct stage *st, struct sample *s)
 {
-	throttle_detector_update(&((struct throttle_stage *)st)->det, s);
+	struct throttle_stage *ts = (struct throttle_stage *)st;
+	throttle_detector_update(&ts->det, s);
+	if (!ts->history_said) {
+		/* once: counters never move again after a latched event, so no later sample would say it */
+		char history[THROTTLE_WHY_MAX];
+		if (throttle_detector_history(&ts->det, history, sizeof(history)) > 0) {
+			log_warn("%s: over-current or under-voltage since boot, before the agent watched (clocks may "
+				 "stay throttled: see throttle.freq_cap)",
+				 history);
+		}
+		ts->history_said = true;
+	}
 	return 0;
 }
 
@@ -440,9 +635,10 @@ static const struct stage_ops throttle_stage_ops = {
 };
 
 struct stage *
-throttle_stage_create(void)
+throttle_stage_create(bool live)
 {
 	struct throttle_stage *ts = xcalloc(1, sizeof(*ts));
+	ts->history_said = !live;
 	ts->base.ops = &throttle_stage_ops;
 	return &ts->base;
 }

@@ -6,6 +6,8 @@
 #ifndef TEGRAWATCH_THROTTLE_H
 #define TEGRAWATCH_THROTTLE_H
 
+#include <stddef.h>
+
 #include "core/sample.h"
 
 struct throttle_detector;
@@ -19,5 +21,12 @@ void throttle_detector_destroy(struct throttle_detector *det);
  * metric per reason to S->metrics.
  */
 void throttle_detector_update(struct throttle_detector *det, struct sample *s);
+
+/**
+ * What the first reading showed of events from before the detector
+ * watched (an OC counter already above 0), as "oc3 had counted 1 event
+ * before the first reading" in BUF. Returns how many counters; 0 and "".
+ */
+size_t throttle_detector_history(const struct throttle_detector *det, char *buf, size_t size);
 
 #endif

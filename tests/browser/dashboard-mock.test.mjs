@@ -158,6 +158,27 @@ try {
 		await page.close();
 	}
 
+	/* ---- Thor (issue 22): a rail-gated GPU zone is a state; the GPU's load from NVML; a lost GPU ---- */
+	{
+		const mock = await startMock({ board: 'thor', rate: 10 });
+		mocks.push(mock);
+		const page = await context.newPage();
+		const w = watch(page, origin(mock.url));
+		await page.goto(mock.url);
+		await until('the first sample', async () => (await readState(page)).points.temp > 0, 10000);
+		await sleep(300);
+		const gated = await page.$eval('#temps .m[data-key="gpu"]', (r) => ({ state: r.dataset.state, text: r.textContent }));
+		c(gated.state === 'gated' && gated.text.includes('gated') && gated.text.includes('not an error'),
+			'the rail-gated GPU zone is shown as gated, not as an error', gated);
+		const sys = await page.textContent('#system');
+		c(sys.includes('GPU 0 (NVML)') && sys.includes('97 %') && sys.includes('41 °C') && sys.includes('6.6 W'),
+			'the NVML GPU: load, temperature and power', sys);
+		c(sys.includes('GPU 1 (NVML)') && sys.includes('lost'), 'a lost GPU says so', sys);
+		await page.screenshot({ path: path.join(outdir, 'dashboard-mock-thor.png'), fullPage: true });
+		c(w.errors.length === 0, 'thor board: no console errors', w.errors);
+		await page.close();
+	}
+
 	/* ---- 4. the event stream drops: the page reconnects by itself ---- */
 	{
 		const mock = await startMock({ board: 'full', rate: 10, dropAfter: 15, page: PAGE });

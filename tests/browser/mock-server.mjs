@@ -10,7 +10,7 @@
 // mock.close(). The page is the one the build assembles from
 // web/dashboard/ and core/page/ (build/web/dashboard.html; `page` or --page
 // names another). From the command line (for looking at the page by hand):
-//   node tests/browser/mock-server.mjs [--port N] [--board full|minimal] [--rate HZ] [--page FILE]
+//   node tests/browser/mock-server.mjs [--port N] [--board full|minimal|thor] [--rate HZ] [--page FILE]
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -113,7 +113,27 @@ function minimalSample(seq) {
 	return { metrics: m, throttle: { active: false, reasons: {}, context: '' }, power_mode: '' };
 }
 
+// Thor (issue 22): its GPU zone rail-gated (no reading), its load only from
+// NVML (gpu.0.*), no sysfs GPU load; and a discrete GPU that fell off the bus.
+function thorSample(seq) {
+	const m = {
+		'temp.cpu_c': 45.5, 'temp.tj_c': 46, 'trip.tj.passive_c': 99, 'zone.gpu.gated': 1,
+		'gpu.freq_mhz': 1049, 'gpu.max_freq_mhz': 1575, 'gpu.hw_max_freq_mhz': 1575,
+		'gpu.0.lost': 0, 'gpu.0.load_pct': 97, 'gpu.0.temp_c': 41, 'gpu.0.power_mw': 6600,
+		'gpu.1.lost': 1,
+		'ram.total_mb': 125455, 'ram.used_mb': 6479, 'power.vin.mw': 38240, 'power.vin.mv': 20000,
+		'cpu.0.online': 1, 'cpu.0.freq_mhz': 1497.6, 'cpu.0.load_pct': 2, 'cpu.load_pct': 2,
+		'agent.samples_total': seq,
+	};
+	return { metrics: m, throttle: { active: false, reasons: {}, context: 'power mode 120W' }, power_mode: '120W' };
+}
+
 const BOARDS = {
+	thor: {
+		board: { model: 'NVIDIA Jetson AGX Thor Developer Kit', soc: 'tegra264', module: 'p3834-0008', l4t: '38.4.0',
+			jetpack: '7.1' },
+		sample: thorSample,
+	},
 	full: {
 		board: { model: 'NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super', soc: 'tegra234',
 			module: 'p3767-0005', l4t: '36.4.3', jetpack: '6.2' },

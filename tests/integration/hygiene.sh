@@ -15,6 +15,14 @@ for h in mosquitto.h microhttpd.h yaml.h curl/curl.h sensors/sensors.h snappy-c.
 	fi
 done
 
+# NVML has no header here: one file declares its functions and constants (nvml/nvml_lib.c).
+files=$(grep -lE '#include <nvml\.h>|\bnvml(Init|Device[A-Z]|Shutdown|SystemGet)[A-Za-z_0-9]*\b' $src 2>/dev/null |
+	grep -v '^nvml/nvml_lib\.c$')
+if [ -n "$files" ]; then
+	echo "FAIL: NVML is named outside nvml/nvml_lib.c: $files"
+	fail=1
+fi
+
 # OpenSSL has many headers: count the files that include any of them.
 files=$(grep -l '#include <openssl/' $src 2>/dev/null)
 n=$(printf '%s' "$files" | grep -c . || true)

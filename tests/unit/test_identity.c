@@ -101,15 +101,22 @@ test_jetpack(void **state)
 	expect_jetpack("36.4.7", "6.2.1");
 	expect_jetpack("36.5.0", "6.2.2");
 	expect_jetpack("36.5", "6.2.2");
-	/* JetPack 7 */
+	/* JetPack 7 (issue 22): 38.2.x = 7.0, 38.4.0 = 7.1, 39.0 = 7.2 EA, 39.2 = 7.2 */
 	expect_jetpack("38.2.0", "7.0");
+	expect_jetpack("38.2.1", "7.0");
+	expect_jetpack("38.2.2", "7.0");
+	expect_jetpack("38.4.0", "7.1");
+	expect_jetpack("39.0.0", "7.2 EA");
+	expect_jetpack("39.0", "7.2 EA");
 	expect_jetpack("39.2.0", "7.2");
+	expect_jetpack("39.2.1", "7.2");
 	/* a revision the table does not know falls back to the major */
 	expect_jetpack("32.9.9", "4.x");
 	expect_jetpack("34.0.1", "5.x");
 	expect_jetpack("35.9.0", "5.x");
 	expect_jetpack("36.6.0", "6.x");
-	expect_jetpack("38.4.0", "7.x");
+	expect_jetpack("38.3.0", "7.x");
+	expect_jetpack("38.4.1", "7.x");
 	expect_jetpack("39.9.1", "7.x");
 	expect_jetpack("36", "6.x");
 

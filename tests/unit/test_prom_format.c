@@ -59,6 +59,25 @@ test_map_names(void **state)
 	check_map("cpu.0.hw_max_freq_mhz", "tegrawatch_cpu_hw_max_frequency_hertz", "gauge", 1e6, "cpu", "0", NULL,
 		  NULL);
 	check_map("cpu.3.load_pct", "tegrawatch_cpu_load_ratio", "gauge", 0.01, "cpu", "3", NULL, NULL);
+	/* Thor (issue 22): the request next to a measured clock held below it; a rail-gated zone */
+	check_map("cpu.13.requested_freq_mhz", "tegrawatch_cpu_requested_frequency_hertz", "gauge", 1e6, "cpu", "13",
+		  NULL, NULL);
+	check_map("zone.gpu.gated", "tegrawatch_zone_gated", "gauge", 1, "sensor", "gpu", NULL, NULL);
+	/* NVML GPUs: their own families with a gpu label, never the Jetson iGPU's unlabelled ones */
+	check_map("gpu.0.load_pct", "tegrawatch_nvml_gpu_utilization_ratio", "gauge", 0.01, "gpu", "0", NULL, NULL);
+	check_map("gpu.1.mem.load_pct", "tegrawatch_nvml_gpu_memory_utilization_ratio", "gauge", 0.01, "gpu", "1", NULL,
+		  NULL);
+	check_map("gpu.0.sm.max_freq_mhz", "tegrawatch_nvml_gpu_sm_max_frequency_hertz", "gauge", 1e6, "gpu", "0", NULL,
+		  NULL);
+	check_map("gpu.0.power_mw", "tegrawatch_nvml_gpu_power_watts", "gauge", 0.001, "gpu", "0", NULL, NULL);
+	check_map("gpu.0.energy_joules_total", "tegrawatch_nvml_gpu_energy_joules_total", "counter", 1, "gpu", "0", NULL,
+		  NULL);
+	check_map("gpu.0.mem.total_mb", "tegrawatch_nvml_gpu_memory_total_bytes", "gauge", 1048576, "gpu", "0", NULL,
+		  NULL);
+	check_map("gpu.3.event.power_cap", "tegrawatch_nvml_gpu_clocks_event", "gauge", 1, "gpu", "3", "event",
+		  "power_cap");
+	check_map("gpu.load_pct", "tegrawatch_gpu_load_ratio", "gauge", 0.01, NULL, NULL, NULL, NULL);
+	check_map("agent.nvml_stale", "tegrawatch_agent_nvml_stale", "gauge", 1, NULL, NULL, NULL, NULL);
 	check_map("cpu.load_pct", "tegrawatch_cpu_mean_load_ratio", "gauge", 0.01, NULL, NULL, NULL, NULL);
 	check_map("engine.nvdec.on", "tegrawatch_engine_on", "gauge", 1, "engine", "nvdec", NULL, NULL);
 	check_map("ram.used_mb", "tegrawatch_memory_used_bytes", "gauge", 1048576, NULL, NULL, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "core/log.h"
+#include "fake_eagain.h"
 #include "helpers.h"
 #include "sysfs_tree.h"
 #include "tegra/sysfs.h"
@@ -278,6 +279,62 @@ test_fifo_never_blocks(void **state)
 	sysfs_destroy(fs);
 }
 
+/*
+ * A driver that answers EAGAIN (fake_eagain.h): asked once more at once by
+ * every reader; a second EAGAIN is a state for sysfs_read_sensor() (a
+ * power-gated sensor: SYSFS_GATED, nothing counted or backed off) and an
+ * error for the plain readers. A FIFO with nothing to read stays an error.
+ */
+static void
+test_eagain_driver(void **state)
+{
+	(void)state;
+	make_dirs("/gate");
+	write_text("/gate/temp", "41500\n");
+	struct fake_clock clock = {.now_ms = 0};
+	struct sysfs *fs = open_fixture(&clock);
+	int64_t v = 0;
+
+	/* once, under load: the retry reads it */
+	fake_eagain("/gate/temp", 1);
+	assert_int_equal(sysfs_read_sensor(fs, "/gate/temp", &v), 0);
+	assert_int_equal(v, 41500);
+	assert_int_equal(fake_eagain_calls, 1);
+	fake_eagain("/gate/temp", 1);
+	assert_int_equal(sysfs_read_i64(fs, "/gate/temp", &v), 0); /* kept open now: pread again */
+	assert_int_equal(fake_eagain_calls, 1);
+	assert_int_equal(sysfs_error_count(fs), 0);
+
+	/* rail-gated: asked twice a read, never counted, never backed off */
+	fake_eagain("/gate/temp", -1);
+	for (int i = 0; i < 3; i++) {
+		v = -1;
+		assert_int_equal(sysfs_read_sensor(fs, "/gate/temp", &v), SYSFS_GATED);
+		assert_int_equal(v, -1);
+	}
+	assert_int_equal(fake_eagain_calls, 6);
+	assert_int_equal(sysfs_error_count(fs), 0);
+	/* the GPU wakes: the next read has its value, at once */
+	fake_eagain(NULL, 0);
+	assert_int_equal(sysfs_read_sensor(fs, "/gate/temp", &v), 0);
+	assert_int_equal(v, 41500);
+
+	/* for any other file it is an error, counted after the second try */
+	fake_eagain("/gate/temp", -1);
+	assert_int_equal(sysfs_read_i64(fs, "/gate/temp", &v), -EAGAIN);
+	assert_int_equal(fake_eagain_calls, 2);
+	assert_int_equal(sysfs_error_count(fs), 1);
+	fake_eagain(NULL, 0);
+
+	/* a FIFO that would block is not "gated": an error, as before */
+	char path[512];
+	fixture_path(path, sizeof(path), "/gate/fifo");
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_int_equal(sysfs_read_sensor(fs, "/gate/fifo", &v), -EAGAIN);
+	assert_int_equal(sysfs_error_count(fs), 2);
+	sysfs_destroy(fs);
+}
+
 static void
 test_backoff_doubles(void **state)
 {
@@ -444,6 +501,7 @@ main(void)
 		cmocka_unit_test(test_success_clears_backoff),
 		cmocka_unit_test(test_slow_read),
 		cmocka_unit_test(test_table_is_bounded),
+		cmocka_unit_test(test_eagain_driver),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

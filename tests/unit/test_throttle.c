@@ -287,10 +287,102 @@ test_several_reasons(void **state)
 	throttle_detector_destroy(det);
 }
 
+/*
+ * A measured clock far below the request or the pinned floor is a throttle
+ * at any load (Thor, forum 361188); a measured clock a little below it is
+ * not; an OC count from before the first reading is told, never counted.
+ */
+static void
+test_latched_clock(void **state)
+{
+	(void)state;
+	struct throttle_detector *det = throttle_detector_create();
+	struct sample *a = SAMPLE({"oc.3.events", 1}, {"cpu.0.online", 1}, {"cpu.0.freq_mhz", 649},
+				  {"cpu.0.requested_freq_mhz", 2601}, {"cpu.0.load_pct", 1}, {"cpu.0.max_freq_mhz", 2601},
+				  {"cpu.1.online", 1}, {"cpu.1.freq_mhz", 1497.6}, {"cpu.1.max_freq_mhz", 2601});
+	throttle_detector_update(det, a);
+	assert_only_reason(a, THROTTLE_FREQ_CAP);
+	assert_string_equal(a->throttle.why[THROTTLE_FREQ_CAP],
+			    "cpu0 measured at 649 MHz, asked for 2601 MHz: held down by the hardware whatever the load "
+			    "(oc3 had counted 1 event before the first reading)");
+	assert_int_equal(a->throttle.cause_count, 1);
+	assert_string_equal(a->throttle.causes[0].kind, "clock_latched");
+
+	/* a floor pinned above the request is the reference */
+	struct sample *b = SAMPLE({"oc.3.events", 1}, {"cpu.0.online", 1}, {"cpu.1.online", 0}, {"cpu.2.online", 1},
+				  {"cpu.2.freq_mhz", 1100}, {"cpu.2.requested_freq_mhz", 1200},
+				  {"cpu.2.min_freq_mhz", 2201.6});
+	throttle_detector_update(det, b);
+	assert_only_reason(b, THROTTLE_FREQ_CAP);
+	assert_true(b->throttle.causes[0].limit == 2201.6);
+	assert_string_equal(b->throttle.causes[0].source, "cpu2");
+
+	/* 85 % of the request: the measurement differs, nothing holds it down */
+	struct sample *c = SAMPLE({"oc.3.events", 1}, {"cpu.0.online", 1}, {"cpu.0.freq_mhz", 2210},
+				  {"cpu.0.requested_freq_mhz", 2601}, {"cpu.0.min_freq_mhz", 972});
+	throttle_detector_update(det, c);
+	assert_not_throttled(c);
+	/* without a request next to it, a low clock at low load is just idle */
+	struct sample *d = SAMPLE({"cpu.0.online", 1}, {"cpu.0.freq_mhz", 649}, {"cpu.0.min_freq_mhz", 972},
+				  {"cpu.0.load_pct", 3});
+	throttle_detector_update(det, d);
+	assert_not_throttled(d);
+	char history[96];
+	assert_int_equal(throttle_detector_history(det, history, sizeof(history)), 1);
+	assert_string_equal(history, "oc3 had counted 1 event before the first reading");
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	throttle_detector_destroy(det);
+
+	/* a counter at 0 at the start has no history */
+	det = throttle_detector_create();
+	struct sample *e = SAMPLE({"oc.1.events", 0});
+	throttle_detector_update(det, e);
+	assert_int_equal(throttle_detector_history(det, history, sizeof(history)), 0);
+	assert_string_equal(history, "");
+	free(e);
+	throttle_detector_destroy(det);
+}
+
+/* An NVML GPU's clocks event reasons (nvml/) into the detector's reasons and context. */
+static void
+test_gpu_events(void **state)
+{
+	(void)state;
+	struct throttle_detector *det = throttle_detector_create();
+	struct sample *a = SAMPLE({"agent.nvml_gpus", 2}, {"gpu.0.event.thermal", 1}, {"gpu.0.temp_c", 88},
+				  {"gpu.0.temp_slowdown_c", 89}, {"gpu.0.event.idle", 0}, {"gpu.1.event.power_cap", 1},
+				  {"gpu.1.power_mw", 299000}, {"gpu.1.power_limit_mw", 300000}, {"gpu.1.event.idle", 1},
+				  {"gpu.1.event.power_brake", 1}, {"gpu.1.event.hw_slowdown", 1});
+	throttle_detector_update(det, a);
+	assert_true(a->throttle.reason[THROTTLE_THERMAL] && a->throttle.reason[THROTTLE_FREQ_CAP] &&
+		    a->throttle.reason[THROTTLE_OVERCURRENT] && !a->throttle.reason[THROTTLE_RAIL_ALARM]);
+	assert_string_equal(a->throttle.why[THROTTLE_THERMAL], "gpu0 in thermal slowdown (NVML) at 88 C");
+	assert_string_equal(a->throttle.why[THROTTLE_FREQ_CAP],
+			    "gpu1 held at its power limit (NVML: software power cap), 299 of 300 W");
+	assert_string_equal(a->throttle.why[THROTTLE_OVERCURRENT],
+			    "gpu1 slowed down by the power brake (NVML: the power supply asked)");
+	assert_string_equal(a->throttle.context, "gpu1 idle (NVML); gpu1 in hardware slowdown (NVML)");
+	assert_string_equal(a->throttle.causes[0].kind, "gpu_event");
+	assert_true(a->throttle.causes[0].value == 88 && a->throttle.causes[0].limit == 89);
+	/* idle and HW slowdown alone: context, not throttling */
+	struct sample *b = SAMPLE({"agent.nvml_gpus", 1}, {"gpu.0.event.idle", 1}, {"gpu.0.event.thermal", 0});
+	throttle_detector_update(det, b);
+	assert_not_throttled(b);
+	assert_string_equal(b->throttle.context, "gpu0 idle (NVML)");
+	free(a);
+	free(b);
+	throttle_detector_destroy(det);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_latched_clock),
+		cmocka_unit_test(test_gpu_events),
 		cmocka_unit_test(test_oc_counter_increment),
 		cmocka_unit_test(test_trip_crossed),
 		cmocka_unit_test(test_cooling_device),
