@@ -287,16 +287,13 @@ function renderTemps() {
 		setText(r.sub, sub);
 		r.el.dataset.state = cls;
 	}
-	/* a zone whose rail is power-gated (Thor's GPU while it sleeps) has no reading: a state, not a fault */
-	for (const k of Object.keys(m).filter((x) => x.startsWith('zone.') && m[x] === 1).sort()) {
-		const g = /^zone\.(.+)\.gated$/.exec(k);
-		if (!g || num(m['temp.' + g[1] + '_c'])) { continue; }
-		const r = meterRow(box, g[1]);
-		setText(r.label, sensorName(g[1]));
-		setAttr(r.label, 'title', k);
+	/* rail-gated (Thor's GPU asleep) */
+	for (const k of Object.keys(m).filter((x) => /^zone\..+\.gated$/.test(x) && m[x] === 1)) {
+		const z = k.slice(5, -6), r = meterRow(box, z);
+		setText(r.label, sensorName(z));
 		setText(r.value, 'gated');
 		setBar(r, 0, 'unk', 100, null);
-		setText(r.sub, 'rail-gated: no reading while it sleeps (not an error)');
+		setText(r.sub, 'asleep, not an error');
 		r.el.dataset.state = 'gated';
 	}
 	$('temps-empty').hidden = endRows(box) > 0;
@@ -423,39 +420,14 @@ function renderSystem() {
 		loadRow('cpu', 'CPU load', m['cpu.load_pct'], on.length ? up + ' of ' + on.length + ' cores online' : '');
 	}
 	if (num(m['gpu.load_pct'])) { loadRow('gpu', 'GPU load', m['gpu.load_pct'], ''); }
-	/* NVIDIA GPUs through NVML (gpu.N.*): load, with temperature, power, clock and memory under it */
-	for (const k of Object.keys(m).filter((x) => x.startsWith('gpu.') && /^gpu\.\d+\.lost$/.test(x)).sort()) {
-		const n = k.split('.')[1], p = 'gpu.' + n + '.', label = 'GPU ' + n + ' (NVML)';
-		if (m[k] === 1) {
-			const r = meterRow(box, 'nvml' + n);
-			setText(r.label, label);
-			setText(r.value, 'lost');
-			setBar(r, 0, 'bad', 100, null);
-			setText(r.sub, 'fallen off the bus: a reset or a reboot brings it back');
-			continue;
-		}
-		const bits = [];
-		if (num(m[p + 'temp_c'])) {
-			bits.push(Math.round(m[p + 'temp_c']) + ' °C' + (num(m[p + 'temp_slowdown_c']) ? ' (slowdown ' + m[p + 'temp_slowdown_c'] + ' °C)' : ''));
-		}
-		if (num(m[p + 'power_mw'])) {
-			bits.push(fmt(m[p + 'power_mw'] / 1000, 1) + ' W' + (num(m[p + 'power_limit_mw']) ? ' of ' + fmt(m[p + 'power_limit_mw'] / 1000, 0) + ' W' : ''));
-		}
-		if (num(m[p + 'sm.freq_mhz'])) {
-			bits.push(Math.round(m[p + 'sm.freq_mhz']) + (num(m[p + 'sm.max_freq_mhz']) ? ' of ' + Math.round(m[p + 'sm.max_freq_mhz']) : '') + ' MHz');
-		}
-		if (num(m[p + 'mem.used_mb']) && m[p + 'mem.total_mb'] > 0) {
-			bits.push('memory ' + (m[p + 'mem.used_mb'] / 1024).toFixed(1) + ' / ' + (m[p + 'mem.total_mb'] / 1024).toFixed(0) + ' GiB');
-		}
-		if (num(m[p + 'load_pct'])) {
-			loadRow('nvml' + n, label, m[p + 'load_pct'], bits.join(' · '));
-		} else {
-			const r = meterRow(box, 'nvml' + n);
-			setText(r.label, label);
-			setText(r.value, '');
-			setBar(r, 0, 'unk', 100, null);
-			setText(r.sub, bits.join(' · '));
-		}
+	for (const k of Object.keys(m).filter((x) => /^gpu\.\d+\.lost$/.test(x))) {
+		const p = k.slice(0, -4), v = m[p + 'load_pct'], r = meterRow(box, p), b = [];
+		if (num(m[p + 'temp_c'])) { b.push(m[p + 'temp_c'] + ' °C'); }
+		if (num(m[p + 'power_mw'])) { b.push(fmt(m[p + 'power_mw'] / 1000, 1) + ' W'); }
+		setText(r.label, 'GPU ' + p.slice(4, -1) + ' (NVML)');
+		setText(r.value, m[k] ? 'lost' : num(v) ? Math.round(v) + ' %' : '');
+		setBar(r, num(v) ? v : 0, m[k] ? 'bad' : '', 100, null);
+		setText(r.sub, b.join(' · '));
 	}
 	const memRow = (key, label, used, total, sub) => {
 		const r = meterRow(box, key);
