@@ -47,7 +47,7 @@ if [ -s "$guard_log" ]; then
 		"$(wc -l <"$guard_log") time(s) (at $(xargs <"$guard_log")): a test starting the agent then may fail"
 fi
 rm -f "$guard_log"
-skipped=$(grep -hE "\.\.\. skipped 'qemu-user" "$dir/meson-logs/testlog.txt" | sort)
+skipped=$(grep -hE "\.\.\. skipped ['\"]qemu-user" "$dir/meson-logs/testlog.txt" | sort)
 echo "arm64: $(grep -c . <<<"$skipped") test methods skipped as emulator limits (the x86_64 run has them all):"
 echo "$skipped" | sed 's/^/  /'
 echo "arm64: emulated run in $(($(date +%s) - start)) s"
