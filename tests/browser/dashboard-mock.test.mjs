@@ -179,6 +179,31 @@ try {
 		await page.close();
 	}
 
+	/* ---- the board's wall clock steps an hour back, then forward (issue 21): the charts never fold back ---- */
+	for (const stepMs of [-3600000, 3600000]) {
+		const stepAt = 600 + 25; // 2.5 s after the page opened, at 10 samples a second
+		const mock = await startMock({ board: 'full', rate: 10, page: PAGE, stepAt, stepMs });
+		mocks.push(mock);
+		const page = await context.newPage();
+		const w = watch(page, origin(mock.url));
+		await page.goto(mock.url);
+		// the charts count the points inside their window: a history folded back, or left an hour behind,
+		// falls out of it
+		const before = await until('the last samples before the step', async () => {
+			const st = await readState(page);
+			return st.seq >= stepAt - 10 && st.seq < stepAt ? st : null;
+		}, 20000, 20);
+		const after = await until('samples well after the step', async () => {
+			const st = await readState(page);
+			return st.seq > stepAt + 20 ? st : null;
+		}, 20000);
+		c(before.points.temp > 100 && after.points.temp >= before.points.temp,
+			'a step of ' + stepMs / 1000 + ' s: the charts keep every point in their window',
+			{ before: before.points, after: after.points });
+		c(w.errors.length === 0, 'clock step: no console errors', w.errors);
+		await page.close();
+	}
+
 	/* ---- 4. the event stream drops: the page reconnects by itself ---- */
 	{
 		const mock = await startMock({ board: 'full', rate: 10, dropAfter: 15, page: PAGE });

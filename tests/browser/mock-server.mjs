@@ -158,8 +158,13 @@ export async function startMock(opts = {}) {
 	function sample(seq) {
 		let s = cache.get(seq);
 		if (!s) {
-			const t = T0 + (seq - 1) * 1000;
+			// stepAt/stepMs: the board's wall clock steps at sample stepAt, which carries the mark (issue 21)
+			const stepped = o.stepAt && seq >= o.stepAt ? o.stepMs : 0;
+			const t = T0 + (seq - 1) * 1000 + stepped;
 			s = { seq, ts: iso(t), time_ms: t, ...B.sample(seq, o) };
+			if (o.stepAt && seq === o.stepAt) {
+				s.clock_step_ms = o.stepMs;
+			}
 			cache.set(seq, s);
 		}
 		return s;
