@@ -594,56 +594,22 @@ test_ha_discovery(void **state)
 	free(set);
 }
 
-/* NVML GPUs (issue 22): load, temperature and power of each, nothing else of gpu.N.* */
+/* NVML GPUs (issue 22): load, temperature and power of each, nothing else of gpu.N.* (names: test_nvml_outputs.py) */
 static void
 test_ha_nvml_gpus(void **state)
 {
 	(void)state;
-	struct agent_info info = make_info();
-	struct mqtt_ha_ctx ctx = {
-		.ha_prefix = "homeassistant",
-		.device_id = "orin-01",
-		.state_topic = "tegrawatch/orin-01/ha",
-		.status_topic = "tegrawatch/orin-01/status",
-		.expire_after_s = 90,
-		.info = &info,
-	};
+	static const char *const names[] = {"gpu.0.load_pct", "gpu.0.temp_c", "gpu.0.power_mw", "gpu.12.load_pct",
+					    "gpu.0.temp_slowdown_c", "gpu.0.sm.freq_mhz", "gpu.x.load_pct"};
 	struct metric_set *set = calloc(1, sizeof(*set));
 	assert_non_null(set);
-	metric_set_put(set, "gpu.0.load_pct", 97);
-	metric_set_put(set, "gpu.0.temp_c", 41);
-	metric_set_put(set, "gpu.0.power_mw", 6600);
-	metric_set_put(set, "gpu.0.temp_slowdown_c", 89);
-	metric_set_put(set, "gpu.0.mem.load_pct", 0);
-	metric_set_put(set, "gpu.0.sm.freq_mhz", 900);
-	metric_set_put(set, "gpu.0.event.idle", 1);
-	metric_set_put(set, "gpu.12.load_pct", 3);
-	metric_set_put(set, "gpu.gpc.0.freq_mhz", 1000);
-	metric_set_put(set, "gpu.x.load_pct", 1);
-	assert_int_equal(mqtt_ha_sensor_count(set, &dict), 4);
-	struct emitted *e = calloc(1, sizeof(*e));
-	assert_non_null(e);
-	mqtt_ha_discovery(&ctx, set, &dict, capture, e);
-	const char *load = find_payload(e, "homeassistant/sensor/orin-01_gpu_0_load_pct/config");
-	assert_non_null(strstr(load, "\"name\":\"GPU 0 load\""));
-	assert_non_null(strstr(load, "\"unit_of_measurement\":\"%\""));
-	const char *temp = find_payload(e, "homeassistant/sensor/orin-01_gpu_0_temp_c/config");
-	assert_non_null(strstr(temp, "\"name\":\"GPU 0 temperature\""));
-	assert_non_null(strstr(temp, "\"device_class\":\"temperature\""));
-	const char *power = find_payload(e, "homeassistant/sensor/orin-01_gpu_0_power_mw/config");
-	assert_non_null(strstr(power, "\"name\":\"GPU 0 power\""));
-	assert_non_null(strstr(power, "(value_json.metrics['gpu.0.power_mw'] / 1000)"));
-	assert_non_null(find_payload(e, "homeassistant/sensor/orin-01_gpu_12_load_pct/config"));
-	int d = 99;
-	assert_true(mqtt_ha_view_digits("gpu.0.temp_c", &d));
-	assert_int_equal(d, 1);
-	assert_true(mqtt_ha_view_digits("gpu.0.power_mw", &d));
-	assert_int_equal(d, -1);
-	assert_false(mqtt_ha_view_digits("gpu.0.sm.freq_mhz", &d));
-	for (size_t i = 0; i < e->count; i++) {
-		free(e->payload[i]);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		metric_set_put(set, names[i], 1);
 	}
-	free(e);
+	assert_int_equal(mqtt_ha_sensor_count(set, &dict), 4);
+	int d = 99;
+	assert_true(mqtt_ha_view_digits("gpu.0.temp_c", &d) && d == 1);
+	assert_true(mqtt_ha_view_digits("gpu.0.power_mw", &d) && d == -1 && !mqtt_ha_view_digits("gpu.0.pstate", &d));
 	free(set);
 }
 
