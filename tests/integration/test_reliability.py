@@ -172,8 +172,10 @@ class Base(harness.TestCase):
         self.assertEqual(missing, [], what + ": gaps in seq")
         return order, dups
 
-    def check_cadence(self, a, what, p99_ms=P99_MS, max_ms=MAX_MS):
-        """Every tick ran (stdout seq 1..N, no late tick) and on time; returns (p99, max) lateness."""
+    def check_cadence(self, a, what, p99_ms=P99_MS, max_ms=MAX_MS, machine=(0, 0)):
+        """Every tick ran (stdout seq 1..N, no late tick) and on time; returns (p99, max) lateness. MACHINE: the
+        (p99, max) lateness a plain sleeping process measured beside it (harness.PROBE), added to the bounds: on a
+        machine loaded beyond its cores the scheduler's lateness is nobody's fault."""
         samples = a.samples()
         self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)), what + ": samples missing")
         late = lateness_ms(samples[1:], a.interval_ms)  # the first tick runs at start, before the schedule
@@ -181,9 +183,11 @@ class Base(harness.TestCase):
         sys.stderr.write("\n%s: %d ticks at %d ms, lateness p50 %d ms, p99 %d ms, max %d ms, %d late ticks\n" %
                          (what, len(late), a.interval_ms, percentile(late, 50), p99, mx,
                           samples[-1]["metrics"]["agent.late_ticks_total"]))
+        if machine != (0, 0):
+            sys.stderr.write("%s: a plain process beside it was late by p99 %d ms, max %d ms\n" % (what, *machine))
         if not harness.UNDER_QEMU:  # under qemu-user (the arm64 run) the lateness would be the emulator's
-            self.assertLessEqual(p99, p99_ms, what + ": tick lateness p99")
-            self.assertLessEqual(mx, max_ms, what + ": tick lateness max")
+            self.assertLessEqual(p99, p99_ms + machine[0], what + ": tick lateness p99")
+            self.assertLessEqual(mx, max_ms + machine[1], what + ": tick lateness max")
         return p99, mx
 
 
@@ -394,6 +398,8 @@ class JitterTest(Base):
                        web="127.0.0.1:%d" % web_port, extra=rule)
         self.assertTrue(wait_until(lambda: len(a.samples()) >= 5, 20), a.stderr())
         hogs = [self.spawn([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        probe = subprocess.Popen([sys.executable, harness.PROBE, "60"], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(probe.kill)
         socks = []
         for _ in range(100):
             try:
@@ -419,6 +425,7 @@ class JitterTest(Base):
                     pass
             harness.hold(0.2)
         m = a.last()
+        machine = tuple(int(x) for x in probe.communicate(timeout=60)[0].split())
         for h in hogs:
             h.kill()
         self.assertIsNone(a.proc.poll(), a.stderr())
@@ -432,7 +439,7 @@ class JitterTest(Base):
         self.assertGreater(m["agent.alerts_firing"], 0)
         # 60 s of faults at 10 Hz: a late tick restarts the schedule (and costs the time it was late), hence 95 %
         self.assertGreaterEqual(len(a.samples()), 570)
-        self.check_cadence(a, "B1 under faults")
+        self.check_cadence(a, "B1 under faults", machine=machine)
 
 
 class OutageTest(Base):

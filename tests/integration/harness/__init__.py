@@ -16,6 +16,8 @@ The rules every test keeps (tests/README.md):
 - one start and stop policy for the agent (Agent): stderr to a file, stdout (JSON Lines) to a file read as it
   grows, SIGTERM then a bounded wait, SIGKILL at cleanup.
 """
+import os as _os
+
 from .agent import Agent
 from .base import (BOOT_ID, FIXTURE_BOARD, UNDER_QEMU, clean_env, copy_board, demo_args, emulator_limit, end_process,
                    flag, free_port, hold, init, main, pid_alive, proc_status_kb, read_bytes, read_jsonl, read_text, src,
@@ -31,3 +33,6 @@ __all__ = ["Agent", "BOOT_ID", "FIXTURE_BOARD", "UNDER_QEMU", "clean_env", "copy
            "make_tls", "mqtt_keys", "mqtt_section", "parse_spool", "publish", "TestCase", "WEB_PER_IP", "WEB_TIMEOUT_S",
            "Receiver", "Request", "demo_values", "forward", "header_of", "raw_exchange", "request", "status_of",
            "web_config"]
+
+# a plain sleeping process that measures its own lateness (probe.py): a timing test's machine allowance
+PROBE = _os.path.join(_os.path.dirname(__file__), "probe.py")
