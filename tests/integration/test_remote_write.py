@@ -181,6 +181,9 @@ class RemoteWriteTest(Case):
     def test_slow_receiver_leaves_sampling_on_time(self):
         prom = self.prometheus()
         px = self.receiver(target=prom.url("/api/v1/write"), delay=3.0)
+        # what the machine does to any process beside it (harness.PROBE): the bounds' allowance on a loaded machine
+        probe = subprocess.Popen([sys.executable, harness.PROBE, "8"], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(probe.kill)
         a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
                        live_args(100))
         a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 20, 60)
@@ -190,8 +193,10 @@ class RemoteWriteTest(Case):
         late = sorted(s["time_ms"] - (t0 + i * 100) for i, s in enumerate(samples))
         self.assertGreater(len(samples), 60)
         p99 = late[int(len(late) * 0.99) - 1]
-        self.assertLess(p99, 60, "ticks p99 %d ms late next to a 3 s receiver" % p99)
-        self.assertLess(late[-1], 250)
+        machine_p99, machine_max = (int(x) for x in probe.communicate(timeout=60)[0].split())
+        self.assertLess(p99, 60 + machine_p99,
+                        "ticks p99 %d ms late next to a 3 s receiver (a plain process: %d)" % (p99, machine_p99))
+        self.assertLess(late[-1], 250 + machine_max)
         self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)))
         self.assertGreaterEqual(len(px.got()), 2)
 
