@@ -70,10 +70,11 @@ class Proxy:
     (what it reads is dropped, nothing is closed, no RST). A connection that saw a black hole never forwards
     again (its stream lost bytes); connections accepted after heal() forward normally."""
 
-    def __init__(self, target_port):
+    def __init__(self, target_port, port=0):
         self.target = target_port
         self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", port))
         self.ls.listen(16)
         self.port = self.ls.getsockname()[1]
         self.holed = False
@@ -255,9 +256,13 @@ class DeliveryTest(Base):
         before = a.samples()
         self.assertGreaterEqual(len(before), 150)
         self.assertEqual(before[-1]["metrics"]["agent.mqtt_connected"], 0)
-        b = self.broker(port=port, persistence=True)
-        t_up = time.time()
+        # the broker comes up behind a proxy on the agent's port, opened once the subscriber is in: the agent
+        # may connect the moment something listens, and what it sends before anyone subscribed would be lost
+        b = self.broker(persistence=True)
         s = self.sub(b.port, ["tegrawatch/nb/state", "tegrawatch/nb/status"], client_id="tw-rel-nb", clean=False)
+        px = Proxy(b.port, port=port)
+        self.addCleanup(px.close)
+        t_up = time.time()
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 65), a.stderr())
         connect_s = time.time() - t_up
         self.assertTrue(wait_until(lambda: len({x["seq"] for x in s.json("tegrawatch/nb/state")}) >= len(before),
