@@ -138,7 +138,8 @@ answer_untaken(const struct conn_entry *e)
 
 /*
  * Who makes room under a limit for ADDR (any address when NULL): the
- * connection that has waited longest for its request head past its grace;
+ * connection that has waited longest for its request head past its grace
+ * (unless that head sits unread: then the server is slow, not the client);
  * else (IDLE_TOO) the one that has waited longest while everything it sent
  * has been read (a slow or idle client: a burst's unread heads and the
  * silent connections within their grace are spared);
@@ -155,8 +156,9 @@ victim_locked(const struct conn_guard *g, const struct conn_entry *new_e, const 
 			continue;
 		}
 		if (e->phase == CONN_WAITING) {
+			/* a head that sits unread is the server's delay, never the client's, however long */
 			if (now_ms - e->since_ms >= CONN_GRACE_MS) {
-				if (!late || e->since_ms < late->since_ms) {
+				if ((!late || e->since_ms < late->since_ms) && !unread_bytes(e)) {
 					late = e;
 				}
 			} else if (idle_too && (!idle || e->since_ms < idle->since_ms) && !unread_bytes(e) &&

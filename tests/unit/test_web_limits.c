@@ -169,7 +169,16 @@ test_burst_is_admitted_then_trimmed(void **state)
 	for (int i = 0; i < 12; i++) {
 		assert_false(shut(&f[i]));
 	}
-	/* past it, what never got its answer goes, oldest first, down to the per-address limit */
+	/* past it, a head still unread is the server's delay: nobody goes */
+	conn_guard_sweep(&g, 1020 + CONN_GRACE_MS - 1);
+	for (int i = 0; i < 12; i++) {
+		assert_false(shut(&f[i]));
+	}
+	/* once read, heads still incomplete (slow clients) go, oldest first, down to the per-address limit */
+	for (int i = 0; i < 12; i++) {
+		char c;
+		assert_int_equal(recv(f[i].ours, &c, 1, MSG_DONTWAIT), 1);
+	}
 	conn_guard_sweep(&g, 1020 + CONN_GRACE_MS - 1);
 	for (int i = 3; i < 12; i++) {
 		assert_true(shut(&f[i]));
