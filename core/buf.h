@@ -35,7 +35,9 @@ static inline void
 buf_add(struct buf *b, const char *s, size_t len)
 {
 	buf_reserve(b, len);
-	memcpy(b->buf + b->len, s, len);
+	if (len) { /* S may be NULL then (an empty buffer's), which memcpy must not see */
+		memcpy(b->buf + b->len, s, len);
+	}
 	b->len += len;
 	b->buf[b->len] = '\0';
 }
