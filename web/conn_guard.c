@@ -161,7 +161,8 @@ victim_locked(const struct conn_guard *g, const struct conn_entry *new_e, const 
 				if ((!late || e->since_ms < late->since_ms) && !unread_bytes(e)) {
 					late = e;
 				}
-			} else if (idle_too && (!idle || e->since_ms < idle->since_ms) && !unread_bytes(e) &&
+			} else if (idle_too && (!idle || e->since_ms < idle->since_ms) &&
+				   (e->served || now_ms - e->since_ms >= CONN_READ_GRACE_MS) && !unread_bytes(e) &&
 				   has_sent(e)) {
 				idle = e;
 			}
@@ -282,6 +283,7 @@ conn_guard_set_phase(struct conn_guard *g, struct conn_entry *e, enum conn_phase
 {
 	pthread_mutex_lock(&g->lock);
 	if (e->phase != CONN_STREAM) {
+		e->served |= e->phase == CONN_BUSY && phase == CONN_WAITING;
 		e->phase = phase;
 		e->since_ms = now_ms;
 	}

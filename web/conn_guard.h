@@ -45,7 +45,8 @@
 
 #include "core/metrics.h"
 
-#define CONN_STUCK_MS 2000 /* an answer that takes longer has a client that does not read */
+#define CONN_STUCK_MS 2000     /* an answer that takes longer has a client that does not read */
+#define CONN_READ_GRACE_MS 500 /* a head read but not yet parsed: the server's moment, not the client's */
 #define CONN_GRACE_MS 2000 /* a new or idle connection that has not sent a request head within this may be evicted */
 
 enum conn_phase {
@@ -60,6 +61,7 @@ struct conn_entry {
 	unsigned char addr[16]; /* the peer (web_addr_key with the whole address) */
 	enum conn_phase phase;
 	bool closing;     /* shut down by the guard: no longer counted */
+	bool served;      /* answered a request before: waiting again means idle, not new */
 	int64_t since_ms; /* when the phase began */
 	/* event streams: the last time their reader ran (or they were resumed), and whether they wait for events */
 	atomic_llong progress_ms;
