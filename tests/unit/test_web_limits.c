@@ -194,6 +194,37 @@ test_burst_is_admitted_then_trimmed(void **state)
 	conn_guard_fini(&g);
 }
 
+/*
+ * A head the server has read but not parsed yet (TSan: a newcomer's accept ran in between) is not idle for
+ * CONN_READ_GRACE_MS; a connection served before and waiting again is idle at once.
+ */
+static void
+test_read_grace_and_served(void **state)
+{
+	(void)state;
+	struct conn_guard g;
+	conn_guard_init(&g, &limits);
+	struct fake f[CONNS];
+	/* three read (nothing left unread), not parsed; f[0] was served before and waits again */
+	for (int i = 0; i < 3; i++) {
+		assert_true(add(&g, &f[i], 1, 1000));
+	}
+	conn_guard_set_phase(&g, &f[0].e, CONN_BUSY, 1001);
+	conn_guard_set_phase(&g, &f[0].e, CONN_WAITING, 1002);
+	/* a fourth within the read grace: only the served one goes */
+	assert_true(add(&g, &f[3], 1, 1003));
+	assert_true(shut(&f[0]));
+	assert_false(shut(&f[1]) || shut(&f[2]) || shut(&f[3]));
+	/* a fifth past the read grace: the longest waiting of the others goes */
+	assert_true(add(&g, &f[4], 1, 1000 + CONN_READ_GRACE_MS));
+	assert_true(shut(&f[1]));
+	assert_false(shut(&f[2]) || shut(&f[3]) || shut(&f[4]));
+	for (int i = 0; i < 5; i++) {
+		close_fake(&g, &f[i]);
+	}
+	conn_guard_fini(&g);
+}
+
 /* A connection whose client has closed its end frees its slot without evicting anyone. */
 static void
 test_gone_clients_do_not_count(void **state)
@@ -442,6 +473,7 @@ main(void)
 		cmocka_unit_test(test_per_address_evicts_the_longest_waiting),
 		cmocka_unit_test(test_burst_is_admitted_then_trimmed),
 		cmocka_unit_test(test_gone_clients_do_not_count),
+		cmocka_unit_test(test_read_grace_and_served),
 		cmocka_unit_test(test_all_busy_admits_up_to_twice_the_limit),
 		cmocka_unit_test(test_gone_stream_frees_its_place),
 		cmocka_unit_test(test_global_limit_and_header_timeout),
