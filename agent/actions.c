@@ -454,6 +454,7 @@ actions_destroy(struct actions *act)
 		return;
 	}
 	webhooks_destroy(act->webhooks); /* pending notifications get a few seconds */
+	act->webhooks = NULL;            /* actions_poll() below flushes them otherwise: a use after free */
 	/* give queued and running programs their grace, then stop them: no zombies left behind */
 	int64_t until = monotonic_ms() + KILL_GRACE_MS;
 	while ((act->running_count > 0 || act->queue_count > 0) && monotonic_ms() < until) {
