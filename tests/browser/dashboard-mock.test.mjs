@@ -166,7 +166,7 @@ try {
 		const w = watch(page, origin(mock.url));
 		await page.goto(mock.url);
 		await until('the first sample', async () => (await readState(page)).points.temp > 0, 10000);
-		await sleep(300);
+		await until('the GPU zone row', async () => (await page.$('#temps .m[data-key="gpu"]')) !== null, 10000);
 		const gated = await page.$eval('#temps .m[data-key="gpu"]', (r) => ({ state: r.dataset.state, text: r.textContent }));
 		c(gated.state === 'gated' && gated.text.includes('gated') && gated.text.includes('not an error'),
 			'the rail-gated GPU zone is shown as gated, not as an error', gated);

@@ -16,6 +16,7 @@ proof for amd64 only (docs/bundle.md).
 Usage: test_bundle.py ARCH SOURCE_ROOT WORK_DIR REFERENCE_BINARY (root, or user namespaces for unshare -r)
 """
 import json
+import select
 import os
 import shutil
 import socket
@@ -38,6 +39,9 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+MARKER_TOPIC = "tegrawatch/bundle-test-ready/state"  # matches the subscription's tegrawatch/+/state
 
 
 def wait_until(cond, timeout):
@@ -180,7 +184,8 @@ class BundleTest(unittest.TestCase):
             self.assertTrue(wait_until(lambda: self.connects(mport), 20), "the broker did not start")
             sub = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(mport), "-t", "tegrawatch/+/state",
                                     "-v"], stdout=subprocess.PIPE, text=True)
-            time.sleep(0.5)  # the subscription is in before the first sample (state is not retained)
+            # the subscription is in before the first sample (state is not retained): a marker came through
+            self.assertTrue(wait_until(lambda: self.marker_seen(mport, sub), 20), "mosquitto_sub never subscribed")
             env = dict(os.environ, TEGRAWATCH_MQTT_PORT=str(mport), TEGRAWATCH_WEB_LISTEN=f"127.0.0.1:{wport}")
             agent = subprocess.Popen(self.b.command(["run", "--demo", "--speed", "3", "--count", str(COUNT)], linux49),
                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -210,7 +215,8 @@ class BundleTest(unittest.TestCase):
                     line = sub.stdout.readline()
                     if not line:
                         return False
-                    got.append(json.loads(line.split(" ", 1)[1]))
+                    if not line.startswith(MARKER_TOPIC):
+                        got.append(json.loads(line.split(" ", 1)[1]))
                 return True
 
             self.assertTrue(all_states(), f"{len(got)} of {COUNT} states over MQTT")
@@ -223,6 +229,17 @@ class BundleTest(unittest.TestCase):
                     p.kill()
                 if p:
                     p.communicate()
+
+    @staticmethod
+    def marker_seen(port, sub):
+        """Publishes a marker on a topic SUB listens to; true once SUB has printed one."""
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-t", MARKER_TOPIC, "-m", "{}"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+        while select.select([sub.stdout], [], [], 0.5)[0]:
+            line = sub.stdout.readline()
+            if not line or line.startswith(MARKER_TOPIC):
+                return bool(line)
+        return False
 
     @staticmethod
     def connects(port):
