@@ -12,6 +12,7 @@
 
 #include "core/metrics.h"
 #include "core/readfile.h"
+#include "core/url.h"
 #include "core/xalloc.h"
 
 #define LABELS_MAX 32
@@ -233,27 +234,14 @@ static const struct cfg_key otlp_keys[] = {
 
 /* ---- checks ---- */
 
-/* http:// or https://, a host, no credentials and nothing a request line cannot carry. */
+/* A configured URL's problem, with what to use instead of credentials in it. */
 static const char *
-url_problem(const char *url)
+url_problem_here(const char *url)
 {
-	size_t skip = strncasecmp(url, "http://", 7) == 0 ? 7 : strncasecmp(url, "https://", 8) == 0 ? 8 : 0;
-	if (!skip) {
-		return "only http:// and https:// URLs are supported";
-	}
-	for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
-		if (*p <= 0x20 || *p >= 0x7f) {
-			return "the URL holds a space, control character or non-ASCII byte (percent-encode it)";
-		}
-	}
-	size_t authority = strcspn(url + skip, "/?#");
-	if (authority == 0 || url[skip] == ':') {
-		return "the URL has no host";
-	}
-	if (memchr(url + skip, '@', authority)) {
-		return "credentials in the URL would be logged and shown: use username and password_file";
-	}
-	return NULL;
+	const char *problem = url_problem(url);
+	return problem == url_has_credentials
+		       ? "credentials in the URL would be logged and shown: use username and password_file"
+		       : problem;
 }
 
 int
@@ -335,7 +323,7 @@ fleet_validate(const void *obj, const struct cfg_place *place, struct diag_list 
 	if (!cfg->url[0]) {
 		return 0; /* off: nothing else is used */
 	}
-	const char *problem = url_problem(cfg->url);
+	const char *problem = url_problem_here(cfg->url);
 	if (problem) {
 		cfg_report_key(diags, place, "url", "%s.url: %s", s, problem);
 	}

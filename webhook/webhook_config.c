@@ -12,6 +12,7 @@
 
 #include "core/base64.h"
 #include "core/readfile.h"
+#include "core/url.h"
 #include "core/xalloc.h"
 #include "build_config.h"
 
@@ -319,32 +320,14 @@ webhook_read_token(const char *path, char **token, char *why, size_t why_size)
 	return 0;
 }
 
-/* http:// or https://, a host, no credentials and nothing a request line cannot carry. */
+/* A configured URL's problem, with what to use instead of credentials in it. */
 static const char *
-url_problem(const char *url)
+url_problem_here(const char *url)
 {
-	size_t skip;
-	if (strncasecmp(url, "http://", 7) == 0) {
-		skip = 7;
-	} else if (strncasecmp(url, "https://", 8) == 0) {
-		skip = 8;
-	} else {
-		return "only http:// and https:// URLs are supported";
-	}
-	for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
-		if (*p <= 0x20 || *p >= 0x7f) {
-			return "the URL holds a space, control character or non-ASCII byte (percent-encode it)";
-		}
-	}
-	const char *host = url + skip;
-	size_t authority = strcspn(host, "/?#");
-	if (authority == 0 || host[0] == ':') {
-		return "the URL has no host";
-	}
-	if (memchr(host, '@', authority)) {
-		return "credentials in the URL would be logged and shown: use bearer_token_file or headers";
-	}
-	return NULL;
+	const char *problem = url_problem(url);
+	return problem == url_has_credentials
+		       ? "credentials in the URL would be logged and shown: use bearer_token_file or headers"
+		       : problem;
 }
 
 static int
@@ -376,7 +359,7 @@ webhook_config_validate(const struct webhook_config *cfg, const struct cfg_place
 	size_t before = diags->count;
 	const char *s = place->section;
 	char why[160];
-	const char *problem = cfg->url ? url_problem(cfg->url) : "no URL";
+	const char *problem = cfg->url ? url_problem_here(cfg->url) : "no URL";
 	if (problem) {
 		cfg_report_key(diags, place, "url", "%s.url: %s", s, problem);
 	}
