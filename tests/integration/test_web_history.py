@@ -77,7 +77,9 @@ class HistoryTierTest(harness.TestCase):
             self.assertEqual(request(self.port, "GET", path)[0], 400, path)
 
     def test_every_metric_has_both_tiers(self):
-        snap = self.get_json("/api/v1/snapshot")
+        # the server answers before the first sample is in (slow under emulation): wait for one
+        snap = wait_until(lambda: (s := self.get_json("/api/v1/snapshot"))["seq"] >= 1 and s, 60, step=0.2)
+        self.assertTrue(snap, "no sample came")
         names = sorted(snap["metrics"])
         self.assertGreater(len(names), 100)
         for name in names:
