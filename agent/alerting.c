@@ -2,6 +2,7 @@
 #include "alerting.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +17,9 @@ struct alerting {
 	struct engine *engine;
 	struct actions *actions;
 	bool run_actions;
-	char device_id[128]; /* the board's id in events (device_id.h), kept across reloads */
-	bool dirty;          /* a transition happened since the state was saved */
+	char device_id[128];           /* the board's id in events (device_id.h), kept across reloads */
+	char expected_power_mode[128]; /* {{expected_power_mode}}, resolved at start, kept across reloads */
+	bool dirty;                    /* a transition happened since the state was saved */
 	uint64_t reload_failures;
 	uint64_t reloads;
 	uint64_t fired, resolved; /* alerts that started firing / resolved (restored ones not again) */
@@ -61,6 +63,7 @@ make_engine(struct alerting *al, const struct config *cfg)
 {
 	struct engine *engine = engine_create(&cfg->rules, on_event, al);
 	engine_set_board(engine, cfg->board_name, al->device_id);
+	engine_set_expected_power_mode(engine, al->expected_power_mode);
 	return engine;
 }
 
@@ -220,4 +223,12 @@ alerting_stage_create(struct config *cfg, const char *device_id, bool run_action
 		diag_list_free(&diags);
 	}
 	return &al->base;
+}
+
+void
+alerting_stage_set_expected_power_mode(struct stage *st, const char *text)
+{
+	struct alerting *al = (struct alerting *)st;
+	snprintf(al->expected_power_mode, sizeof(al->expected_power_mode), "%s", text);
+	engine_set_expected_power_mode(al->engine, al->expected_power_mode);
 }

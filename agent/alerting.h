@@ -28,4 +28,7 @@
  */
 struct stage *alerting_stage_create(struct config *cfg, const char *device_id, bool run_actions);
 
+/** What {{expected_power_mode}} renders in ST's alert texts (agent.expected_power_mode, resolved; copied). */
+void alerting_stage_set_expected_power_mode(struct stage *st, const char *text);
+
 #endif

@@ -22,6 +22,7 @@
 #include "core/xalloc.h"
 #include "config_priv.h"
 #include "memory_budget.h"
+#include "predict/predict.h"
 #include "thresholds/rules_load.h"
 
 #define ENV_PREFIX "environment:"
@@ -50,6 +51,7 @@ static const struct cfg_key agent_keys[] = {
 	CFG_CHOICE("log_level", struct config, log_level, "warning", 0, log_level_names, log_level_values),
 	CFG_CHOICE("json_lines", struct config, json_lines, "auto", 0, json_lines_names, json_lines_values),
 	CFG_STRING("memory_max", struct config, memory_max, "auto", CFG_F_NOT_EMPTY),
+	CFG_STRING("expected_power_mode", struct config, expected_power_mode, "", 0),
 };
 
 static const struct cfg_key sources_keys[] = {
@@ -58,7 +60,21 @@ static const struct cfg_key sources_keys[] = {
 	CFG_CHOICE("nvml", struct config, nvml, "auto", 0, tegrastats_names, tegrastats_values),
 };
 
-static const struct cfg_section agent_section = {"agent", agent_keys, N_OF(agent_keys), NULL};
+/* agent.expected_power_mode's form; whether the board has that mode is known only at start (setup.c). */
+static int
+validate_agent(const void *obj, const struct cfg_place *place, struct diag_list *diags)
+{
+	const struct config *cfg = obj;
+	struct power_mode_expectation e;
+	char err[160];
+	if (power_mode_expectation_parse(cfg->expected_power_mode, &e, err, sizeof(err)) < 0) {
+		cfg_report_key(diags, place, "expected_power_mode", "agent.expected_power_mode: %s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct cfg_section agent_section = {"agent", agent_keys, N_OF(agent_keys), validate_agent};
 static const struct cfg_section sources_section = {"sources", sources_keys, N_OF(sources_keys), NULL};
 
 /* Every section and where its settings live in struct config; modules own theirs. */

@@ -61,6 +61,8 @@ struct config {
 	char *memory_max;         /* agent.memory_max: a size, "none" or "auto" (the cgroup's memory.max) */
 	uint64_t memory_limit;    /* agent.memory_max resolved by the loader, bytes; 0 = none */
 	bool memory_limit_cgroup; /* memory_limit came from the cgroup */
+
+	char *expected_power_mode; /* agent.expected_power_mode: "MAXN_SUPER, jetson_clocks on"; "" = any */
 	/* sources: */
 	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */

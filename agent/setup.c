@@ -14,6 +14,7 @@
 #include "device_id.h"
 #include "fleet_setup.h"
 #include "memory_budget.h"
+#include "predict/predict.h"
 #include "service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
@@ -297,6 +298,24 @@ discard(struct config *cfg, const struct setup_options *o, struct board *b)
 	source_destroy(o->source);
 }
 
+/* What the predict stage needs: agent.expected_power_mode resolved against the board's modes. */
+static int
+predict_options_for(const struct config *cfg, const struct board *b, struct predict_options *out)
+{
+	*out = (struct predict_options){0};
+	char err[160];
+	if (power_mode_expectation_parse(cfg->expected_power_mode, &out->expect, err, sizeof(err)) < 0) {
+		log_error("agent.expected_power_mode: %s", err); /* the loader refused it already */
+		return EX_CONFIG;
+	}
+	const struct nvpmodel_conf *modes = b ? board_power_modes(b) : NULL;
+	if (power_mode_expectation_resolve(&out->expect, modes) < 0) {
+		/* still watched: a later nvpmodel.conf may have it, and the alert says which one was asked for */
+		log_warn("agent.expected_power_mode: the board's nvpmodel.conf has no power mode %s", out->expect.text);
+	}
+	return 0;
+}
+
 int
 setup_agent(struct config *cfg, const struct setup_options *o, struct agent **out)
 {
@@ -331,6 +350,11 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (b) {
 		/* the identity of the board this run reads: none for a replay without a root */
 		info.identity = *board_identity(b);
+	}
+	struct predict_options popts;
+	if (predict_options_for(cfg, b, &popts) != 0) {
+		discard(cfg, o, b);
+		return EX_CONFIG;
 	}
 	struct sink *record = NULL;
 	if (o->record) {
@@ -386,7 +410,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	}
 	agent_add_stage(agent, throttle_stage_create(!o->replay));
 	agent_add_stage(agent, counters_stage_create());
-	agent_add_stage(agent, alerting_stage_create(cfg, device_id, !o->dry_run));
+	agent_add_stage(agent, predict_stage_create(&popts));
+	struct stage *alerting = alerting_stage_create(cfg, device_id, !o->dry_run);
+	alerting_stage_set_expected_power_mode(alerting, popts.expect.text);
+	agent_add_stage(agent, alerting);
 	*out = agent;
 	return 0;
 }

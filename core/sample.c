@@ -1,6 +1,7 @@
 /* Sample helpers and the throttle reason names. */
 #include "sample.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *
@@ -25,4 +26,43 @@ sample_clear(struct sample *s)
 	s->power_mode[0] = '\0';
 	metric_set_clear(&s->metrics);
 	memset(&s->throttle, 0, sizeof(s->throttle));
+}
+
+int
+sample_jetson_clocks(const struct metric_set *ms, int *cores, int *offline)
+{
+	int listed = 0, off = 0;
+	bool pinned = true, any_floor = false;
+	for (int n = 0; n < 256; n++) {
+		char name[METRIC_NAME_MAX];
+		double online, lo, hi;
+		snprintf(name, sizeof(name), "cpu.%d.online", n);
+		if (!metric_set_get(ms, name, &online)) {
+			break;
+		}
+		listed++;
+		if (online < 1) {
+			off++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "cpu.%d.min_freq_mhz", n);
+		bool have_min = metric_set_get(ms, name, &lo);
+		snprintf(name, sizeof(name), "cpu.%d.max_freq_mhz", n);
+		if (have_min && metric_set_get(ms, name, &hi)) {
+			any_floor = true;
+			pinned = pinned && lo == hi;
+		}
+	}
+	if (cores) {
+		*cores = listed;
+	}
+	if (offline) {
+		*offline = off;
+	}
+	double glo, ghi;
+	if (!any_floor || !metric_set_get(ms, "gpu.min_freq_mhz", &glo) ||
+	    !metric_set_get(ms, "gpu.max_freq_mhz", &ghi)) {
+		return -1;
+	}
+	return pinned && glo == ghi ? 1 : 0;
 }

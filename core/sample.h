@@ -64,4 +64,14 @@ const char *throttle_reason_name(enum throttle_reason r);
 /** Resets S to an empty sample (keeps nothing). */
 void sample_clear(struct sample *s);
 
+/**
+ * jetson_clocks from the clocks in MS: 1 when every online CPU core and the
+ * GPU have their floor at their ceiling (cpu.N.min_freq_mhz ==
+ * cpu.N.max_freq_mhz, gpu.min_freq_mhz == gpu.max_freq_mhz: what
+ * jetson_clocks sets), 0 when one does not, -1 when the floors are not known
+ * (tegrastats alone). Sets *OFFLINE and *CORES (may be NULL) to the cores
+ * listed (cpu.N.online) and those offline.
+ */
+int sample_jetson_clocks(const struct metric_set *ms, int *cores, int *offline);
+
 #endif

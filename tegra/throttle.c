@@ -536,33 +536,12 @@ describe_context(const struct sample *s, struct throttle_state *t)
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "cpu ceiling %.0f of %.0f MHz", a, b);
 	}
 	int cores = 0, offline = 0;
-	bool pinned = true, any_cpu_floor = false;
-	for (int n = 0; n < 256; n++) {
-		char name[METRIC_NAME_MAX];
-		double online;
-		snprintf(name, sizeof(name), "cpu.%d.online", n);
-		if (!metric_set_get(ms, name, &online)) {
-			break;
-		}
-		cores++;
-		if (online < 1) {
-			offline++;
-			continue;
-		}
-		snprintf(name, sizeof(name), "cpu.%d.min_freq_mhz", n);
-		bool have_min = metric_set_get(ms, name, &a);
-		snprintf(name, sizeof(name), "cpu.%d.max_freq_mhz", n);
-		if (have_min && metric_set_get(ms, name, &b)) {
-			any_cpu_floor = true;
-			pinned = pinned && a == b;
-		}
-	}
+	int pinned = sample_jetson_clocks(ms, &cores, &offline);
 	if (offline > 0) {
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "%d of %d cores offline", offline, cores);
 	}
 	check_gpu_events(ms, t, true);
-	if (any_cpu_floor && pinned && metric_set_get(ms, "gpu.min_freq_mhz", &a) &&
-	    metric_set_get(ms, "gpu.max_freq_mhz", &b) && a == b) {
+	if (pinned == 1) {
 		/* asked for, not granted, when the measured clocks are held below it */
 		appendf(t->context, THROTTLE_CONTEXT_MAX, "jetson_clocks active (clocks pinned at their ceiling%s)",
 			t->reason[THROTTLE_FREQ_CAP] && has_cause(t, "clock_latched") ? ", but held below it" : "");

@@ -166,6 +166,12 @@ engine_set_board(struct engine *engine, const char *board, const char *device_id
 	snprintf(engine->device_id, sizeof(engine->device_id), "%s", device_id ? device_id : "");
 }
 
+void
+engine_set_expected_power_mode(struct engine *engine, const char *text)
+{
+	snprintf(engine->expected_power_mode, sizeof(engine->expected_power_mode), "%s", text ? text : "");
+}
+
 /*
  * The fingerprint an event carries: the instance's (rule and metric)
  * scoped to the board, so the same rule and metric on two boards differ
@@ -287,6 +293,7 @@ render(const struct engine *e, struct alert_event *ev)
 		.power_mode = mode,
 		.transition = alert_transition_name(ev->transition),
 		.throttle = ev->throttle,
+		.expected_power_mode = e->expected_power_mode,
 		.labels = r->labels,
 		.label_count = r->label_count,
 	};

@@ -40,6 +40,9 @@ void engine_destroy(struct engine *engine);
  */
 void engine_set_board(struct engine *engine, const char *board, const char *device_id);
 
+/** Sets what {{expected_power_mode}} renders ("MAXN_SUPER (id 2), jetson_clocks on"; copied). */
+void engine_set_expected_power_mode(struct engine *engine, const char *text);
+
 /**
  * Evaluates every rule against sample S. Durations (for, clear_for,
  * absent_for, repeat) are measured on S->mono_ms only, never a clock, so

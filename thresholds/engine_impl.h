@@ -67,6 +67,7 @@ struct engine {
 	char device_id[128];
 	alert_callback listener; /* every event; NULL: none rendered */
 	void *listener_data;
+	char expected_power_mode[128]; /* {{expected_power_mode}} */
 	/* the metric layout the instance indexes refer to */
 	bool have_layout;
 	uint64_t layout_sig;

@@ -468,6 +468,11 @@ eval_rule(struct engine *e, struct rule_state *rs, bool have_id, double id, int6
 				engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false,
 						  TRANSITION_CANCELLED, in->value.severity, NAN, in->value.threshold,
 						  t);
+			} else if (in->value.state == ALERT_FIRING && r->resolve_when_absent &&
+				   elapsed(t, later(in->last_seen_ms, rs->active_since_ms)) >= r->clear_for_ms) {
+				/* the metric's absence is the all-clear (no throttle predicted) */
+				engine_alert_step(e, rs, &in->value, in->metric, in->fp_value, false,
+						  TRANSITION_RESOLVED, in->value.severity, NAN, in->value.threshold, t);
 			}
 			continue;
 		}

@@ -58,7 +58,8 @@ struct rule {
 	int64_t clear_for_ms;         /* the clear condition must hold this long before resolving */
 	int64_t absent_for_ms;        /* alert when the metric is not seen this long; 0 = off */
 	enum severity absent_severity;
-	int64_t repeat_ms; /* re-notify a firing alert at most this often; 0 = off */
+	int resolve_when_absent; /* a firing alert resolves once the metric is gone for clear_for (0/1) */
+	int64_t repeat_ms;       /* re-notify a firing alert at most this often; 0 = off */
 	/* power modes (nvpmodel names) the rule applies in; none = all */
 	char *modes[RULE_MODES_MAX];
 	size_t mode_count;

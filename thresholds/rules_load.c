@@ -56,6 +56,7 @@ enum {
 	K_CLEAR_FOR,
 	K_ABSENT_FOR,
 	K_ABSENT_SEVERITY,
+	K_RESOLVE_WHEN_ABSENT,
 	K_REPEAT,
 	K_WHEN,
 	K_LABELS,
@@ -82,6 +83,7 @@ static const struct cfg_key rule_keys[N_RULE_KEYS] = {
 	[K_ABSENT_FOR] = CFG_DURATION("absent_for", struct rule, absent_for_ms, "0", CFG_F_ZERO_OK, 1000, 7 * DAY_MS),
 	[K_ABSENT_SEVERITY] = CFG_CHOICE("absent_severity", struct rule, absent_severity, "warning", 0, severity_names,
 					 severity_values),
+	[K_RESOLVE_WHEN_ABSENT] = CFG_BOOL("resolve_when_absent", struct rule, resolve_when_absent, "false"),
 	[K_REPEAT] = CFG_DURATION("repeat", struct rule, repeat_ms, "0", CFG_F_ZERO_OK, 1000, 7 * DAY_MS),
 	[K_WHEN] = CFG_CUSTOM("when", decode_when),
 	[K_LABELS] = CFG_CUSTOM("labels", decode_labels),
@@ -546,7 +548,8 @@ check_rule(struct cfg_decoder *dec, const struct cfg_node *map, struct rule *r, 
 				   "severity: only for op changes or increases; op %s uses warning and critical", op);
 		}
 	} else {
-		static const int no_keys[] = {K_WARNING, K_CRITICAL, K_CLEAR, K_CLEAR_FOR, K_FOR};
+		static const int no_keys[] = {K_WARNING,   K_CRITICAL, K_CLEAR,
+					      K_CLEAR_FOR, K_FOR,      K_RESOLVE_WHEN_ABSENT};
 		for (size_t i = 0; i < sizeof(no_keys) / sizeof(no_keys[0]); i++) {
 			const char *key = rule_keys[no_keys[i]].name;
 			if (present & BIT(no_keys[i])) {

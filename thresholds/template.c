@@ -12,9 +12,11 @@ static const struct {
 	const char *name;
 	enum template_field_kind kind;
 } fields[] = {
-	{"metric", TEMPLATE_METRIC},         {"value", TEMPLATE_VALUE},           {"threshold", TEMPLATE_THRESHOLD},
-	{"board", TEMPLATE_BOARD},           {"severity", TEMPLATE_SEVERITY},     {"rule", TEMPLATE_RULE},
-	{"power_mode", TEMPLATE_POWER_MODE}, {"transition", TEMPLATE_TRANSITION}, {"throttle", TEMPLATE_THROTTLE},
+	{"metric", TEMPLATE_METRIC},         {"value", TEMPLATE_VALUE},
+	{"threshold", TEMPLATE_THRESHOLD},   {"board", TEMPLATE_BOARD},
+	{"severity", TEMPLATE_SEVERITY},     {"rule", TEMPLATE_RULE},
+	{"power_mode", TEMPLATE_POWER_MODE}, {"transition", TEMPLATE_TRANSITION},
+	{"throttle", TEMPLATE_THROTTLE},     {"expected_power_mode", TEMPLATE_EXPECTED_POWER_MODE},
 };
 
 static bool
@@ -172,6 +174,9 @@ put_field(struct out *o, const struct template_field *f, const struct template_c
 		break;
 	case TEMPLATE_THROTTLE:
 		puts_str(o, ctx->throttle);
+		break;
+	case TEMPLATE_EXPECTED_POWER_MODE:
+		puts_str(o, ctx->expected_power_mode);
 		break;
 	case TEMPLATE_LABEL:
 		for (size_t i = 0; i < ctx->label_count; i++) {

@@ -19,7 +19,8 @@ enum template_field_kind {
 	TEMPLATE_POWER_MODE,
 	TEMPLATE_TRANSITION,
 	TEMPLATE_THROTTLE,
-	TEMPLATE_LABEL, /* labels.KEY */
+	TEMPLATE_EXPECTED_POWER_MODE, /* agent.expected_power_mode, resolved */
+	TEMPLATE_LABEL,               /* labels.KEY */
 };
 
 struct template_field {
@@ -45,6 +46,7 @@ struct template_ctx {
 	const char *power_mode;
 	const char *transition;
 	const char *throttle;
+	const char *expected_power_mode;
 	const struct alert_label *labels;
 	size_t label_count;
 };

@@ -475,6 +475,45 @@ test_fingerprint_per_board(void **state)
 	assert_string_not_equal(fp[1], fp[2]);
 }
 
+/* resolve_when_absent: a prediction that is gone is an all-clear, after clear_for; without it the alert stays. */
+static void
+test_resolve_when_absent(void **state)
+{
+	static const struct pt pts[] = {
+		{0, 400}, {1000, 200}, {2000, NAN}, {3000, NAN}, {4000, NAN}, {5000, NAN}, END_PT,
+	};
+	static const struct want with[] = {
+		{1000, TRANSITION_FIRING, SEVERITY_WARNING},
+		{4000, TRANSITION_RESOLVED, SEVERITY_WARNING},
+		END_WANT,
+	};
+	static const struct want without[] = {
+		{1000, TRANSITION_FIRING, SEVERITY_WARNING},
+		END_WANT,
+	};
+	struct sample *s = *state;
+	for (int on = 0; on <= 1; on++) {
+		struct rule_set *set = th_rule_set_new(1);
+		struct rule *r = th_rule_init(set, 0, "throttle-predicted", "throttle_eta.*_s", RULE_BELOW);
+		th_level(r, SEVERITY_WARNING, 300);
+		r->clear_for_ms = 3000; /* gone since 1000: resolved at 4000 */
+		r->resolve_when_absent = on;
+		r->summary = strdup("{{metric}} {{value}} expected {{expected_power_mode}}");
+		struct recorder rec = {0};
+		struct engine *e = engine_create(set, record, &rec);
+		engine_set_expected_power_mode(e, "MAXN_SUPER (id 2)");
+		feed(e, s, "throttle_eta.tj_s", pts);
+		expect_events(&rec, on ? with : without);
+		assert_string_equal(rec.ev[0].summary, "throttle_eta.tj_s 200 expected MAXN_SUPER (id 2)");
+		if (on) {
+			assert_true(isnan(rec.ev[1].value));
+		}
+		engine_destroy(e);
+		th_rule_set_free(set);
+		rec_reset(&rec);
+	}
+}
+
 int
 main(void)
 {
@@ -488,6 +527,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_below_and_absolute_clear, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absent_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absent_glob, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_when_absent, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

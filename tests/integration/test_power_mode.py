@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The power-mode guard (issue 24 item 3): agent.expected_power_mode against
+a copy of the Orin Nano (JetPack 6) fixture tree whose mode is wrong.
+
+Usage: test_power_mode.py TEGRAWATCH SOURCE_ROOT
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+SRC = None
+STATUS = "var/lib/nvpmodel/status"
+GPU_DEVFREQ = "sys/devices/platform/17000000.gpu/devfreq/17000000.gpu"
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class PowerModeTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.root = os.path.join(self.tmp, "root")
+        shutil.copytree(os.path.join(SRC, "tests/fixtures/boards/orin-nano-jp6"), self.root, symlinks=True)
+        write(os.path.join(self.root, STATUS), "pmode:0000\n")  # 15W, not MAXN_SUPER
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def config(self, expected, extra=""):
+        path = os.path.join(self.tmp, "c.yaml")
+        write(path, 'agent: {state_file: "", board_name: lab, expected_power_mode: "%s"}\n'
+              "include: [%s/configs/rules.d/*.yaml]\nweb: {listen: \"\"}\n%s" % (expected, SRC, extra))
+        return path
+
+    def run_agent(self, expected, count=3):
+        p = subprocess.run([BIN, "run", "-c", self.config(expected), "--root", self.root, "--no-tegrastats",
+                            "--interval", "50", "--count", str(count), "--json"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [json.loads(l) for l in p.stdout.splitlines()], p.stderr
+
+    def test_wrong_mode_alerts_on_the_first_sample_with_both_names(self):
+        samples, err = self.run_agent("MAXN_SUPER")
+        self.assertEqual(samples[0]["power_mode"], "15W")
+        self.assertEqual(samples[0]["metrics"]["nvpmodel.unexpected"], 1)
+        fired = [l for l in err.splitlines() if "alert firing power-mode-unexpected" in l]
+        self.assertEqual(len(fired), 1, err)
+        self.assertIn("lab runs power mode 15W, expected MAXN_SUPER (id 2)", fired[0])
+
+    def test_expected_by_id_is_named(self):
+        samples, err = self.run_agent("2")
+        self.assertIn("runs power mode 15W, expected MAXN_SUPER (id 2)", err)
+
+    def test_right_mode_is_quiet(self):
+        write(os.path.join(self.root, STATUS), "pmode:0002\n")
+        samples, err = self.run_agent("maxn_super")
+        self.assertTrue(all(s["metrics"]["nvpmodel.unexpected"] == 0 for s in samples))
+        self.assertNotIn("alert firing", err)
+
+    def test_no_expectation_no_metric(self):
+        samples, err = self.run_agent("")
+        self.assertNotIn("nvpmodel.unexpected", samples[0]["metrics"])
+        self.assertNotIn("jetson_clocks.active", samples[0]["metrics"])
+        self.assertNotIn("alert firing", err)
+
+    def test_jetson_clocks(self):
+        write(os.path.join(self.root, STATUS), "pmode:0002\n")
+        samples, _ = self.run_agent("MAXN_SUPER, jetson_clocks on", count=2)
+        m = samples[-1]["metrics"]
+        self.assertEqual((m["jetson_clocks.active"], m["jetson_clocks.unexpected"]), (0, 1))
+        # what jetson_clocks does: every floor at its ceiling
+        for cpu in range(6):
+            d = os.path.join(self.root, "sys/devices/system/cpu/cpu%d/cpufreq" % cpu)
+            if os.path.isdir(d):
+                with open(os.path.join(d, "scaling_max_freq")) as f:
+                    write(os.path.join(d, "scaling_min_freq"), f.read())
+        with open(os.path.join(self.root, GPU_DEVFREQ, "max_freq")) as f:
+            write(os.path.join(self.root, GPU_DEVFREQ, "min_freq"), f.read())
+        samples, _ = self.run_agent("MAXN_SUPER, jetson_clocks on", count=2)
+        m = samples[-1]["metrics"]
+        self.assertEqual((m["jetson_clocks.active"], m["jetson_clocks.unexpected"]), (1, 0))
+
+    def test_replay_timeline_starts_with_the_alert(self):
+        """replay --dry-run over the demo log on the wrong-mode tree: the first event is at the first sample."""
+        p = subprocess.run([BIN, "replay", os.path.join(SRC, "configs/demo/tegrastats.log"), "-c",
+                            self.config("MAXN_SUPER"), "--root", self.root, "--dry-run", "--json"],
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, TZ="UTC"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        events = [json.loads(l) for l in p.stdout.splitlines()]
+        mine = [e for e in events if e["rule"] == "power-mode-unexpected"]
+        self.assertEqual([e["transition"] for e in mine], ["firing"])
+        self.assertEqual(mine[0]["at"], events[0]["at"])
+        self.assertEqual(mine[0]["at"], "2025-03-14T10:00:00Z")
+        self.assertIn("expected MAXN_SUPER (id 2)", mine[0]["summary"])
+
+    def test_check_refuses_a_bad_expectation_with_its_place(self):
+        path = self.config("MAXN_SUPER, jetson_clocks maybe")
+        p = subprocess.run([BIN, "check", "-c", path], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 78)
+        self.assertIn(path + ":1:", p.stderr)
+        self.assertIn("agent.expected_power_mode: expected 'on' or 'off' after jetson_clocks, got 'maybe'", p.stderr)
+
+    def test_unknown_mode_is_said_at_start_and_still_watched(self):
+        samples, err = self.run_agent("MAXN")
+        self.assertIn("nvpmodel.conf has no power mode MAXN", err)
+        self.assertEqual(samples[0]["metrics"]["nvpmodel.unexpected"], 1)
+
+
+if __name__ == "__main__":
+    BIN, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
