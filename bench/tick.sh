@@ -40,6 +40,7 @@ cat >"$dir/agent.yaml" <<EOF
 agent:
   state_file: ""
   board_name: bench-orin
+  expected_power_mode: "MAXN, jetson_clocks on"
 include:
   - $PWD/configs/rules.d/*.yaml
 mqtt:

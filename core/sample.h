@@ -74,4 +74,12 @@ void sample_clear(struct sample *s);
  */
 int sample_jetson_clocks(const struct metric_set *ms, int *cores, int *offline);
 
+/**
+ * The board's input power in MS: the first of power.vdd_in.mw (Orin, Xavier
+ * NX, TX2), power.pom_5v_in.mw (Nano), power.vin_sys_5v0.mw (AGX Orin) and
+ * power.sys5v.mw (AGX Xavier). Writes *MW and, when NAME is not NULL, the
+ * rail ("vdd_in"); false when the board shows none.
+ */
+bool sample_input_power(const struct metric_set *ms, double *mw, const char **name);
+
 #endif

@@ -10,6 +10,7 @@
 struct predict_stage {
 	struct stage base;
 	struct power_mode_expectation expect;
+	struct forecast forecast;
 };
 
 static int
@@ -17,6 +18,7 @@ predict_process(struct stage *st, struct sample *s)
 {
 	struct predict_stage *ps = (struct predict_stage *)st;
 	mode_guard_check(&ps->expect, s);
+	forecast_process(&ps->forecast, s);
 	return 0;
 }
 

@@ -252,6 +252,27 @@ end_episode(struct report *r, int64_t end_ms, int64_t end_mono_ms)
 	}
 }
 
+/* Whether some zone's forecast said "a throttle within REPORT_PREDICT_S", and since when. */
+static void
+track_warning(struct report *r, const struct sample *s)
+{
+	bool now = false;
+	for (size_t i = 0; i < s->metrics.count && !now; i++) {
+		const struct metric *m = &s->metrics.items[i];
+		now = m->len > 13 && memcmp(m->name, "throttle_eta.", 13) == 0 && m->value < REPORT_PREDICT_S;
+	}
+	if (r->warning && !now && s->mono_ms - r->warn_last_mono_ms > REPORT_PREDICT_GAP_MS) {
+		r->warning = false;
+	}
+	if (now) {
+		if (!r->warning) {
+			r->warning = true;
+			r->warn_since_mono_ms = s->mono_ms;
+		}
+		r->warn_last_mono_ms = s->mono_ms;
+	}
+}
+
 static void
 track_episode(struct report *r, const struct sample *s)
 {
@@ -274,6 +295,7 @@ track_episode(struct report *r, const struct sample *s)
 		memset(e, 0, sizeof(*e));
 		e->start_ms = s->time_ms;
 		e->mono_start_ms = s->mono_ms;
+		e->predicted_s = r->warning ? (double)(s->mono_ms - r->warn_since_mono_ms) / 1000.0 : -1;
 	}
 	struct report_episode *e = &r->episodes[r->episode_count - 1];
 	if (e->end_ms != 0) {
@@ -361,6 +383,7 @@ report_add_sample(struct report *r, const struct sample *s)
 			span_add(&r->phases[i], s);
 		}
 	}
+	track_warning(r, s);
 	track_episode(r, s);
 	if (r->series) {
 		series_add(r->series, s);

@@ -28,6 +28,8 @@
 #define REPORT_EPISODES_MAX 10000
 #define REPORT_ALERTS_MAX 10000
 #define REPORT_PHASE_NAME_MAX 64
+#define REPORT_PREDICT_S 300        /* a throttle predicted within this long counts as a warning (the shipped rule's) */
+#define REPORT_PREDICT_GAP_MS 30000 /* a forecast missing this long ends a warning (a load step refits) */
 
 /* A phase from --phases: times are absolute (ms since the epoch) or, when RELATIVE, seconds from the first sample. */
 struct report_phase_def {
@@ -43,6 +45,7 @@ struct report_episode {
 	int64_t start_ms, end_ms;
 	int64_t mono_start_ms;
 	uint64_t samples;
+	double predicted_s; /* how long a throttle_eta.*_s had been under 5 min when it began; -1: not predicted */
 	bool reason[THROTTLE_REASON_COUNT];
 	char why[THROTTLE_REASON_COUNT][THROTTLE_WHY_MAX]; /* the first explanation of each reason */
 };
@@ -128,6 +131,9 @@ struct report {
 	size_t episode_count;
 	uint64_t episodes_dropped;
 	bool in_episode;
+	/* a run of samples where some zone's throttle_eta.*_s was under REPORT_PREDICT_S (report.c) */
+	bool warning;
+	int64_t warn_since_mono_ms, warn_last_mono_ms;
 	struct report_alert *alerts;
 	size_t alert_count;
 	uint64_t alerts_dropped;

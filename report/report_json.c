@@ -107,6 +107,12 @@ throttle_json(struct json *j, const struct report *r)
 		json_number(j, (double)(e->end_ms - e->start_ms) / 1000.0);
 		json_key(j, "samples");
 		json_uint(j, e->samples);
+		json_key(j, "predicted_s");
+		if (e->predicted_s >= 0) {
+			json_number(j, e->predicted_s);
+		} else {
+			json_null(j);
+		}
 		json_key(j, "reasons");
 		json_array_begin(j);
 		for (int k = 0; k < THROTTLE_REASON_COUNT; k++) {

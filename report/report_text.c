@@ -64,6 +64,9 @@ print_throttle(const struct report *r, FILE *out)
 		clock_text(e->start_ms, from, sizeof(from));
 		clock_text(e->end_ms, to, sizeof(to));
 		fprintf(out, "  %s - %s %6.0f s ", from, to, (double)(e->end_ms - e->start_ms) / 1000);
+		if (e->predicted_s >= 0) {
+			fprintf(out, " (predicted %.0f s ahead)", e->predicted_s);
+		}
 		for (int k = 0; k < THROTTLE_REASON_COUNT; k++) {
 			if (e->reason[k]) {
 				fprintf(out, " %s: %s", throttle_reason_name((enum throttle_reason)k), e->why[k]);

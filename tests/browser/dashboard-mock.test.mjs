@@ -52,6 +52,16 @@ try {
 		c(temps.length === 6 && temps[0] === 'tj', 'one bar per temperature sensor, junction first', temps);
 		const tripMarks = await page.$$eval('#temps .mark.trip', (ms) => ms.filter((m) => m.style.display !== 'none').length);
 		c(tripMarks === 2, 'passive trip marked on the two sensors that have one', tripMarks);
+		const forecast = () => page.evaluate(() => ({
+			lines: Number(document.getElementById('chart-temp').dataset.segments || 0),
+			sub: document.querySelector('#temps .m[data-key="tj"] .ms').textContent,
+		}));
+		const predicted = await until('a predicted throttle', async () => {
+			const f = await forecast();
+			return f.lines === 1 ? f : null;
+		}, 10000);
+		c(/throttle in \d+ s ± 4 s/.test(predicted.sub), 'the junction row says when it will throttle', predicted.sub);
+		await page.locator('#chart-temp').screenshot({ path: path.join(outdir, 'dashboard-mock-forecast.png') });
 
 		// Follow the episode; every observation must agree with the sample it shows.
 		const seen = [];
@@ -82,6 +92,9 @@ try {
 		const last = seen[seen.length - 1];
 		c(!last.alerts.some((a) => a.rule === 'throttling'), 'the throttling alert leaves the list once resolved', last.alerts);
 		c(last.banner === 'ok', 'banner is green again after the episode');
+		const after = await forecast();
+		c(after.lines === 0 && after.sub.includes('settles at 70.0 °C: will not throttle at this load'),
+			'after the episode: no predicted throttle, where it settles instead', after);
 		const note = await page.textContent('#throttle-note');
 		c(/Last throttled until/.test(note), 'green banner says when the board last throttled', note);
 		for (const id of ['chart-temp', 'chart-gpu', 'chart-power']) {

@@ -82,6 +82,12 @@ function fullSample(seq, o) {
 		'throttle.active': phase === 'throttle' ? 1 : 0, 'throttle.thermal': phase === 'throttle' ? 1 : 0,
 		'agent.samples_total': seq,
 	};
+	// the forecast (docs/prediction.md): a throttle predicted under load, a steady temperature after
+	if (phase === 'load' && thrFrom - seq <= 300) {
+		Object.assign(m, { 'throttle_eta.tj_s': thrFrom - seq, 'throttle_eta_error.tj_s': 4, 'steady_temp.tj_c': 101 });
+	} else if (phase === 'after') {
+		m['steady_temp.tj_c'] = 70;
+	}
 	for (let c = 0; c < 6; c++) {
 		m['cpu.' + c + '.online'] = 1;
 		m['cpu.' + c + '.freq_mhz'] = c < 4 ? cpuA : cpuB;

@@ -19,7 +19,7 @@ from harness import EARLY_RULE, mqtt_keys, wait_until
 
 def digits(metric):
     """Decimal digits of METRIC in the view: the entity's suggested_display_precision in the metric's unit."""
-    if metric.startswith("temp."):
+    if metric.startswith("temp.") or metric.startswith("headroom."):
         return 1
     if metric.startswith("power.") and metric.endswith(".mw"):
         return -1  # shown in W with 2 decimals
@@ -33,7 +33,9 @@ def read_by_ha(metric):
     parts = metric.split(".")
     return (metric in fixed or (metric.startswith("temp.") and metric.endswith("_c"))
             or (len(parts) == 3 and parts[0] == "power" and parts[2] == "mw")
-            or (len(parts) == 3 and parts[0] == "fan" and parts[2] == "rpm"))
+            or (len(parts) == 3 and parts[0] == "fan" and parts[2] == "rpm")
+            or (len(parts) == 2 and parts[0] == "headroom" and parts[1].endswith("_c"))
+            or (len(parts) == 2 and parts[0] == "throttle_eta" and parts[1].endswith("_s")))
 
 
 def edges(view):

@@ -174,6 +174,156 @@ test_guard_per_sample(void **state)
 	assert_true(isnan(get(&s, "jetson_clocks.unexpected"))); /* not asked for */
 }
 
+/* ---- thermal_fit ---- */
+
+/* A fixed noise source: uniform in [-amp, amp], then the sensor's 1/32 C steps. */
+static double
+reading(double c, double amp, uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	double u = (double)(*state >> 11) / (double)(1ULL << 53);
+	return floor((c + (2 * u - 1) * amp) * 32) / 32;
+}
+
+/* T(t) = tss - (tss - t0) e^(-t/tau), read every STEP_MS up to UNTIL_S. */
+static void
+feed_curve(struct thermal_fit *f, double t0, double tss, double tau, int64_t step_ms, double until_s, uint64_t *rng)
+{
+	for (int64_t ms = 0; ms <= (int64_t)(until_s * 1000); ms += step_ms) {
+		double c = tss - (tss - t0) * exp(-(double)ms / 1000.0 / tau);
+		thermal_fit_add(f, ms, reading(c, 0.09, rng));
+	}
+}
+
+static void
+test_fit_curve_and_eta(void **state)
+{
+	(void)state;
+	for (int step = 0; step < 2; step++) {
+		int64_t step_ms = step ? 100 : 1000; /* the interval does not change the answer */
+		static struct thermal_fit f;
+		memset(&f, 0, sizeof(f));
+		uint64_t rng = 42;
+		feed_curve(&f, 50, 100, 150, step_ms, 200, &rng);
+		assert_int_equal(f.model.kind, FIT_CURVE);
+		assert_true(fabs(f.model.tss_c - 100) < 2);
+		assert_true(fabs(f.model.tau_s - 150) < 30);
+		struct fit_forecast fc;
+		thermal_fit_forecast(&f, 95, &fc);
+		assert_true(fc.have_steady && fc.have_eta);
+		/* the curve reaches 95 C at 150 ln(50/5) = 345.4 s, 145.4 s after the last reading */
+		double truth = 150 * log(10.0) - 200;
+		assert_true(fabs(fc.eta_s - truth) < 10);
+		assert_true(fc.eta_error_s > 0 && fc.eta_error_s < 30);
+		/* no trip within reach: a steady temperature, no time */
+		thermal_fit_forecast(&f, 105, &fc);
+		assert_true(fc.have_steady);
+		assert_false(fc.have_eta);
+	}
+}
+
+static void
+test_fit_steady_rising_falling(void **state)
+{
+	(void)state;
+	static struct thermal_fit f;
+	uint64_t rng = 7;
+	struct fit_forecast fc;
+
+	memset(&f, 0, sizeof(f));
+	feed_curve(&f, 60, 60, 100, 1000, 300, &rng);
+	assert_int_equal(f.model.kind, FIT_STEADY);
+	thermal_fit_forecast(&f, 95, &fc);
+	assert_true(fc.have_steady && fabs(fc.steady_c - 60) < 0.2);
+	assert_false(fc.have_eta);
+
+	/* 0.05 C/s with no bend: a straight line, and an ETA that only says "not before" */
+	memset(&f, 0, sizeof(f));
+	for (int t = 0; t <= 120; t++) {
+		thermal_fit_add(&f, t * 1000, reading(50 + 0.05 * t, 0.09, &rng));
+	}
+	assert_int_equal(f.model.kind, FIT_RISING);
+	thermal_fit_forecast(&f, 95, &fc);
+	assert_false(fc.have_steady);
+	assert_true(fc.have_eta && fabs(fc.eta_s - (95 - 56.0) / 0.05) < 60);
+	assert_true(fc.eta_error_s >= fc.eta_s);
+
+	/* cooling: where it settles, never an ETA */
+	memset(&f, 0, sizeof(f));
+	feed_curve(&f, 90, 60, 120, 1000, 240, &rng);
+	thermal_fit_forecast(&f, 95, &fc);
+	assert_true(fc.have_steady && fabs(fc.steady_c - 60) < 3);
+	assert_false(fc.have_eta);
+}
+
+static void
+test_fit_restart_gap_and_trip(void **state)
+{
+	(void)state;
+	static struct thermal_fit f;
+	memset(&f, 0, sizeof(f));
+	uint64_t rng = 3;
+	feed_curve(&f, 50, 100, 150, 1000, 200, &rng);
+	assert_int_equal(f.model.kind, FIT_CURVE);
+	/* a load step: nothing until 15 s + 6 blocks of the new curve */
+	thermal_fit_restart(&f, 200000, FIT_SKIP_MS);
+	assert_int_equal(f.model.kind, FIT_NONE);
+	for (int t = 201; t < 270; t++) {
+		thermal_fit_add(&f, t * 1000, 80);
+	}
+	assert_int_equal(f.model.kind, FIT_NONE);
+	for (int t = 270; t < 300; t++) {
+		thermal_fit_add(&f, t * 1000, 80);
+	}
+	assert_int_equal(f.model.kind, FIT_STEADY);
+	/* a gap of a minute: the window starts again */
+	thermal_fit_add(&f, 360000, 80);
+	assert_int_equal(f.nblocks, 0);
+	assert_int_equal(f.model.kind, FIT_NONE);
+	/* at the trip: 0, whatever the fit */
+	thermal_fit_add(&f, 361000, 95.5);
+	struct fit_forecast fc;
+	thermal_fit_forecast(&f, 95, &fc);
+	assert_true(fc.have_eta && fc.eta_s == 0);
+}
+
+/* The stage's part: zones found by their trips, headroom, a load step restarting the fits. */
+static void
+test_forecast_zones(void **state)
+{
+	(void)state;
+	static struct forecast fc;
+	static struct sample s;
+	memset(&fc, 0, sizeof(fc));
+	uint64_t rng = 11;
+	for (int t = 0; t <= 400; t++) {
+		sample_clear(&s);
+		s.mono_ms = s.time_ms = t * 1000;
+		double tj = 100 - 50 * exp(-t / 150.0);
+		put(&s, "temp.tj_c", reading(tj, 0.09, &rng));
+		put(&s, "trip.tj.passive_c", 95);
+		put(&s, "trip.tj.hot_c", 99);
+		put(&s, "temp.cpu_c", 40);
+		put(&s, "trip.cpu.hot_c", 99); /* a hot trip only: used */
+		put(&s, "temp.gpu_c", 60);    /* no trip: no forecast */
+		put(&s, "power.vdd_in.mw", t < 300 ? 17000 : 9000);
+		forecast_process(&fc, &s);
+		if (t == 250) {
+			double eta = get(&s, "throttle_eta.tj_s");
+			assert_true(fabs(eta - (150 * log(10.0) - 250)) < 10);
+			assert_true(get(&s, "throttle_eta_error.tj_s") > 0);
+			assert_true(get(&s, "steady_temp.tj_c") > 97);
+			assert_true(fabs(get(&s, "headroom.cpu_c") - 59) < 1e-9);
+			assert_true(isnan(get(&s, "headroom.gpu_c")));
+		}
+	}
+	assert_int_equal(fc.zone_count, 2);
+	assert_int_equal(fc.steps, 1);
+	/* 100 s after the step at 300: no fit of the new curve yet */
+	assert_true(isnan(get(&s, "steady_temp.tj_c")) || get(&s, "steady_temp.tj_c") < 100);
+	assert_true(isnan(get(&s, "throttle_eta.cpu_s")));
+}
+
 int
 main(void)
 {
@@ -181,6 +331,10 @@ main(void)
 		cmocka_unit_test(test_expectation_forms),
 		cmocka_unit_test(test_expectation_resolved),
 		cmocka_unit_test(test_guard_per_sample),
+		cmocka_unit_test(test_fit_curve_and_eta),
+		cmocka_unit_test(test_fit_steady_rising_falling),
+		cmocka_unit_test(test_fit_restart_gap_and_trip),
+		cmocka_unit_test(test_forecast_zones),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

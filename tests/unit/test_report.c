@@ -161,6 +161,35 @@ test_episode_open_at_the_end(void **state)
 	report_free(&r);
 }
 
+/* An episode says how long a throttle had been predicted before it began; a short gap in the forecast does not reset it. */
+static void
+test_episode_predicted(void **state)
+{
+	(void)state;
+	struct report r;
+	report_init(&r, NULL, 0, false);
+	struct sample *s = th_sample_new();
+	for (int i = 0; i < 400; i++) {
+		at(s, 1000 * i);
+		if (i >= 100 && i < 300 && (i < 200 || i > 215)) { /* 16 s without a forecast: a load step refits */
+			metric_set_put(&s->metrics, "throttle_eta.tj_s", 300 - i);
+		}
+		if (i >= 300 && i < 310) {
+			metric_set_put(&s->metrics, "throttle_eta.tj_s", 0);
+		}
+		/* two episodes: the first predicted 200 s ahead, the second (a minute after the forecast ended) not */
+		s->throttle.active = (i >= 300 && i < 310) || (i >= 380 && i < 390);
+		s->throttle.reason[THROTTLE_THERMAL] = s->throttle.active;
+		report_add_sample(&r, s);
+	}
+	report_finish(&r);
+	assert_int_equal(r.episode_count, 2);
+	assert_float_equal(r.episodes[0].predicted_s, 200, 1e-9);
+	assert_float_equal(r.episodes[1].predicted_s, -1, 1e-9);
+	free(s);
+	report_free(&r);
+}
+
 static void
 test_phases(void **state)
 {
@@ -332,6 +361,7 @@ main(void)
 		cmocka_unit_test(test_constant_metrics_store_nothing),
 		cmocka_unit_test(test_energy_episodes_modes),
 		cmocka_unit_test(test_episode_open_at_the_end),
+		cmocka_unit_test(test_episode_predicted),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_calm_and_load_advice),
 		cmocka_unit_test(test_recording_line_round_trip),

@@ -284,6 +284,12 @@ function renderTemps() {
 		} else {
 			sub = 'no passive trip point';
 		}
+		const eta = m['throttle_eta.' + s + '_s'], ss = m['steady_temp.' + s + '_c'];
+		if (num(eta) && eta > 0) {
+			sub += ' · throttle in ' + dur(eta * 1000) + ' ± ' + dur(m['throttle_eta_error.' + s + '_s'] * 1000);
+		} else if (!num(eta) && num(ss) && num(tp)) {
+			sub += ' · settles at ' + fmt(ss, 1) + ' °C: will not throttle at this load';
+		}
 		setText(r.sub, sub);
 		r.el.dataset.state = cls;
 	}
