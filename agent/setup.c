@@ -163,7 +163,9 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		return 0;
 	}
 	if (o->replay) {
-		r = replay_source_create(o->replay, o->speed, &src);
+		/* a run --record file replays too, as fast as it can be read (its samples carry their own times) */
+		r = record_file_detect(o->replay) == 1 ? record_source_create(o->replay, &src)
+						       : replay_source_create(o->replay, o->speed, &src);
 		if (r < 0) {
 			log_error("%s: %s", o->replay, strerror(-r));
 			return r == -ENOENT || r == -EACCES || r == -EISDIR ? EX_NOINPUT : EX_IOERR;
@@ -298,11 +300,22 @@ discard(struct config *cfg, const struct setup_options *o, struct board *b)
 	source_destroy(o->source);
 }
 
-/* What the predict stage needs: agent.expected_power_mode resolved against the board's modes. */
+/*
+ * What the predict stage needs: agent.expected_power_mode resolved against
+ * the board's modes, and where the thermal statistics live: thermal.state
+ * next to the alert state file (none when that is off, and in a dry run).
+ */
 static int
-predict_options_for(const struct config *cfg, const struct board *b, struct predict_options *out)
+predict_options_for(const struct config *cfg, const struct board *b, bool dry_run, char *state, size_t size,
+		    struct predict_options *out)
 {
 	*out = (struct predict_options){0};
+	const char *slash = strrchr(cfg->state_file, '/');
+	int n = slash ? snprintf(state, size, "%.*s/thermal.state", (int)(slash - cfg->state_file), cfg->state_file)
+		      : snprintf(state, size, "thermal.state");
+	if (!dry_run && cfg->state_file[0] && n > 0 && (size_t)n < size) {
+		out->state_path = state;
+	}
 	char err[160];
 	if (power_mode_expectation_parse(cfg->expected_power_mode, &out->expect, err, sizeof(err)) < 0) {
 		log_error("agent.expected_power_mode: %s", err); /* the loader refused it already */
@@ -352,7 +365,8 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		info.identity = *board_identity(b);
 	}
 	struct predict_options popts;
-	if (predict_options_for(cfg, b, &popts) != 0) {
+	char thermal_state[4096];
+	if (predict_options_for(cfg, b, o->dry_run, thermal_state, sizeof(thermal_state), &popts) != 0) {
 		discard(cfg, o, b);
 		return EX_CONFIG;
 	}

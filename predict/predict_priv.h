@@ -43,4 +43,47 @@ struct forecast {
 /** Adds headroom.ZONE_c, steady_temp.ZONE_c, throttle_eta.ZONE_s and throttle_eta_error.ZONE_s to S. */
 void forecast_process(struct forecast *fc, struct sample *s);
 
+#define COOLING_MODES_MAX 16
+#define COOLING_SLOW_MS (6.0 * 3600 * 1000)     /* the average follows over ~6 h of steady time */
+#define COOLING_BASELINE_MS (6.0 * 3600 * 1000) /* the baseline: the first 6 h of steady time in a mode */
+#define COOLING_SHOWN_MS (10.0 * 60 * 1000)     /* shown once a mode has 10 min of steady time */
+
+/* The thermal resistance of one power mode: a slow average and the baseline it is compared with. */
+struct mode_resistance {
+	char mode[POWER_MODE_NAME_MAX];
+	double avg;       /* C/W, exponential average over steady time */
+	double steady_ms; /* steady time seen in this mode, all runs */
+	double baseline_sum, baseline_ms;
+	bool baseline_frozen;
+	double baseline;
+};
+
+struct cooling {
+	struct mode_resistance modes[COOLING_MODES_MAX];
+	int mode_count;
+	/* ~1 and ~5 min averages of the junction and the input power: steady when they agree */
+	bool have_last;
+	int64_t last_ms;
+	double tj_short, tj_long, p_short, p_long;
+	int64_t steady_since_ms;
+	bool keep;  /* a state file keeps the slow statistics: only then are they shown */
+	bool dirty; /* changed since the state file was written */
+	int64_t saved_ms;
+};
+
+/** Puts fan.N.dead and the thermal.resistance_* metrics into S. */
+void cooling_process(struct cooling *c, struct sample *s);
+
+/** Adds R (C/W) seen for DT_MS of steady time to M's average and, while it is being measured, its baseline. */
+void cooling_add(struct mode_resistance *m, double r, double dt_ms);
+
+/** Parses a thermal state file's TEXT (modified) into C; PATH is for messages. Returns the bad lines, or -EINVAL. */
+int cooling_state_parse(char *text, struct cooling *c, const char *path);
+
+/** Loads PATH into C (a missing file is nothing). 0 or -errno, said in the log. */
+int cooling_state_load(struct cooling *c, const char *path);
+
+/** Writes C to PATH whole (a temporary file, fsync, rename). 0 or -errno. */
+int cooling_state_save(const struct cooling *c, const char *path);
+
 #endif

@@ -60,6 +60,7 @@ report_free(struct report *r)
 	free(r->phase_defs);
 	free(r->dict);
 	free(r->modes);
+	free(r->cooling);
 	free(r->episodes);
 	free(r->alerts);
 	for (size_t i = 0; i < r->rec_count; i++) {
@@ -385,6 +386,7 @@ report_add_sample(struct report *r, const struct sample *s)
 	}
 	track_warning(r, s);
 	track_episode(r, s);
+	report_cooling_add(r, s);
 	if (r->series) {
 		series_add(r->series, s);
 	}

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/alert.h"
 #include "core/board_info.h"
@@ -100,6 +101,15 @@ struct report_signals {
 	bool swap_start_known;
 };
 
+/* The thermal resistance of one power mode over the run (report_cooling.c). */
+struct report_cooling {
+	char mode[POWER_MODE_NAME_MAX];
+	double sum; /* of thermal.resistance_now_c_per_w */
+	uint64_t samples;
+	bool have_avg, have_baseline; /* the last recorded slow average, baseline and rise */
+	double avg, baseline, rise_pct;
+};
+
 struct report_series;
 
 struct report {
@@ -134,6 +144,8 @@ struct report {
 	/* a run of samples where some zone's throttle_eta.*_s was under REPORT_PREDICT_S (report.c) */
 	bool warning;
 	int64_t warn_since_mono_ms, warn_last_mono_ms;
+	struct report_cooling *cooling;
+	size_t cooling_count;
 	struct report_alert *alerts;
 	size_t alert_count;
 	uint64_t alerts_dropped;
@@ -181,6 +193,11 @@ void report_to_json(const struct report *r, struct json *j);
  * *COUNT, or -EINVAL with the first mistake as "LINE: what" in ERR.
  */
 int report_phases_parse(const char *text, struct report_phase_def **out, size_t *count, char *err, size_t err_size);
+
+/* report_cooling.c: the thermal resistance per power mode. */
+void report_cooling_add(struct report *r, const struct sample *s);
+void report_cooling_json(const struct report *r, struct json *j);
+void report_cooling_text(const struct report *r, FILE *out);
 
 /* report_advice.c: fills r->recs from the finished statistics. */
 void report_advise(struct report *r);

@@ -5,6 +5,14 @@
                       constants, unlike the demo's one), a load that steps up, a calm phase that settles 6 C under
                       the passive trip, a heavy phase that throttles, recovery
 
+  fan-failure.jsonl   a run --record recording, 20 min at 1 Hz: the fan's tachometer drops to 0 rpm at 10:10:00 while
+                      it is driven, and the board heats up
+  clogging-heatsink-day12.jsonl, clogging-heatsink-day34.jsonl
+                      4 days at one sample a minute, cut in two (a restart): ambient swinging 6 C a day, 2 h of load
+                      and 1 h of idle over and over, the heatsink's resistance growing 30 % over the 4 days
+  wrong-mode-boot.jsonl
+                      5 min from boot in power mode 15W (id 0) on a board meant to run MAXN_SUPER
+
 Usage: gen_recordings.py DIR
 The tests write them to a temporary DIR: they are not committed. Only + - * / on floats and a fixed-seed
 xorshift generator: the same bytes on every Python 3.
@@ -118,8 +126,98 @@ def soak_lines():
     return header + "\n".join(lines) + "\n"
 
 
+# ---- run --record recordings (JSON Lines, docs/report.md) ------------------------------------------------------
+
+def recording(samples, board="NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"):
+    """A header and one line per (time_ms, power_mode, metrics)."""
+    out = ['{"tegrawatch_recording":1,"version":"0.1.0","board":{"model":"%s","soc":"tegra234",'
+           '"module":"p3767-0005","l4t":"36.4.3","jetpack":"6.2"}}' % board]
+    for seq, (ms, mode, metrics) in enumerate(samples, 1):
+        ts = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        body = ",".join('"%s":%s' % (k, fmt(v)) for k, v in metrics.items())
+        out.append('{"seq":%d,"ts":"%s","time_ms":%d,"power_mode":"%s","metrics":{%s},'
+                   '"throttle":{"active":false,"reasons":{},"context":""}}' % (seq, ts, ms, mode, body))
+    return "\n".join(out) + "\n"
+
+
+def fmt(v):
+    return str(int(v)) if v == int(v) else "%.3f" % v
+
+
+EPOCH_MS = 1748858400000  # 2025-06-02T10:00:00Z
+
+
+def trips():
+    return {"trip.tj.passive_c": 95, "trip.cpu.passive_c": 95}
+
+
+def fan_failure():
+    rng = Rng(0xFA7)
+    tj = 55.0
+    samples = []
+    for t in range(1200):
+        dead = t >= 600
+        # the kernel's fan curve follows tj; the blades stopped at 10:10:00, the drive goes on
+        pwm = min(255, max(80, int((tj - 40) * 4)))
+        rpm = 0 if dead else pwm * 20 + rng.between(-40, 40)
+        r_ja = 6.5 if dead else 3.0  # without air flow the heatsink sheds heat far worse
+        p = 12.0 + rng.noise(0.3)
+        tj += (27 + r_ja * p - tj) / 200.0
+        m = {"temp.tj_c": round(tj + rng.noise(0.09), 3), "temp.cpu_c": round(tj - 1.2 + rng.noise(0.09), 3)}
+        m.update(trips())
+        m.update({"power.vdd_in.mw": int(p * 1000), "fan.0.pwm": pwm, "fan.0.rpm": rpm, "nvpmodel.id": 2})
+        samples.append((EPOCH_MS + t * 1000, "MAXN_SUPER", m))
+    return recording(samples)
+
+
+CLOG_MINUTES = 4 * 24 * 60
+
+
+def clogging_samples():
+    rng = Rng(0xC106)
+    tj = 40.0
+    samples = []
+    for t in range(CLOG_MINUTES):
+        day = t / 1440.0
+        # ambient: 24 C, 3 C up in the afternoon and down at night, a triangle (no trigonometry: the same bytes)
+        phase = (t % 1440) / 1440.0
+        ambient = 24 + 3 * (4 * phase - 1 if phase < 0.5 else 3 - 4 * phase)
+        r_ja = 3.0 * (1 + 0.3 * day / 4)  # dust: +30 % over the 4 days
+        p = (14.0 if (t % 180) < 120 else 5.0) + rng.noise(0.25)
+        tj += (ambient + r_ja * p - tj) * 0.2  # a time constant of 5 min, one step a minute
+        board = ambient + 0.3 * (tj - ambient)  # the board sensor, warmed a little by the module
+        m = {"temp.tj_c": round(tj + rng.noise(0.1), 3), "temp.tboard_c": round(board + rng.noise(0.1), 3)}
+        m.update(trips())
+        m.update({"power.vdd_in.mw": int(p * 1000), "nvpmodel.id": 2})
+        samples.append((EPOCH_MS + t * 60000, "MAXN_SUPER", m))
+    return samples
+
+
+def clogging_days12():
+    return recording(clogging_samples()[:CLOG_MINUTES // 2])
+
+
+def clogging_days34():
+    return recording(clogging_samples()[CLOG_MINUTES // 2:])
+
+
+def wrong_mode_boot():
+    rng = Rng(0xB007)
+    samples = []
+    for t in range(300):
+        m = {"temp.tj_c": round(48 + rng.noise(0.2), 3)}
+        m.update(trips())
+        m.update({"power.vdd_in.mw": 5200 + rng.between(-100, 100), "nvpmodel.id": 0})
+        samples.append((EPOCH_MS + t * 1000, "15W", m))
+    return recording(samples)
+
+
 FILES = {
     "heatsink-soak.log": soak_lines,
+    "fan-failure.jsonl": fan_failure,
+    "clogging-heatsink-day12.jsonl": clogging_days12,
+    "clogging-heatsink-day34.jsonl": clogging_days34,
+    "wrong-mode-boot.jsonl": wrong_mode_boot,
 }
 
 

@@ -100,6 +100,18 @@ class PowerModeTest(unittest.TestCase):
         self.assertEqual(mine[0]["at"], "2025-03-14T10:00:00Z")
         self.assertIn("expected MAXN_SUPER (id 2)", mine[0]["summary"])
 
+    def test_recording_of_a_wrong_mode_at_boot(self):
+        """A board that came up in 15W (a recording from boot, tests/gen_recordings.py): the first event is the alert."""
+        subprocess.run([sys.executable, os.path.join(SRC, "tests/gen_recordings.py"), self.tmp], check=True)
+        p = subprocess.run([BIN, "replay", os.path.join(self.tmp, "wrong-mode-boot.jsonl"), "-c",
+                            self.config("MAXN_SUPER"), "--dry-run", "--json"],
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, TZ="UTC"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        events = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual([(e["rule"], e["transition"], e["at"]) for e in events],
+                         [("power-mode-unexpected", "firing", "2025-06-02T10:00:00Z")])
+        self.assertIn("runs power mode 15W, expected MAXN_SUPER", events[0]["summary"])
+
     def test_check_refuses_a_bad_expectation_with_its_place(self):
         path = self.config("MAXN_SUPER, jetson_clocks maybe")
         p = subprocess.run([BIN, "check", "-c", path], capture_output=True, text=True, timeout=60)

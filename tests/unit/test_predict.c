@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -324,6 +325,78 @@ test_forecast_zones(void **state)
 	assert_true(isnan(get(&s, "throttle_eta.cpu_s")));
 }
 
+/* ---- cooling ---- */
+
+static void
+test_fan_dead(void **state)
+{
+	(void)state;
+	static struct cooling c;
+	static struct sample s;
+	const double cases[][3] = {{120, 2400, 0}, {120, 0, 1}, {0, 0, 0}, {255, 1, 0}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&c, 0, sizeof(c));
+		sample_clear(&s);
+		put(&s, "fan.0.pwm", cases[i][0]);
+		put(&s, "fan.0.rpm", cases[i][1]);
+		put(&s, "fan.1.pwm", 200); /* no tachometer: no verdict */
+		cooling_process(&c, &s);
+		assert_true(get(&s, "fan.0.dead") == cases[i][2]);
+		assert_true(isnan(get(&s, "fan.1.dead")));
+	}
+}
+
+/* 10 W, the junction 30 C above the board sensor: 3 C/W once steady for 5 min, per mode, kept and reloaded. */
+static void
+test_resistance_and_state(void **state)
+{
+	(void)state;
+	static struct cooling c, back;
+	static struct sample s;
+	memset(&c, 0, sizeof(c));
+	c.keep = true;
+	for (int t = 0; t < 900; t++) {
+		sample_clear(&s);
+		s.mono_ms = t * 1000LL;
+		snprintf(s.power_mode, sizeof(s.power_mode), "MAXN_SUPER");
+		put(&s, "temp.tj_c", 65);
+		put(&s, "temp.tboard_c", 35);
+		put(&s, "temp.cpu_c", 64);
+		put(&s, "power.vdd_in.mw", 10000);
+		cooling_process(&c, &s);
+		if (t < 300) {
+			assert_true(isnan(get(&s, "thermal.resistance_now_c_per_w"))); /* not 5 min of steady yet */
+		}
+	}
+	assert_true(fabs(get(&s, "thermal.resistance_now_c_per_w") - 3.0) < 1e-9);
+	assert_true(fabs(get(&s, "thermal.resistance_c_per_w") - 3.0) < 1e-9); /* 10 min of steady time */
+	assert_true(isnan(get(&s, "thermal.resistance_rise_pct")));             /* the baseline takes 6 h */
+	assert_int_equal(c.mode_count, 1);
+	cooling_add(&c.modes[0], 3.0, COOLING_BASELINE_MS);
+	assert_true(c.modes[0].baseline_frozen && fabs(c.modes[0].baseline - 3.0) < 1e-9);
+
+	char path[] = "/tmp/tegrawatch-thermal-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(cooling_state_save(&c, path), 0);
+	memset(&back, 0, sizeof(back));
+	assert_int_equal(cooling_state_load(&back, path), 0);
+	assert_int_equal(back.mode_count, 1);
+	assert_string_equal(back.modes[0].mode, "MAXN_SUPER");
+	assert_true(back.modes[0].avg == c.modes[0].avg && back.modes[0].baseline == c.modes[0].baseline);
+	assert_true(back.modes[0].steady_ms == c.modes[0].steady_ms && back.modes[0].baseline_frozen);
+	unlink(path);
+
+	char text[] = "# comment\ntegrawatch-thermal 1\n15W\t2\t1\t0\t0\t0\t0\nbad\t1\n25W\t-1\t1\t0\t0\t0\t0\n"
+		      "MAXN\t2\t1\t0\t0\t1\t0\n";
+	memset(&back, 0, sizeof(back));
+	assert_int_equal(cooling_state_parse(text, &back, "t"), 3); /* too few fields, negative, frozen without */
+	assert_int_equal(back.mode_count, 1);
+	char other[] = "hello\n";
+	assert_int_equal(cooling_state_parse(other, &back, "t"), -EINVAL);
+}
+
 int
 main(void)
 {
@@ -335,6 +408,8 @@ main(void)
 		cmocka_unit_test(test_fit_steady_rising_falling),
 		cmocka_unit_test(test_fit_restart_gap_and_trip),
 		cmocka_unit_test(test_forecast_zones),
+		cmocka_unit_test(test_fan_dead),
+		cmocka_unit_test(test_resistance_and_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
