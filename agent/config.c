@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ static const struct section {
 	{&web_config_section, offsetof(struct config, web)},
 	{&remote_write_config_section, offsetof(struct config, remote_write)},
 	{&otlp_config_section, offsetof(struct config, otlp)},
+	{&work_config_section, offsetof(struct config, work)},
 };
 
 static void *
@@ -96,8 +98,8 @@ section_obj(const struct config *cfg, const struct section *sec)
 	return (char *)cfg + sec->base;
 }
 
-static const char *const top_keys[] = {"agent", "sources", "mqtt",    "web",    "remote_write",
-				       "otlp",  "include", "actions", "notify", "rules"};
+static const char *const top_keys[] = {"agent",   "sources", "mqtt",   "web",   "remote_write", "otlp",
+				       "include", "actions", "notify", "rules", "work"};
 
 bool
 config_is_top_key(const char *name)
@@ -185,15 +187,17 @@ static void
 apply_environment(struct loader *ld)
 {
 	char name[ENV_NAME_MAX], where[ENV_NAME_MAX + sizeof(ENV_PREFIX)];
-	const char *known[64];
+	const char *known[160]; /* every key of every section (64 once left otlp out) */
 	size_t nknown = 0;
-	char all[64][ENV_NAME_MAX];
+	char all[160][ENV_NAME_MAX];
 	for (size_t s = 0; s < N_OF(sections); s++) {
 		struct cfg_decoder dec = {.diags = ld->diags};
 		const struct cfg_section *sec = sections[s].sec;
 		for (size_t k = 0; k < sec->key_count; k++) {
 			const struct cfg_key *key = &sec->keys[k];
 			cfg_env_name(sec->name, key->name, name, sizeof(name));
+			/* a key left out here would make its own variable "unknown": the table must hold them all */
+			assert(nknown < N_OF(all));
 			if (nknown < N_OF(all)) {
 				snprintf(all[nknown], sizeof(all[nknown]), "%s", name);
 				known[nknown] = all[nknown];
@@ -341,7 +345,7 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 		cfg_describe(root, got, sizeof(got));
 		cfg_report(
 			&dec, root,
-			"expected a map with agent, sources, mqtt, web, remote_write, otlp, include, actions, notify and rules, "
+			"expected a map with agent, sources, mqtt, web, remote_write, otlp, work, include, actions, notify and rules, "
 			"got %s",
 			got);
 		return;

@@ -15,6 +15,7 @@
 #include "fleet_setup.h"
 #include "memory_budget.h"
 #include "predict/predict.h"
+#include "work/work.h"
 #include "service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
@@ -135,12 +136,24 @@ add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, i
  */
 static int
 add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
-	    const char *root, int interval_ms, bool *board_owned, int *sources)
+	    const char *root, int interval_ms, struct work_ledger *work, bool *board_owned, int *sources)
 {
 	struct source *src;
 	int r;
 	bool jetson = b && board_is_jetson(b);
 	*sources = 0;
+	if (!o->replay) {
+		/* never a sample by itself: it adds the application's counts to the board's; not counted here */
+		r = work_source_create(cfg->work.listen, work, &src);
+		if (r < 0) {
+			log_warn("work: cannot listen on %s: %s (POST /api/v1/work still counts)", cfg->work.listen,
+				 strerror(-r));
+			r = work_source_create("", work, &src);
+		}
+		if (r == 0) {
+			agent_add_source(agent, src);
+		}
+	}
 	if (b && (jetson || board_has_metrics(b))) {
 		sysfs_source_create(b, &src); /* owns the board from now on */
 		agent_add_source(agent, src);
@@ -195,7 +208,8 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 
 /* Sinks of `run`: JSON Lines on stdout, the fleet sinks, MQTT and the web server as configured. */
 static int
-add_outputs(struct agent *agent, const struct config *cfg, const struct setup_options *o, const struct agent_info *info)
+add_outputs(struct agent *agent, const struct config *cfg, const struct setup_options *o, const struct agent_info *info,
+	    struct work_ledger *work)
 {
 	int interval_ms = (int)info->interval_ms;
 	/* the loader checked the budget at agent.interval; --interval may change it */
@@ -236,8 +250,10 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 #if HAVE_WEB
 	/* listen "" = off */
 	if (cfg->web.listen[0]) {
+		/* POST /api/v1/work adds to the ledger from the server's thread; the server keeps a reference */
+		struct web_work_hook hook = {work_post_json, work ? work_ledger_ref(work) : NULL, work_ledger_release};
 		struct sink *web;
-		int r = web_server_start(&cfg->web, info, &web);
+		int r = web_server_start(&cfg->web, info, work ? &hook : NULL, &web);
 		if (r == -EINVAL) {
 			return EX_CONFIG;
 		}
@@ -396,7 +412,8 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	}
 	bool board_owned = false;
 	int sources = 0;
-	int r = add_sources(agent, b, cfg, o, root, interval_ms, &board_owned, &sources);
+	struct work_ledger *work = work_ledger_create();
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, &board_owned, &sources);
 	if (r == 0 && sources == 0) {
 		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
 		log_error(
@@ -408,8 +425,9 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		r = EX_UNAVAILABLE;
 	}
 	if (r == 0 && o->outputs) {
-		r = add_outputs(agent, cfg, o, &info);
+		r = add_outputs(agent, cfg, o, &info, o->replay ? NULL : work);
 	}
+	work_ledger_unref(work); /* the source and the web server hold their own references */
 	if (!board_owned) {
 		board_destroy(b); /* the outputs copied what they show of it */
 	}
@@ -425,6 +443,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	agent_add_stage(agent, throttle_stage_create(!o->replay));
 	agent_add_stage(agent, counters_stage_create());
 	agent_add_stage(agent, predict_stage_create(&popts));
+	agent_add_stage(agent, work_stage_create());
 	struct stage *alerting = alerting_stage_create(cfg, device_id, !o->dry_run);
 	alerting_stage_set_expected_power_mode(alerting, popts.expect.text);
 	agent_add_stage(agent, alerting);

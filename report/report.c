@@ -61,6 +61,8 @@ report_free(struct report *r)
 	free(r->dict);
 	free(r->modes);
 	free(r->cooling);
+	free(r->work);
+	free(r->idle);
 	free(r->episodes);
 	free(r->alerts);
 	for (size_t i = 0; i < r->rec_count; i++) {
@@ -94,8 +96,8 @@ report_interval_s(const struct report *r)
 }
 
 /* Absolute phases are wall clock times; relative ones count the time that passed since the first sample. */
-static bool
-in_phase(const struct report_phase_def *d, int64_t wall_ms, int64_t mono_ms)
+bool
+report_in_phase(const struct report_phase_def *d, int64_t wall_ms, int64_t mono_ms)
 {
 	if (d->relative) {
 		return mono_ms >= d->mono_start_ms && mono_ms < d->mono_end_ms;
@@ -158,7 +160,7 @@ credit(struct report *r, int64_t dt_ms)
 	double sec = (double)dt_ms / 1000.0;
 	span_credit(&r->all, p, sec);
 	for (size_t i = 0; i < r->phase_count; i++) {
-		if (in_phase(&r->phase_defs[i], p->time_ms, p->mono_ms)) {
+		if (report_in_phase(&r->phase_defs[i], p->time_ms, p->mono_ms)) {
 			span_credit(&r->phases[i], p, sec);
 		}
 	}
@@ -380,13 +382,14 @@ report_add_sample(struct report *r, const struct sample *s)
 	p->signals = signals_of(r, s);
 	span_add(&r->all, s);
 	for (size_t i = 0; i < r->phase_count; i++) {
-		if (in_phase(&r->phase_defs[i], s->time_ms, s->mono_ms)) {
+		if (report_in_phase(&r->phase_defs[i], s->time_ms, s->mono_ms)) {
 			span_add(&r->phases[i], s);
 		}
 	}
 	track_warning(r, s);
 	track_episode(r, s);
 	report_cooling_add(r, s);
+	report_work_add(r, s);
 	if (r->series) {
 		series_add(r->series, s);
 	}

@@ -110,6 +110,33 @@ struct report_cooling {
 	double avg, baseline, rise_pct;
 };
 
+#define REPORT_WORK_NAMES 32
+
+/* Units and input energy of one work name over a scope: "" the whole run, a power mode or a phase (report_work.c). */
+struct report_work_sum {
+	char name[METRIC_NAME_MAX];
+	char scope[REPORT_PHASE_NAME_MAX];
+	char mode[POWER_MODE_NAME_MAX]; /* the power mode last credited: whose idle power "above idle" takes off */
+	double units, joules, seconds;
+};
+
+/* The input energy while no work was reported, per power mode. */
+struct report_idle {
+	char mode[POWER_MODE_NAME_MAX];
+	double joules, seconds;
+};
+
+/* The previous sample, as far as the work section needs it. */
+struct report_work_prev {
+	bool valid;
+	int64_t mono_ms, time_ms, worked_ms;
+	double mw;
+	char mode[POWER_MODE_NAME_MAX];
+	char name[REPORT_WORK_NAMES][METRIC_NAME_MAX];
+	double count[REPORT_WORK_NAMES];
+	size_t names;
+};
+
 struct report_series;
 
 struct report {
@@ -146,6 +173,11 @@ struct report {
 	int64_t warn_since_mono_ms, warn_last_mono_ms;
 	struct report_cooling *cooling;
 	size_t cooling_count;
+	struct report_work_sum *work;
+	size_t work_count;
+	struct report_idle *idle;
+	size_t idle_count;
+	struct report_work_prev work_prev;
 	struct report_alert *alerts;
 	size_t alert_count;
 	uint64_t alerts_dropped;
@@ -198,6 +230,19 @@ int report_phases_parse(const char *text, struct report_phase_def **out, size_t 
 void report_cooling_add(struct report *r, const struct sample *s);
 void report_cooling_json(const struct report *r, struct json *j);
 void report_cooling_text(const struct report *r, FILE *out);
+
+/* report_work.c: joules per unit of work per run, power mode and phase. */
+void report_work_add(struct report *r, const struct sample *s);
+void report_work_json(const struct report *r, struct json *j);
+void report_work_text(const struct report *r, FILE *out);
+/** J per unit and J above idle per unit (NAN without an idle period) of W; false without units. */
+bool report_work_figures(const struct report *r, const struct report_work_sum *w, double *j_per_unit, double *above);
+
+/** NAME's figures over the whole run, or NULL. */
+const struct report_work_sum *report_work_run(const struct report *r, const char *name);
+
+/** Whether a sample at WALL_MS / MONO_MS is inside phase D (report.c). */
+bool report_in_phase(const struct report_phase_def *d, int64_t wall_ms, int64_t mono_ms);
 
 /* report_advice.c: fills r->recs from the finished statistics. */
 void report_advise(struct report *r);

@@ -20,6 +20,16 @@ energy_of(const struct report *r, const char *rail)
 	return NAN;
 }
 
+/* A's work I over its whole run and B's of the same name: their J per unit. */
+static bool
+work_pair(const struct report *a, const struct report *b, size_t i, double *ja, double *jb)
+{
+	double above;
+	const struct report_work_sum *wb = report_work_run(b, a->work[i].name);
+	return !a->work[i].scope[0] && wb && report_work_figures(a, &a->work[i], ja, &above) &&
+	       report_work_figures(b, wb, jb, &above);
+}
+
 static void
 side_json(struct json *j, const struct report *r, const char *name)
 {
@@ -126,6 +136,24 @@ report_compare_json(const struct report *a, const struct report *b, const char *
 	json_object_end(j);
 	char verdict[1024];
 	report_compare_verdict(a, b, verdict, sizeof(verdict));
+	json_key(j, "work");
+	json_object_begin(j);
+	for (size_t i = 0; i < a->work_count; i++) {
+		double ja, jb;
+		if (!work_pair(a, b, i, &ja, &jb)) {
+			continue;
+		}
+		json_key(j, a->work[i].name);
+		json_object_begin(j);
+		json_key(j, "a_j_per_unit");
+		json_number(j, round(ja * 1e6) / 1e6);
+		json_key(j, "b_j_per_unit");
+		json_number(j, round(jb * 1e6) / 1e6);
+		json_key(j, "delta_j_per_unit");
+		json_number(j, round((jb - ja) * 1e6) / 1e6);
+		json_object_end(j);
+	}
+	json_object_end(j);
 	json_key(j, "verdict");
 	json_string(j, verdict);
 	json_object_end(j);
@@ -206,7 +234,14 @@ report_compare_verdict(const struct report *a, const struct report *b, char *buf
 				n = append(buf, size, n, ", %.2f W against %.2f W on average", eb / b->all.seconds,
 					   ea / a->all.seconds);
 			}
-			append(buf, size, n, ").");
+			n = append(buf, size, n, ").");
+		}
+	}
+	for (size_t i = 0; i < a->work_count; i++) {
+		double ja, jb;
+		if (work_pair(a, b, i, &ja, &jb) && ja > 0) {
+			n = append(buf, size, n, " B spent %.1f %% %s energy per %s (%.4f J against %.4f J).",
+				   fabs(jb - ja) / ja * 100, jb < ja ? "less" : "more", a->work[i].name, jb, ja);
 		}
 	}
 }

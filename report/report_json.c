@@ -322,6 +322,8 @@ report_to_json(const struct report *r, struct json *j)
 	peaks_json(j, &a->stats);
 	json_key(j, "cooling");
 	report_cooling_json(r, j);
+	json_key(j, "work");
+	report_work_json(r, j);
 	json_key(j, "alerts");
 	alerts_json(j, r);
 	json_key(j, "alerts_dropped");

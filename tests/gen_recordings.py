@@ -13,6 +13,10 @@
   wrong-mode-boot.jsonl
                       5 min from boot in power mode 15W (id 0) on a board meant to run MAXN_SUPER
 
+  work-load-changes.jsonl
+                      40 min at 1 Hz of an application counting inferences while its load changes: idle, 20/s at
+                      15 W, 40/s at 19 W in MAXN_SUPER, then idle and 12/s at 10 W in 15W (WORK_PHASES)
+
 Usage: gen_recordings.py DIR
 The tests write them to a temporary DIR: they are not committed. Only + - * / on floats and a fixed-seed
 xorshift generator: the same bytes on every Python 3.
@@ -212,12 +216,34 @@ def wrong_mode_boot():
     return recording(samples)
 
 
+# (start s, end s, power mode, inferences a second, board W): the truth the report is checked against
+WORK_PHASES = [(0, 300, "MAXN_SUPER", 0, 5.0), (300, 900, "MAXN_SUPER", 20, 15.0), (900, 1500, "MAXN_SUPER", 40, 19.0),
+               (1500, 1680, "15W", 0, 4.5), (1680, 2400, "15W", 12, 10.0)]
+
+
+def work_load_changes():
+    rng = Rng(0x3E4C)
+    samples, total = [], 0
+    for t in range(2400):
+        _, _, mode, rate, watts = next(p for p in WORK_PHASES if p[0] <= t < p[1])
+        # the count a sample shows was done in the second before it; whole inferences, their mean exactly the rate
+        done = next(p[3] for p in WORK_PHASES if p[0] <= max(t - 1, 0) < p[1])
+        total += done + (t % 2 * 2 - 1 if done else 0)
+        m = {"temp.tj_c": round(40 + watts * 2 + rng.noise(0.2), 3), "gpu.load_pct": min(99, rate * 2)}
+        m.update({"power.vdd_in.mw": int((watts + rng.noise(0.2)) * 1000), "nvpmodel.id": 2 if mode == "15W" else 0})
+        if t >= 60:  # the application starts a minute after the agent
+            m["work.inference.count_total"] = total
+        samples.append((EPOCH_MS + t * 1000, mode, m))
+    return recording(samples)
+
+
 FILES = {
     "heatsink-soak.log": soak_lines,
     "fan-failure.jsonl": fan_failure,
     "clogging-heatsink-day12.jsonl": clogging_days12,
     "clogging-heatsink-day34.jsonl": clogging_days34,
     "wrong-mode-boot.jsonl": wrong_mode_boot,
+    "work-load-changes.jsonl": work_load_changes,
 }
 
 

@@ -185,6 +185,8 @@ struct http_conn {
 	struct conn_entry entry;
 	char *target;        /* the raw target of the current request */
 	unsigned int status; /* of the answer queued for it, 0 = none yet */
+	struct buf body;     /* a POST's, up to WEB_POST_MAX bytes; body_large: more came */
+	bool body_large;
 };
 
 static struct http_conn *
@@ -238,6 +240,7 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context, enu
 		struct http_conn *hc = *socket_context;
 		conn_guard_remove(&srv->st.guard, &hc->entry);
 		free(hc->target);
+		buf_free(&hc->body);
 		free(hc);
 		*socket_context = NULL;
 	}
@@ -254,6 +257,10 @@ on_completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_Re
 	if (hc && hc->status) {
 		conn_guard_count_answer(&srv->st.guard, hc->status);
 		hc->status = 0;
+	}
+	if (hc) {
+		buf_reset(&hc->body);
+		hc->body_large = false;
 	}
 	set_phase(srv, conn, CONN_WAITING);
 }
@@ -527,6 +534,18 @@ handle_events(struct web_server *srv, struct MHD_Connection *conn, bool head)
 	return queue(conn, MHD_HTTP_OK, r);
 }
 
+static mhd_result
+handle_work(struct web_server *srv, struct MHD_Connection *conn, struct http_conn *hc)
+{
+	struct buf b = {0}; /* as buf_init() leaves it */
+	const char *type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	unsigned status = server_work(&srv->st, type, hc && hc->body.buf ? hc->body.buf : "", hc ? hc->body.len : 0,
+				      !hc || hc->body_large, &b);
+	size_t len;
+	char *body = buf_take(&b, &len);
+	return reply_owned(conn, status, CT_JSON, body, len);
+}
+
 /* ---- dispatch ---- */
 
 static mhd_result
@@ -543,10 +562,10 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 	if (*req_cls == &uri_too_long) {
 		return reply_error(conn, MHD_HTTP_URI_TOO_LONG, "URI too long", NULL, NULL);
 	}
-	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-	if (!head && strcmp(method, MHD_HTTP_METHOD_GET) != 0) {
+	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0, post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	if (!head && !post && strcmp(method, MHD_HTTP_METHOD_GET) != 0) {
 		return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", MHD_HTTP_HEADER_ALLOW,
-				   "GET, HEAD");
+				   strcmp(url, "/api/v1/work") == 0 ? "POST" : "GET, HEAD");
 	}
 	struct head_scan hs = {0, 0};
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &hs);
@@ -571,17 +590,24 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		*req_cls = &headers_seen;
 		return MHD_YES;
 	}
-	if (*upload_data_size != 0) {
-		*upload_data_size = 0; /* a body on GET means nothing here */
+	struct http_conn *hc = conn_of(conn);
+	if (*upload_data_size != 0) { /* a body means something on POST only, and a work report is short */
+		if (post && hc && !(hc->body_large |= hc->body.len + *upload_data_size > WEB_POST_MAX)) {
+			buf_add(&hc->body, upload_data, *upload_data_size);
+		}
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	mhd_result ret;
 	if (!authenticate(srv, conn, &ret)) {
 		return ret;
 	}
-	const struct http_conn *hc = conn_of(conn);
 	struct web_request req;
 	web_route(hc && hc->target ? hc->target : url, &srv->st.span, &req);
+	if (req.route != ROUTE_NONE && post != (req.route == ROUTE_WORK)) {
+		return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", MHD_HTTP_HEADER_ALLOW,
+				   post ? "GET, HEAD" : "POST");
+	}
 	switch (req.route) {
 	case ROUTE_PAGE:
 		return handle_page(srv, conn);
@@ -597,6 +623,8 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		return handle_metrics(srv, conn);
 	case ROUTE_HEALTHZ:
 		return handle_healthz(srv, conn);
+	case ROUTE_WORK:
+		return handle_work(srv, conn, hc);
 	case ROUTE_NONE:
 		break;
 	}
@@ -695,23 +723,23 @@ start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 }
 
 int
-web_server_start(const struct web_config *cfg, const struct agent_info *info, struct sink **out)
+web_server_start(const struct web_config *cfg, const struct agent_info *info, const struct web_work_hook *work,
+		 struct sink **out)
 {
+	struct web_server *srv = xcalloc(1, sizeof(*srv));
+	srv->listen_fd = -1;
+	srv->sink.ops = &web_sink_ops;
+	server_state_init(&srv->st, cfg, info, work); /* from now on web_server_destroy() releases WORK */
 	/* the configuration was checked by web_config_section: this only guards other callers */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	bool loopback;
 	bool basic = cfg->basic_auth_user[0] != '\0';
-	if (web_parse_listen(cfg->listen, &addr, &addr_len, &loopback) < 0 ||
-	    basic != (cfg->basic_auth_password_file[0] != '\0') || (!loopback && !basic && !cfg->token_file[0])) {
+	if (web_parse_listen(cfg->listen, &addr, &addr_len, &srv->loopback) < 0 ||
+	    basic != (cfg->basic_auth_password_file[0] != '\0') || (!srv->loopback && !basic && !cfg->token_file[0])) {
 		log_error("web: refusing the configuration of %s (tegrawatch check says why)", cfg->listen);
+		web_server_destroy(srv);
 		return -EINVAL;
 	}
-	struct web_server *srv = xcalloc(1, sizeof(*srv));
-	srv->listen_fd = -1;
-	srv->loopback = loopback;
-	srv->sink.ops = &web_sink_ops;
-	server_state_init(&srv->st, cfg, info);
 	int r = web_auth_load(&srv->auth, cfg);
 	if (r < 0) {
 		web_server_destroy(srv);
@@ -739,7 +767,7 @@ web_server_start(const struct web_config *cfg, const struct agent_info *info, st
 		web_server_destroy(srv);
 		return r;
 	}
-	if (!loopback) {
+	if (!srv->loopback) {
 		log_warn("web: listening on %s without TLS: credentials and data cross the network in clear "
 			 "(an SSH tunnel or a TLS proxy is safer)",
 			 cfg->listen);

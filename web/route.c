@@ -15,6 +15,7 @@ static const struct {
 	{"/api/v1/snapshot", ROUTE_SNAPSHOT},
 	{"/api/v1/history", ROUTE_HISTORY},
 	{"/api/v1/alerts", ROUTE_ALERTS},
+	{"/api/v1/work", ROUTE_WORK},
 	{"/api/v1/events", ROUTE_EVENTS},
 	{"/metrics", ROUTE_METRICS},
 	{"/healthz", ROUTE_HEALTHZ},

@@ -24,6 +24,7 @@ enum web_route {
 	ROUTE_EVENTS,
 	ROUTE_METRICS,
 	ROUTE_HEALTHZ,
+	ROUTE_WORK, /* POST only */
 };
 
 struct web_request {

@@ -114,6 +114,9 @@ struct server_state {
 
 	atomic_llong last_sample_mono_ms;
 
+	/* POST /api/v1/work (web.h): called on the server's thread, released at fini */
+	struct web_work_hook work; /* post NULL: none */
+
 	/* every connection, from accept to close: limits, header deadline (the notifier sweeps) */
 	struct conn_guard guard;
 
@@ -129,7 +132,8 @@ struct blob *blob_ref(struct blob *b);
 void blob_unref(struct blob *b);
 
 /** Sets ST up before the first sample: an empty snapshot and /metrics. Cannot fail. */
-void server_state_init(struct server_state *st, const struct web_config *cfg, const struct agent_info *info);
+void server_state_init(struct server_state *st, const struct web_config *cfg, const struct agent_info *info,
+		       const struct web_work_hook *work);
 /** Ends the event streams: stops the notifier after it resumed every parked one. */
 void server_state_stop(struct server_state *st);
 /** Frees what ST holds, once nothing reads it (after the daemon stopped). */
@@ -183,5 +187,15 @@ void server_stream_detach(struct server_state *st, struct stream *s);
 
 /** Lowers the calling HTTP thread below the sampling loop (once per thread). */
 void server_lower_thread_priority(void);
+
+/**
+ * POST /api/v1/work: the answer to BODY (LEN bytes; TOO_LARGE when it was cut at WEB_POST_MAX) sent with
+ * CONTENT_TYPE (NULL: none): 202 {"accepted": ...}, 400, 404 (no work reporting), 413 or 415 with
+ * {"error": ...} in OUT. Returns the status.
+ */
+unsigned server_work(struct server_state *st, const char *content_type, const char *body, size_t len, bool too_large,
+		     struct buf *out);
+
+#define WEB_POST_MAX 4096 /* a work report is a line of JSON */
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,7 +97,8 @@ render_board(struct server_state *st, const struct agent_info *info)
 }
 
 void
-server_state_init(struct server_state *st, const struct web_config *cfg, const struct agent_info *info)
+server_state_init(struct server_state *st, const struct web_config *cfg, const struct agent_info *info,
+		  const struct web_work_hook *work)
 {
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_init(&st->lock, NULL);
@@ -118,6 +120,9 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 	atomic_init(&st->last_sample_mono_ms, st->start_mono_ms);
 	st->boot_time_s = proc_boot_time_s();
 	st->version = xstrdup(info->version ? info->version : "");
+	if (work) {
+		st->work = *work;
+	}
 	render_board(st, info);
 	st->active = xcalloc(ACTIVE_MAX, sizeof(*st->active));
 	st->wake_cap = (size_t)cfg->max_event_streams;
@@ -156,6 +161,9 @@ server_state_stop(struct server_state *st)
 void
 server_state_fini(struct server_state *st)
 {
+	if (st->work.release) {
+		st->work.release(st->work.data);
+	}
 	blob_unref(st->sample);
 	blob_unref(st->prom);
 	server_render_fini(st);
@@ -640,4 +648,40 @@ server_notifier_start(struct server_state *st, stream_resume_fn *resume)
 	}
 	st->notifier_started = true;
 	return 0;
+}
+
+unsigned
+server_work(struct server_state *st, const char *content_type, const char *body, size_t len, bool too_large,
+	    struct buf *out)
+{
+	char err[160];
+	unsigned status = 202;
+	/* application/json only: a form or text/plain a web page may send without asking is refused (CSRF) */
+	size_t ct = content_type ? strcspn(content_type, "; ") : 0;
+	if (!st->work.post) {
+		status = 404;
+		snprintf(err, sizeof(err), "work reporting is off (a replay)");
+	} else if (!content_type || ct != 16 || strncasecmp(content_type, "application/json", 16) != 0) {
+		status = 415;
+		snprintf(err, sizeof(err), "send Content-Type: application/json");
+	} else if (too_large) {
+		status = 413;
+		snprintf(err, sizeof(err), "a work report is at most %d bytes", WEB_POST_MAX);
+	} else if (st->work.post(st->work.data, body, len, err, sizeof(err)) < 0) {
+		status = 400;
+	}
+	struct json j;
+	json_init(&j);
+	json_object_begin(&j);
+	json_key(&j, status == 202 ? "accepted" : "error");
+	if (status == 202) {
+		json_bool(&j, true);
+	} else {
+		json_string(&j, err);
+	}
+	json_object_end(&j);
+	json_raw(&j, "\n", 1);
+	buf_add(out, j.out.buf, j.out.len);
+	json_free(&j);
+	return status;
 }

@@ -8,11 +8,25 @@
 #ifndef TEGRAWATCH_WEB_H
 #define TEGRAWATCH_WEB_H
 
+#include <stddef.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/board_info.h"
 #include "core/pipeline.h"
 #include "web_config.h"
+
+/*
+ * POST /api/v1/work (docs/work.md): the body (at most 4 KiB of JSON) is
+ * handed to post(data, ...) on the server's thread: 0, or -errno with why
+ * in ERR (answered 400). The server calls release(data) when it stops,
+ * also when it does not start.
+ */
+struct web_work_hook {
+	int (*post)(void *data, const char *body, size_t len, char *err, size_t err_size);
+	void *data;
+	void (*release)(void *data);
+};
 
 /**
  * Starts the server on CFG->listen (checked by web_config_section: an
@@ -24,8 +38,10 @@
  * failures (-EADDRINUSE, -EACCES from bind, -EIO when libmicrohttpd does
  * not start, -EINVAL for an unreadable secret file) are -errno, logged.
  * INFO gives the identity, the version and the interval (ring sizes,
- * /healthz). Returns 0 and *OUT.
+ * /healthz); WORK (copied; NULL: the route answers 404) takes the work
+ * reports. Returns 0 and *OUT.
  */
-int web_server_start(const struct web_config *cfg, const struct agent_info *info, struct sink **out);
+int web_server_start(const struct web_config *cfg, const struct agent_info *info, const struct web_work_hook *work,
+		     struct sink **out);
 
 #endif

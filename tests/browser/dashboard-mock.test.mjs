@@ -31,7 +31,8 @@ let status = 1;
 try {
 	/* ---- 1. the full board: header, banner through a throttle episode, alerts, charts ---- */
 	{
-		const mock = await startMock({ board: 'full', rate: 10, page: PAGE });
+		// 100 samples (10 s) between the history's end and the throttle: time to see it predicted
+		const mock = await startMock({ board: 'full', rate: 10, page: PAGE, throttleAt: 700 });
 		mocks.push(mock);
 		const o = mock.options;
 		const page = await context.newPage();
@@ -60,8 +61,10 @@ try {
 			const f = await forecast();
 			return f.lines === 1 ? f : null;
 		}, 10000);
-		c(/throttle in \d+ s ± 4 s/.test(predicted.sub), 'the junction row says when it will throttle', predicted.sub);
+		c(/throttle in (\d+ min )?\d+ s ± 4 s/.test(predicted.sub), 'the junction row says when it will throttle', predicted.sub);
 		await page.locator('#chart-temp').screenshot({ path: path.join(outdir, 'dashboard-mock-forecast.png') });
+		const work = await page.$eval('#power .m[data-key="w:inference"]', (e) => e.textContent);
+		c(work.includes('0.860 J each') && work.includes('20.0 per s · 0.620 J above idle'), 'the power card gives the energy per inference', work);
 
 		// Follow the episode; every observation must agree with the sample it shows.
 		const seen = [];

@@ -88,6 +88,10 @@ function fullSample(seq, o) {
 	} else if (phase === 'after') {
 		m['steady_temp.tj_c'] = 70;
 	}
+	if (busy) {
+		Object.assign(m, { 'work.inference.count_total': 20 * seq, 'work.inference.rate_per_s': 20,
+			'work.inference.joules_per_unit': 0.86, 'work.inference.above_idle_joules_per_unit': 0.62 });
+	}
 	for (let c = 0; c < 6; c++) {
 		m['cpu.' + c + '.online'] = 1;
 		m['cpu.' + c + '.freq_mhz'] = c < 4 ? cpuA : cpuB;

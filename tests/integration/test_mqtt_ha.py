@@ -23,6 +23,8 @@ def digits(metric):
         return 1
     if metric.startswith("power.") and metric.endswith(".mw"):
         return -1  # shown in W with 2 decimals
+    if metric.startswith("work.") and metric.endswith(".joules_per_unit"):
+        return 3
     return 0
 
 
@@ -35,7 +37,8 @@ def read_by_ha(metric):
             or (len(parts) == 3 and parts[0] == "power" and parts[2] == "mw")
             or (len(parts) == 3 and parts[0] == "fan" and parts[2] == "rpm")
             or (len(parts) == 2 and parts[0] == "headroom" and parts[1].endswith("_c"))
-            or (len(parts) == 2 and parts[0] == "throttle_eta" and parts[1].endswith("_s")))
+            or (len(parts) == 2 and parts[0] == "throttle_eta" and parts[1].endswith("_s"))
+            or (len(parts) == 3 and parts[0] == "work" and parts[2] == "joules_per_unit"))
 
 
 def edges(view):

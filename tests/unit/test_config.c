@@ -272,6 +272,16 @@ test_env_overrides(void **state)
 	assert_string_equal(cfg->tegrastats_program, "/bin/fake-tegrastats");
 	config_destroy(cfg);
 
+	/* the last sections' keys too: a table of 64 names once left them out ("unknown setting") */
+	setenv("TEGRAWATCH_OTLP_URL", "http://127.0.0.1:4318/v1/metrics", 1);
+	setenv("TEGRAWATCH_WORK_LISTEN", "127.0.0.1:9475", 1);
+	cfg = load_ok("good/full.yaml");
+	assert_string_equal(cfg->otlp.url, "http://127.0.0.1:4318/v1/metrics");
+	assert_string_equal(cfg->work.listen, "127.0.0.1:9475");
+	config_destroy(cfg);
+	unsetenv("TEGRAWATCH_OTLP_URL");
+	unsetenv("TEGRAWATCH_WORK_LISTEN");
+
 	/* an empty file takes them too */
 	setenv("TEGRAWATCH_AGENT_STATE_FILE", "/run/alerts", 1);
 	cfg = load_ok("good/empty.yaml");

@@ -401,6 +401,16 @@ function renderPower() {
 			r.sub.append(h('span', 'badge ' + (crit ? 'bad' : 'warn'), crit ? 'over-current alarm' : 'current warning'));
 		}
 	}
+	/* the application's work (docs/work.md): the board's energy per unit, idle included */
+	for (const k of Object.keys(m)) {
+		const w = /^work\.([a-z0-9_]+)\.joules_per_unit$/.exec(k);
+		if (!w) { continue; }
+		const p = 'work.' + w[1] + '.', r = meterRow(box, 'w:' + w[1]), above = m[p + 'above_idle_joules_per_unit'];
+		setText(r.label, w[1]);
+		setText(r.value, fmt(m[k], 3) + ' J each');
+		setBar(r, 0, '', 100, null);
+		setText(r.sub, fmt(m[p + 'rate_per_s'], 1) + ' per s' + (num(above) ? ' · ' + fmt(above, 3) + ' J above idle' : ''));
+	}
 	const n = endRows(box);
 	$('power-empty').hidden = n > 0;
 	setText($('pow-total'), n ? 'scale 0–' + fmt(top / 1000, top < 10000 ? 1 : 0) + ' W' : '');
