@@ -122,6 +122,10 @@ const struct cli_option cli_options[] = {
 	{"report", OPT_COMPARE, 0, "compare", CLI_ARG_NONE, NULL,
 	 "B against A: every metric, throttle time, energy, a verdict",
 	 "Compare two recordings: B minus A for every metric, throttle time and energy,\nand a verdict."},
+	{"report", OPT_CRITERIA, 0, "criteria", CLI_ARG_YAML, "FILE",
+	 "limits the run must meet (Tj max below, no throttle...): pass/fail, exit 1 on a failure",
+	 "Check the limits of\n.Ar file\n(a YAML list: max_below, p99_below, min_above, no_throttle, ...), each passed or\n"
+	 "failed with its evidence, in every output; the exit status is 1 when one fails; not with\n.Fl \\-compare ."},
 
 	{"help", OPT_BASH_COMPLETION, 0, "bash-completion", CLI_ARG_NONE, NULL, "print the bash completion script",
 	 "Print the bash completion script (installed as\n.Pa /usr/share/bash-completion/completions/tegrawatch ) ."},

@@ -47,6 +47,7 @@ enum cli_code {
 	OPT_CSV,
 	OPT_HTML,
 	OPT_COMPARE,
+	OPT_CRITERIA,
 	OPT_VERBOSE, /* -v and -q: taken out by main.c before the command, anywhere on the line */
 	OPT_QUIET,
 	OPT_BASH_COMPLETION,

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "core/exit_codes.h"
+#include "core/xalloc.h"
+#include "core/diag.h"
+#include "report/criteria.h"
 #include "report/record.h"
 #include "report/report_out.h"
 #include "report/report_series.h"
@@ -19,7 +22,7 @@
 #include "setup.h"
 
 struct report_args {
-	const char *root, *config, *phases, *json, *csv, *html;
+	const char *root, *config, *phases, *json, *csv, *html, *criteria;
 	bool compare;
 };
 
@@ -156,6 +159,22 @@ report_single(const char *path, const struct report_args *a)
 	if (status != 0) {
 		return status;
 	}
+	struct criteria crit = {0};
+	if (a->criteria) {
+		struct diag_list diags;
+		diag_list_init(&diags);
+		if (criteria_load(a->criteria, &crit, &diags) < 0) {
+			for (size_t i = 0; i < diags.count; i++) {
+				char buf[512];
+				diag_format(&diags.items[i], buf, sizeof(buf));
+				fprintf(stderr, "%s\n", buf);
+			}
+			diag_list_free(&diags);
+			free(defs);
+			return EX_USAGE; /* like --phases: part of what the command line asks */
+		}
+		diag_list_free(&diags);
+	}
 	struct report r;
 	report_init(&r, defs, ndefs, a->html != NULL);
 	free(defs);
@@ -171,6 +190,13 @@ report_single(const char *path, const struct report_args *a)
 		fprintf(stderr, "tegrawatch report: %s: %s\n", a->csv, strerror(-csv_err));
 		status = EX_IOERR;
 	}
+	struct criterion_result *results = crit.count ? xcalloc(crit.count, sizeof(*results)) : NULL;
+	bool passed = true;
+	if (status == 0 && crit.count) {
+		passed = criteria_evaluate(&crit, &r, results);
+		r.criteria = &crit;
+		r.criteria_results = results;
+	}
 	struct json j;
 	json_init(&j);
 	if (status == 0 && a->json) {
@@ -185,10 +211,15 @@ report_single(const char *path, const struct report_args *a)
 	if (status == 0 && !a->json && !a->csv && !a->html) {
 		report_print_text(&r, path, stdout);
 	}
+	if (status == 0 && crit.count && (a->json || a->csv || a->html)) {
+		criteria_text(&crit, results, stderr); /* the verdict is said whatever the outputs */
+	}
 	json_free(&j);
 	csv_destroy(csv);
 	report_free(&r);
-	return status;
+	free(results);
+	criteria_free(&crit);
+	return status == 0 && !passed ? 1 : status;
 }
 
 static int
@@ -260,6 +291,9 @@ cmd_report(int argc, char **argv)
 		case OPT_COMPARE:
 			a.compare = true;
 			break;
+		case OPT_CRITERIA:
+			a.criteria = optarg;
+			break;
 		case OPT_HELP:
 			cli_usage(stdout, "report");
 			return 0;
@@ -273,8 +307,9 @@ cmd_report(int argc, char **argv)
 			a.compare ? "two recordings: --compare A B" : "one recording");
 		return EX_USAGE;
 	}
-	if (a.compare && (a.csv || a.phases)) {
-		fprintf(stderr, "tegrawatch report: --csv and --phases are for one recording, not --compare\n");
+	if (a.compare && (a.csv || a.phases || a.criteria)) {
+		fprintf(stderr,
+			"tegrawatch report: --csv, --phases and --criteria are for one recording, not --compare\n");
 		return EX_USAGE;
 	}
 	return a.compare ? report_compare(argv[optind], argv[optind + 1], &a) : report_single(argv[optind], &a);

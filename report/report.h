@@ -138,6 +138,8 @@ struct report_work_prev {
 };
 
 struct report_series;
+struct criteria;
+struct criterion_result;
 
 struct report {
 	struct report_span all;
@@ -178,6 +180,9 @@ struct report {
 	struct report_idle *idle;
 	size_t idle_count;
 	struct report_work_prev work_prev;
+	/* --criteria: set by the caller after report_finish(), for the outputs (criteria.h) */
+	const struct criteria *criteria;
+	const struct criterion_result *criteria_results;
 	struct report_alert *alerts;
 	size_t alert_count;
 	uint64_t alerts_dropped;

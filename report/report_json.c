@@ -6,6 +6,7 @@
 
 #include "core/sample_json.h"
 #include "core/xalloc.h"
+#include "criteria.h"
 #include "report.h"
 
 static void
@@ -324,6 +325,10 @@ report_to_json(const struct report *r, struct json *j)
 	report_cooling_json(r, j);
 	json_key(j, "work");
 	report_work_json(r, j);
+	if (r->criteria) {
+		json_key(j, "criteria");
+		criteria_json(r->criteria, r->criteria_results, j);
+	}
 	json_key(j, "alerts");
 	alerts_json(j, r);
 	json_key(j, "alerts_dropped");

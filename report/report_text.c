@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/sample_json.h"
+#include "criteria.h"
 #include "report_out.h"
 
 /* The metrics worth a line when present, in this order. */
@@ -140,6 +141,9 @@ report_print_text(const struct report *r, const char *source, FILE *out)
 	fprintf(out, "\nRecommendations%s\n", r->rec_count ? "" : ": none (nothing in the recording calls for one)");
 	for (size_t i = 0; i < r->rec_count; i++) {
 		fprintf(out, "  - [%s] %s\n", r->recs[i].id, r->recs[i].text);
+	}
+	if (r->criteria) {
+		criteria_text(r->criteria, r->criteria_results, out);
 	}
 	fprintf(out, "\nEvery metric, with std, p50 and p99: --json FILE; a page with charts: --html FILE.\n");
 }

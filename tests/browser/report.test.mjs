@@ -35,6 +35,20 @@ fs.writeFileSync(coolerLog, cooler.join('\n') + '\n');
 const page2 = path.join(tmp, 'compare.html');
 execFileSync(bin, ['report', '--compare', path.join(demo, 'tegrastats.log'), coolerLog, '--html', page2]);
 
+// C: a soak verdict over the demo (it throttles: exit status 1, two criteria fail)
+const crit = path.join(tmp, 'criteria.yaml');
+fs.writeFileSync(crit, 'criteria:\n  - metric: temp.tj_c\n    max_below: 97\n  - no_throttle: true\n' +
+	'  - metric: throttle_eta.*_s\n    min_above: 120\n');
+const page3 = path.join(tmp, 'criteria.html');
+let critStatus = 0;
+try {
+	execFileSync(bin, ['report', path.join(demo, 'tegrastats.log'), '--root', path.join(demo, 'root'), '--criteria', crit,
+		'--html', page3], { stdio: 'ignore' });
+} catch (e) {
+	critStatus = e.status;
+}
+c(critStatus === 1, 'report --criteria exits 1 when a criterion fails', critStatus);
+
 const { context, close } = await launch(pw);
 let status = 1;
 try {
@@ -105,6 +119,20 @@ try {
 		const shot = path.join(outdir, 'report-compare.png');
 		await page.screenshot({ path: shot, fullPage: true });
 		console.log('screenshot: ' + shot);
+		await page.close();
+	}
+	{
+		const page = await context.newPage();
+		const url = pathToFileURL(page3).href;
+		const w = watch(page, url);
+		await page.goto(url);
+		await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+		c(w.errors.length === 0, 'criteria page: no console or page errors', w.errors);
+		const rows = await page.$$eval('#criteria tr[data-criterion]', (rs) => rs.map((r) => [r.dataset.criterion, r.dataset.pass]));
+		c(JSON.stringify(rows) === JSON.stringify([['temp.tj_c max below 97', 'true'], ['no throttle', 'false'],
+			['throttle_eta.*_s min above 120', 'false']]), 'the criteria table says pass or fail for each', rows);
+		const head = await page.textContent('#criteria >> xpath=ancestor::section//h2');
+		c(head === 'Criteria: FAIL', 'its heading gives the verdict', head);
 		await page.close();
 	}
 	status = c.done();

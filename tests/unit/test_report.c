@@ -12,6 +12,7 @@
 
 #include "core/sample_json.h"
 #include "report/record.h"
+#include "report/criteria.h"
 #include "report/report.h"
 #include "report/report_series.h"
 
@@ -190,6 +191,61 @@ test_episode_predicted(void **state)
 	report_free(&r);
 }
 
+/* --criteria: each limit against the statistics, globs by their worst match, the throttle, an absent metric. */
+static void
+test_criteria(void **state)
+{
+	(void)state;
+	const char *yaml = "criteria:\n"
+			   "  - {metric: temp.tj_c, max_below: 90}\n"
+			   "  - {metric: 'temp.*_c', mean_above: 55}\n"
+			   "  - {no_throttle: true}\n"
+			   "  - {throttle_seconds_below: 10}\n"
+			   "  - {metric: fan.0.rpm, p99_below: 1, if_absent: pass}\n"
+			   "  - {metric: fan.0.rpm, min_above: 1}\n";
+	struct criteria c;
+	struct diag_list diags;
+	diag_list_init(&diags);
+	assert_int_equal(criteria_load_buffer("c.yaml", yaml, strlen(yaml), &c, &diags), 0);
+	assert_int_equal(c.count, 6);
+	assert_string_equal(c.items[1].name, "temp.*_c mean above 55");
+	struct report r;
+	report_init(&r, NULL, 0, false);
+	struct sample *s = th_sample_new();
+	for (int i = 0; i < 10; i++) {
+		at(s, 1000 * (i + 1));
+		metric_set_put(&s->metrics, "temp.tj_c", 80 + i);
+		metric_set_put(&s->metrics, "temp.cpu_c", 50);
+		s->throttle.active = i >= 5 && i < 8;
+		s->throttle.reason[THROTTLE_THERMAL] = s->throttle.active;
+		report_add_sample(&r, s);
+	}
+	report_finish(&r);
+	struct criterion_result res[6];
+	assert_false(criteria_evaluate(&c, &r, res));
+	assert_true(res[0].pass && res[0].value == 89);
+	assert_false(res[1].pass); /* the worst of the glob: cpu's mean 50 */
+	assert_string_equal(res[1].metric, "temp.cpu_c");
+	assert_false(res[2].pass);
+	assert_true(res[3].pass && res[3].value == 3);
+	assert_true(res[4].pass && !res[4].measured);
+	assert_false(res[5].pass);
+	criteria_free(&c);
+	free(s);
+	report_free(&r);
+
+	const char *bad[] = {"criteria: []\n", "criteria:\n  - {metric: temp.tj_c}\n",
+			     "criteria:\n  - {metric: temp.tj_c, max_below: 1, min_above: 0}\n",
+			     "criteria:\n  - {max_below: 1}\n", "limits: []\n"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		diag_list_free(&diags);
+		diag_list_init(&diags);
+		assert_int_equal(criteria_load_buffer("c.yaml", bad[i], strlen(bad[i]), &c, &diags), -EINVAL);
+		assert_true(diags.count > 0);
+	}
+	diag_list_free(&diags);
+}
+
 static void
 test_phases(void **state)
 {
@@ -362,6 +418,7 @@ main(void)
 		cmocka_unit_test(test_energy_episodes_modes),
 		cmocka_unit_test(test_episode_open_at_the_end),
 		cmocka_unit_test(test_episode_predicted),
+		cmocka_unit_test(test_criteria),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_calm_and_load_advice),
 		cmocka_unit_test(test_recording_line_round_trip),
