@@ -8,7 +8,7 @@
  * `<!--#include file="PATH" -->` the bytes of PATH (relative to the file
  * that names it; an included file may include others), and writes OUTPUT,
  * a C file defining `const unsigned char C_NAME[]` and `const size_t
- * C_NAME_len`. -p also writes the assembled page (the browser tests load
+ * C_NAME_len`; the tabs that indent a line are left out. -p also writes the assembled page (the browser tests load
  * it), -d a Makefile-style list of every file read, so that ninja rebuilds
  * when a part changes. Runs on the build machine (no xxd, python or sed).
  */
@@ -168,7 +168,13 @@ assemble(struct page *pg, const char *path, int depth)
 				r = assemble(pg, inc, depth + 1);
 			}
 		} else {
-			put(pg, line, nl ? n + 1 : n);
+			/* indentation is for the authors: the tabs that start a line stay out of the page (about 2 KB of
+			   the dashboard; no part has a <pre> or a string over several lines) */
+			size_t tabs = 0;
+			while (tabs < n && line[tabs] == '\t') {
+				tabs++;
+			}
+			put(pg, line + tabs, (nl ? n + 1 : n) - tabs);
 		}
 		at += nl ? n + 1 : n;
 	}

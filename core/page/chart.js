@@ -65,8 +65,7 @@ const kit = (function () {
 	 * Draws a chart on CV. SPEC: t0, t1 (the window, epoch ms); series [{t, v, color, width, dash, step,
 	 * area, right (0-100 % on the right axis), scale}], a value that is not a number or a gap over gapMs
 	 * breaks a line; bands [[from, to]] (shaded: throttling); unit, range(lo, hi) -> [y0, y1], right,
-	 * lines [{v, label}] (trip points); segments [{t0, v0, t1, v1, color, label}] (dashed: a forecast);
-	 * offsetMs (added for labels); hover (a time to mark).
+	 * lines [{v, label}] (trip points); offsetMs (added for labels); hover (a time to mark).
 	 * Sets data-points, data-series (with points in the window) and data-bands. Returns {t0, t1, padL,
 	 * pw} for hover, or null when there was nothing to draw.
 	 */
@@ -196,19 +195,6 @@ const kit = (function () {
 			}
 			flush();
 		});
-		/* dashed segments: a forecast (the dashboard's line from now to a trip) */
-		g.setLineDash([3, 3]);
-		for (const p of spec.segments || []) {
-			g.strokeStyle = g.fillStyle = p.color;
-			g.beginPath();
-			g.moveTo(X(p.t0), Y(p.v0));
-			g.lineTo(X(p.t1), Y(p.v1));
-			g.stroke();
-			g.textAlign = 'right';
-			g.textBaseline = 'top';
-			g.fillText(p.label || '', X(p.t1) - 2, Y(p.v1) + 2);
-		}
-		setData(cv, 'segments', (spec.segments || []).length);
 		g.setLineDash([]);
 		g.restore();
 		/* crosshair */

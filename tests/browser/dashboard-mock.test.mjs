@@ -54,7 +54,7 @@ try {
 		const tripMarks = await page.$$eval('#temps .mark.trip', (ms) => ms.filter((m) => m.style.display !== 'none').length);
 		c(tripMarks === 2, 'passive trip marked on the two sensors that have one', tripMarks);
 		const forecast = () => page.evaluate(() => ({
-			lines: Number(document.getElementById('chart-temp').dataset.segments || 0),
+			lines: (document.getElementById('lg-temp').textContent.match(/→ trip/g) || []).length,
 			sub: document.querySelector('#temps .m[data-key="tj"] .ms').textContent,
 		}));
 		const predicted = await until('a predicted throttle', async () => {
@@ -63,7 +63,7 @@ try {
 		}, 10000);
 		c(/throttle in (\d+ min )?\d+ s ± 4 s/.test(predicted.sub), 'the junction row says when it will throttle', predicted.sub);
 		await page.locator('#chart-temp').screenshot({ path: path.join(outdir, 'dashboard-mock-forecast.png') });
-		const work = await page.$eval('#power .m[data-key="w:inference"]', (e) => e.textContent);
+		const work = await page.$eval('#power .m[data-key="work.inference."]', (e) => e.textContent);
 		c(work.includes('0.860 J each') && work.includes('20.0 per s · 0.620 J above idle'), 'the power card gives the energy per inference', work);
 
 		// Follow the episode; every observation must agree with the sample it shows.
@@ -96,7 +96,7 @@ try {
 		c(!last.alerts.some((a) => a.rule === 'throttling'), 'the throttling alert leaves the list once resolved', last.alerts);
 		c(last.banner === 'ok', 'banner is green again after the episode');
 		const after = await forecast();
-		c(after.lines === 0 && after.sub.includes('settles at 70.0 °C: will not throttle at this load'),
+		c(after.lines === 0 && after.sub.includes('will not throttle at this load (70.0 °C)'),
 			'after the episode: no predicted throttle, where it settles instead', after);
 		const note = await page.textContent('#throttle-note');
 		c(/Last throttled until/.test(note), 'green banner says when the board last throttled', note);

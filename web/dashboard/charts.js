@@ -19,15 +19,20 @@ function chartConfigs() {
 		gpuSeries.push({ key: 'gpu.freq_mhz', label: 'clock', color: color(0), width: 2, step: true, fmt: (v) => Math.round(v) + ' MHz' });
 	}
 	const hasGpuClock = gpuSeries.some((s) => s.key === 'gpu.freq_mhz');
-	/* a throttle predicted within 10 min: the chart runs on to it, a dashed line from now to the trip */
-	const proj = tempSeries.map((s) => {
-		const z = s.key.slice(5, -2), eta = m['throttle_eta.' + z + '_s'];
-		return num(eta) && eta > 0 && eta <= 600 && num(trip(z)) ? { eta: eta * 1000, v0: m[s.key], v1: trip(z), color: s.color,
-			label: s.label + ': trip in ' + dur(eta * 1000) } : null;
-	}).filter(Boolean);
+	/* a throttle predicted within 10 min: a dashed line from now to the trip */
+	for (const s of S.range === 'day' ? [] : tempSeries.slice()) {
+		const z = s.key.slice(5, -2), e = m['throttle_eta.' + z + '_s'] * 1000;
+		if (e > 0 && e <= 600000 && num(trip(z))) {
+			const fc = { t: [], v: [] }, n = Math.ceil(e / 1000); /* a point a second: no gap breaks the line */
+			for (let i = 0; i <= n; i++) {
+				fc.t.push(S.timeMs + e * i / n);
+				fc.v.push(m[s.key] + (trip(z) - m[s.key]) * i / n);
+			}
+			tempSeries.push({ label: s.label + ' → trip', color: s.color, dash: true, fmt: s.fmt, fc });
+		}
+	}
 	return [
-		{ id: 'temp', series: tempSeries, unit: '°C', proj, ahead: Math.max(0, ...proj.map((p) => p.eta)),
-			lines: trips.map((t) => ({ v: t, label: 'passive trip ' + fmt(t, 1) + ' °C' })),
+		{ id: 'temp', series: tempSeries, unit: '°C', lines: trips.map((t) => ({ v: t, label: 'passive trip ' + fmt(t, 1) + ' °C' })),
 			range: (lo, hi) => [Math.max(0, Math.floor((lo - 3) / 10) * 10), Math.ceil(Math.max(hi, trips.length ? trips[0] + 3 : hi) / 10) * 10] },
 		{ id: 'gpu', series: hasGpuClock ? gpuSeries : [], unit: 'MHz',
 			range: (lo, hi) => [0, kit.niceCeil(Math.max(hi, m['gpu.hw_max_freq_mhz'] || 0))], right: [0, 100, '%'] },
@@ -66,16 +71,15 @@ function throttleBands(t0, t1) {
 function drawChart(cfg) {
 	const cv = $('chart-' + cfg.id), empty = $('empty-' + cfg.id);
 	const src = S.range === 'day' ? S.day : S.series;
-	const series = cfg.series.map((s) => Object.assign({}, s, src.get(s.key) || { t: [], v: [] }));
-	const now = S.timeMs, t1 = now + (S.range === 'day' ? 0 : cfg.ahead || 0);
-	let first = now;
+	const series = cfg.series.map((s) => Object.assign({}, s, s.fc || src.get(s.key) || { t: [], v: [] }));
+	const t1 = Math.max(S.timeMs, ...series.map((s) => (s.fc ? s.fc.t[s.fc.t.length - 1] : 0)));
+	let first = t1;
 	for (const s of series) {
 		if (s.t.length) { first = Math.min(first, s.t[0]); }
 	}
-	const t0 = Math.max(now - (S.range === 'day' ? DAY_MS : WINDOW_MS), Math.min(first, now - 120000));
-	const segments = t1 > now ? cfg.proj.map((p) => ({ t0: now, v0: p.v0, t1: now + p.eta, v1: p.v1, color: p.color, label: p.label })) : [];
-	const geo = now > 0 ? kit.drawChart(cv, { t0, t1, series, bands: throttleBands(t0, now), unit: cfg.unit,
-		range: cfg.range, right: cfg.right, lines: cfg.lines, segments, gapMs: Math.max(3 * S.intervalMs, 3000),
+	const t0 = Math.max(t1 - (S.range === 'day' ? DAY_MS : WINDOW_MS), Math.min(first, t1 - 120000));
+	const geo = t1 > 0 ? kit.drawChart(cv, { t0, t1, series, bands: throttleBands(t0, t1), unit: cfg.unit,
+		range: cfg.range, right: cfg.right, lines: cfg.lines, gapMs: Math.max(3 * S.intervalMs, 3000),
 		offsetMs: S.offsetMs, hover: S.hover[cfg.id] }) : null;
 	empty.hidden = Number(cv.dataset.points) > 0 || !S.board;
 	cv.parentNode.classList.toggle('is-empty', !empty.hidden);
@@ -89,8 +93,8 @@ function drawChart(cfg) {
 		return 0;
 	}
 	const last = series.filter((s) => s.v.length).map((s) => s.label + ' ' + s.fmt(s.v[s.v.length - 1]));
-	setAttr(cv, 'aria-label', cfg.id + ' chart, last ' + dur(now - t0) + ': ' + last.join(', '));
-	return now - first;
+	setAttr(cv, 'aria-label', cfg.id + ' chart, last ' + dur(t1 - t0) + ': ' + last.join(', '));
+	return t1 - first;
 }
 /* the value of S at time T (the nearest point within three intervals), or its latest */
 function valueAt(s, t) {

@@ -285,10 +285,10 @@ function renderTemps() {
 			sub = 'no passive trip point';
 		}
 		const eta = m['throttle_eta.' + s + '_s'], ss = m['steady_temp.' + s + '_c'];
-		if (num(eta) && eta > 0) {
+		if (eta > 0) {
 			sub += ' · throttle in ' + dur(eta * 1000) + ' ± ' + dur(m['throttle_eta_error.' + s + '_s'] * 1000);
-		} else if (!num(eta) && num(ss) && num(tp)) {
-			sub += ' · settles at ' + fmt(ss, 1) + ' °C: will not throttle at this load';
+		} else if (!num(eta) && ss < tp) {
+			sub += ' · will not throttle at this load (' + fmt(ss, 1) + ' °C)';
 		}
 		setText(r.sub, sub);
 		r.el.dataset.state = cls;
@@ -401,15 +401,13 @@ function renderPower() {
 			r.sub.append(h('span', 'badge ' + (crit ? 'bad' : 'warn'), crit ? 'over-current alarm' : 'current warning'));
 		}
 	}
-	/* the application's work (docs/work.md): the board's energy per unit, idle included */
-	for (const k of Object.keys(m)) {
-		const w = /^work\.([a-z0-9_]+)\.joules_per_unit$/.exec(k);
-		if (!w) { continue; }
-		const p = 'work.' + w[1] + '.', r = meterRow(box, 'w:' + w[1]), above = m[p + 'above_idle_joules_per_unit'];
-		setText(r.label, w[1]);
+	/* work (docs/work.md): the board's energy per unit */
+	for (const k of Object.keys(m).filter((x) => /^work\.\w+\.joules_per_unit$/.test(x))) {
+		const p = k.slice(0, -15), r = meterRow(box, p), a = m[p + 'above_idle_joules_per_unit'];
+		setText(r.label, p.slice(5, -1));
 		setText(r.value, fmt(m[k], 3) + ' J each');
 		setBar(r, 0, '', 100, null);
-		setText(r.sub, fmt(m[p + 'rate_per_s'], 1) + ' per s' + (num(above) ? ' · ' + fmt(above, 3) + ' J above idle' : ''));
+		setText(r.sub, fmt(m[p + 'rate_per_s'], 1) + ' per s' + (num(a) ? ' · ' + fmt(a, 3) + ' J above idle' : ''));
 	}
 	const n = endRows(box);
 	$('power-empty').hidden = n > 0;
