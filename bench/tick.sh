@@ -32,6 +32,7 @@ bpid=
 trap '[ -n "$bpid" ] && kill "$bpid" 2>/dev/null; rm -rf "$dir"' EXIT
 bport=$(free_port)
 wport=$(free_port)
+uport=$(free_port)
 printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\n' "$bport" >"$dir/broker.conf"
 "$mosquitto" -c "$dir/broker.conf" 2>"$dir/broker.log" &
 bpid=$!
@@ -50,6 +51,8 @@ mqtt:
 web:
   listen: "127.0.0.1:$wport"
   history: 1h
+work:
+  listen: "127.0.0.1:$uport"
 EOF
 chmod 600 "$dir/agent.yaml"
 run() { # run COUNT [wrapper...]

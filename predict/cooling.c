@@ -22,26 +22,27 @@
 #define MIN_POWER_MW 2000.0 /* below it the division amplifies the sensors' noise */
 #define MIN_RISE_C 2.0      /* the junction must be this far above the reference */
 
-/* fan.N.dead for every N with both fan.N.pwm and fan.N.rpm. */
+/* fan.N.dead for every N with both fan.N.pwm and fan.N.rpm (names written out: no snprintf every sample). */
 static void
 check_fans(struct sample *s)
 {
+	static const char *const names[FAN_MAX][3] = {
+		{"fan.0.pwm", "fan.0.rpm", "fan.0.dead"}, {"fan.1.pwm", "fan.1.rpm", "fan.1.dead"},
+		{"fan.2.pwm", "fan.2.rpm", "fan.2.dead"}, {"fan.3.pwm", "fan.3.rpm", "fan.3.dead"},
+		{"fan.4.pwm", "fan.4.rpm", "fan.4.dead"}, {"fan.5.pwm", "fan.5.rpm", "fan.5.dead"},
+		{"fan.6.pwm", "fan.6.rpm", "fan.6.dead"}, {"fan.7.pwm", "fan.7.rpm", "fan.7.dead"},
+	};
 	for (int n = 0; n < FAN_MAX; n++) {
-		char pwm_name[32], rpm_name[32], dead_name[32];
 		double pwm, rpm;
-		snprintf(pwm_name, sizeof(pwm_name), "fan.%d.pwm", n);
-		if (!metric_set_get(&s->metrics, pwm_name, &pwm)) {
+		if (!metric_set_get(&s->metrics, names[n][0], &pwm)) {
 			if (n > 0) {
 				break; /* fans are numbered from 0 without gaps */
 			}
 			continue;
 		}
-		snprintf(rpm_name, sizeof(rpm_name), "fan.%d.rpm", n);
-		if (!metric_set_get(&s->metrics, rpm_name, &rpm)) {
-			continue; /* no tachometer: nothing to compare */
+		if (metric_set_get(&s->metrics, names[n][1], &rpm)) { /* without a tachometer: no verdict */
+			metric_set_put(&s->metrics, names[n][2], pwm > 0 && rpm <= 0 ? 1 : 0);
 		}
-		snprintf(dead_name, sizeof(dead_name), "fan.%d.dead", n);
-		metric_set_put(&s->metrics, dead_name, pwm > 0 && rpm <= 0 ? 1 : 0);
 	}
 }
 
