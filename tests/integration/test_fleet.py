@@ -79,7 +79,11 @@ class FleetTest(harness.TestCase):
         for n, a in zip(names, agents):
             want = [s["time_ms"] for s in a.samples()]
             for key, pts in per_board[n]:
-                self.assertEqual([t for t, _ in pts], want, "%s %s" % (n, dict(key)["__name__"]))
+                got = [t for t, _ in pts]
+                if dict(key)["__name__"] in fp.SOMETIMES:  # a forecast only in the samples that have one
+                    self.assertTrue(set(got) <= set(want) and got == sorted(set(got)), "%s %s" % (n, dict(key)))
+                    continue
+                self.assertEqual(got, want, "%s %s" % (n, dict(key)["__name__"]))
 
         def lines():
             return [line.split(b" ", 1) for line in harness.read_bytes(out_path).splitlines()
