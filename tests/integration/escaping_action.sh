@@ -5,10 +5,10 @@
 out=$1
 sleep 300 &
 echo $! >"$out/group.pid.tmp" && mv "$out/group.pid.tmp" "$out/group.pid"
-(setsid sh -c 'echo $$ >"$1/setsid.pid.tmp" && mv "$1/setsid.pid.tmp" "$1/setsid.pid"; exec sleep 300' sh "$out" &)
-# the escaped one is running before this program ends (on a loaded machine it could still be starting when the
-# agent stops what was left, and never write its pid)
-while [ ! -e "$out/setsid.pid" ]; do sleep 0.05; done
+# the subshell ends (and the agent adopts the escaped one and stops it) only once the escaped one has written its
+# pid: on a loaded machine it could otherwise be stopped while still starting, and never write it
+(setsid sh -c 'echo $$ >"$1/setsid.pid.tmp" && mv "$1/setsid.pid.tmp" "$1/setsid.pid"; exec sleep 300' sh "$out" &
+	while [ ! -e "$out/setsid.pid" ]; do sleep 0.05; done)
 echo $$ >"$out/action.pid.tmp" && mv "$out/action.pid.tmp" "$out/action.pid"
 [ "$2" = exit ] && exit 0
 sleep 300
