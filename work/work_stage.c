@@ -101,11 +101,13 @@ scan(struct work_stage *ws, const struct metric_set *ms)
 	for (int i = 0; i < ws->count; i++) {
 		struct work_name *w = &ws->names[i];
 		for (int r = 0; r < ws->rail_count; r++) {
-			int n = snprintf(w->rail_metric[r], METRIC_NAME_MAX, "work.%s.%s.joules_per_unit", w->name,
-					 ws->rail_names[r]);
+			/* through a local buffer: gcc's -Wrestrict (ASan, -O0) cannot tell the two parts of *ws apart */
+			char name[METRIC_NAME_MAX];
+			int n = snprintf(name, sizeof(name), "work.%s.%s.joules_per_unit", w->name, ws->rail_names[r]);
 			if (n < 0 || n >= METRIC_NAME_MAX) {
-				w->rail_metric[r][0] = '\0'; /* too long a name: that figure is left out */
+				name[0] = '\0'; /* too long a name: that figure is left out */
 			}
+			memcpy(w->rail_metric[r], name, sizeof(name));
 		}
 	}
 	ws->scanned_count = ms->count;
