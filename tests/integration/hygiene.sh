@@ -56,6 +56,13 @@ for f in $prod; do
 	done
 done
 
+# The map stays true: every top folder holding C sources has its row in README.md's layout table and its
+# entry in docs/architecture.md.
+for d in $(printf '%s\n' $prod | grep -E '\.[ch]$' | cut -d/ -f1 | sort -u); do
+	grep -q "^| \`$d/\` |" README.md || { echo "FAIL: $d/ has no row in README.md's layout table"; fail=1; }
+	grep -q "^$d/ " docs/architecture.md || { echo "FAIL: $d/ is missing from docs/architecture.md"; fail=1; }
+done
+
 # Each command (agent/cmd_*.c) and main.c export their entry point only: no command calls another or
 # main.c (no cycles); what they share, from loading the configuration to the running pipeline, is setup.c's.
 for f in $(printf '%s\n' $prod | grep -E '^agent/(cmd_.*|main)\.c$'); do
