@@ -187,12 +187,14 @@ class RemoteWriteTest(Case):
         prom = self.prometheus()
         px = self.receiver(target=prom.url("/api/v1/write"), delay=3.0)
         # what the machine does to any process beside it (harness.PROBE): the bounds' allowance on a loaded machine
-        probe = subprocess.Popen([sys.executable, harness.PROBE, "8"], stdout=subprocess.PIPE, text=True)
+        # (for as long as the agent runs: stopped with it)
+        probe = subprocess.Popen([sys.executable, harness.PROBE, "300"], stdout=subprocess.PIPE, text=True)
         self.addCleanup(probe.kill)
         a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
                        live_args(100))
         a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 20, 60)
         a.stop()
+        probe.terminate()
         samples = a.samples()
         t0 = samples[0]["time_ms"]
         late = sorted(s["time_ms"] - (t0 + i * 100) for i, s in enumerate(samples))
