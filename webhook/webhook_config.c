@@ -11,133 +11,43 @@
 #include <unistd.h>
 
 #include "core/base64.h"
+#include "core/cfg_headers.h"
 #include "core/readfile.h"
 #include "core/url.h"
 #include "core/xalloc.h"
 #include "build_config.h"
 
-#define HEADERS_MAX 32
-
 static const char *const format_names[] = {"alertmanager-api", "alertmanager", "json", NULL};
 static const int format_values[] = {WEBHOOK_ALERTMANAGER_API, WEBHOOK_ALERTMANAGER, WEBHOOK_JSON};
 
 /* Set by the module itself: a configured copy would send two or break the signature. */
-static const char *const reserved_headers[] = {
-	"content-type",      "content-length",    "host", "transfer-encoding", "connection", "expect", "webhook-id",
-	"webhook-timestamp", "webhook-signature",
+static const struct cfg_reserved_header reserved_headers[] = {
+	{"content-type", NULL},      {"content-length", NULL},    {"host", NULL},
+	{"transfer-encoding", NULL}, {"connection", NULL},        {"expect", NULL},
+	{"webhook-id", NULL},        {"webhook-timestamp", NULL}, {"webhook-signature", NULL},
 };
-
-/* RFC 9110 token characters, the only ones a header name may hold. */
-static bool
-is_tchar(unsigned char c)
-{
-	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-static bool
-header_value_ok(const char *v)
-{
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-		if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
-			return false; /* CR/LF would split the request */
-		}
-	}
-	return true;
-}
-
-static void
-free_headers(char **headers, size_t count)
-{
-	for (size_t i = 0; i < count; i++) {
-		free(headers[i]);
-	}
-	free(headers);
-}
 
 /* headers: {Name: value, ...} -> "Name: value" strings */
 static int
 decode_headers(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 {
 	struct webhook_config *cfg = obj;
-	size_t before = dec->diags->count;
-	char got[CFG_SHOW_MAX + 8];
-	if (node->type != CFG_MAP) {
-		cfg_describe(node, got, sizeof(got));
-		cfg_report(dec, node, "headers: expected a map of header names to values, got %s", got);
-		return -EINVAL;
-	}
-	if (node->count > HEADERS_MAX) {
-		cfg_report(dec, node, "headers: at most %d headers, got %zu", HEADERS_MAX, node->count);
-		return -EINVAL;
-	}
-	char **list = xcalloc(node->count + 1, sizeof(*list));
-	size_t n = 0;
-	for (size_t i = 0; i < node->count; i++) {
-		const struct cfg_node *k = node->keys[i], *v = node->items[i];
-		char shown[CFG_SHOW_MAX];
-		cfg_show(k->value, shown, sizeof(shown));
-		bool name_ok = k->value[0] != '\0';
-		for (const char *p = k->value; *p; p++) {
-			name_ok = name_ok && is_tchar((unsigned char)*p);
-		}
-		if (!name_ok) {
-			cfg_report(dec, k, "headers: '%s' is not a header name (letters, digits and !#$%%&'*+-.^_`|~)",
-				   shown);
-			continue;
-		}
-		bool reserved = false;
-		for (size_t r = 0; r < sizeof(reserved_headers) / sizeof(reserved_headers[0]); r++) {
-			reserved = reserved || strcasecmp(k->value, reserved_headers[r]) == 0;
-		}
-		if (reserved) {
-			cfg_report(dec, k, "headers: '%s' is set by tegrawatch itself", shown);
-			continue;
-		}
-		if (v->type != CFG_SCALAR || cfg_node_is_null(v)) {
-			cfg_describe(v, got, sizeof(got));
-			cfg_report(dec, v, "headers: '%s': expected a text value, got %s", shown, got);
-			continue;
-		}
-		if (!header_value_ok(v->value)) {
-			/* the value may be a credential: never quoted */
-			cfg_report(dec, v, "headers: '%s': the value holds a line break or control character", shown);
-			continue;
-		}
-		size_t len = strlen(k->value) + strlen(v->value) + 3;
-		list[n] = xmalloc(len);
-		snprintf(list[n], len, "%s: %s", k->value, v->value);
-		n++;
-	}
-	if (dec->diags->count != before) {
-		free_headers(list, n);
-		return -EINVAL;
-	}
-	free_headers(cfg->headers, cfg->header_count);
-	cfg->headers = list;
-	cfg->header_count = n;
-	return 0;
+	return cfg_decode_headers(dec, node, reserved_headers, sizeof(reserved_headers) / sizeof(reserved_headers[0]),
+				  &cfg->headers, &cfg->header_count);
 }
 
 static bool
 headers_equal(const void *a, const void *b)
 {
 	const struct webhook_config *x = a, *y = b;
-	if (x->header_count != y->header_count) {
-		return false;
-	}
-	for (size_t i = 0; i < x->header_count; i++) {
-		if (strcmp(x->headers[i], y->headers[i]) != 0) {
-			return false;
-		}
-	}
-	return true;
+	return cfg_headers_equal(x->headers, x->header_count, y->headers, y->header_count);
 }
 
 static void
 headers_release(void *obj)
 {
 	struct webhook_config *cfg = obj;
-	free_headers(cfg->headers, cfg->header_count);
+	cfg_headers_free(cfg->headers, cfg->header_count);
 	cfg->headers = NULL;
 	cfg->header_count = 0;
 }
@@ -190,13 +100,7 @@ webhook_config_copy(struct webhook_config *dst, const struct webhook_config *src
 	dst->bearer_token_file = dup_or_empty(src->bearer_token_file);
 	dst->ca_file = dup_or_empty(src->ca_file);
 	dst->queue_file = dup_or_empty(src->queue_file);
-	dst->headers = NULL;
-	if (src->header_count) {
-		dst->headers = xcalloc(src->header_count + 1, sizeof(*dst->headers));
-		for (size_t i = 0; i < src->header_count; i++) {
-			dst->headers[i] = xstrdup(src->headers[i]);
-		}
-	}
+	dst->headers = cfg_headers_copy(src->headers, src->header_count);
 }
 
 const char *

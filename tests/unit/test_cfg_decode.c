@@ -1,4 +1,8 @@
-/* Key tables: renamed keys keep working with a warning; secret files as systemd credentials. */
+/*
+ * Key tables: renamed keys keep working with a warning; secret files as
+ * systemd credentials. The headers: decoder (core/cfg_headers.h) that the
+ * webhook actions and the fleet sinks share: a good map, each mistake.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/cfg_decode.h"
+#include "core/cfg_headers.h"
 #include "core/cfg_tree.h"
 #include "core/log.h"
 
@@ -99,12 +104,141 @@ test_credential(void **state)
 	cfg_free_strings(table, NKEYS, &o);
 }
 
+static const struct cfg_reserved_header reserved[] = {
+	{"Content-Type", "the body's own"},
+	{"host", NULL},
+};
+#define NRESERVED (sizeof(reserved) / sizeof(reserved[0]))
+
+struct decoded {
+	char **lines;
+	size_t count;
+	size_t messages;
+	char first[256]; /* the first message, FILE:LINE:COL: text */
+};
+
+/* Decodes the YAML map TEXT into *D (which may hold lines already). Returns the decoder's result. */
+static int
+decode_headers(const char *text, struct decoded *d)
+{
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct cfg_tree *tree;
+	assert_int_equal(cfg_tree_load_buffer("h.yaml", text, strlen(text), &tree, &diags), 0);
+	struct cfg_decoder dec = {.diags = &diags, .context = "test"};
+	int r = cfg_decode_headers(&dec, cfg_tree_root(tree), reserved, NRESERVED, &d->lines, &d->count);
+	d->messages = diags.count;
+	d->first[0] = '\0';
+	if (diags.count) {
+		diag_format(&diags.items[0], d->first, sizeof(d->first));
+	}
+	cfg_tree_destroy(tree);
+	diag_list_free(&diags);
+	return r;
+}
+
+static void
+test_headers_good_map(void **state)
+{
+	(void)state;
+	struct decoded d = {0};
+	assert_int_equal(decode_headers("X-Scope-OrgID: board-fleet-7\nX-Api-Key: \"k e\\ty\"\nX-Empty: ''\n", &d), 0);
+	assert_int_equal(d.messages, 0);
+	assert_int_equal(d.count, 3);
+	assert_string_equal(d.lines[0], "X-Scope-OrgID: board-fleet-7");
+	assert_string_equal(d.lines[1], "X-Api-Key: k e\ty"); /* a tab is a value's character */
+	assert_string_equal(d.lines[2], "X-Empty: ");
+	assert_null(d.lines[3]);
+	assert_true(cfg_headers_has(d.lines, d.count, "x-scope-orgid"));
+	assert_false(cfg_headers_has(d.lines, d.count, "X-Scope"));
+
+	char **copy = cfg_headers_copy(d.lines, d.count);
+	assert_true(cfg_headers_equal(copy, d.count, d.lines, d.count));
+	assert_false(cfg_headers_equal(copy, 2, d.lines, d.count));
+	assert_null(cfg_headers_copy(NULL, 0));
+
+	/* a second map replaces the first; an empty one leaves none */
+	assert_int_equal(decode_headers("X-Other: 1\n", &d), 0);
+	assert_int_equal(d.count, 1);
+	assert_false(cfg_headers_equal(copy, 3, d.lines, d.count));
+	assert_int_equal(decode_headers("{}\n", &d), 0);
+	assert_int_equal(d.count, 0);
+	assert_null(d.lines);
+	cfg_headers_free(copy, 3);
+}
+
+/* Decodes TEXT, expects it refused with WANT as the first of N messages, and *D unchanged. */
+static void
+expect_refused(const char *text, size_t n, const char *want)
+{
+	struct decoded d = {0};
+	assert_int_equal(decode_headers("X-Kept: yes\n", &d), 0);
+	assert_int_equal(decode_headers(text, &d), -EINVAL);
+	assert_int_equal(d.messages, n);
+	assert_string_equal(d.first, want);
+	assert_int_equal(d.count, 1); /* what was there stays */
+	assert_string_equal(d.lines[0], "X-Kept: yes");
+	cfg_headers_free(d.lines, d.count);
+}
+
+static void
+test_headers_mistakes(void **state)
+{
+	(void)state;
+	expect_refused("[a, b]\n", 1, "h.yaml:1:1: headers: expected a map of header names to values, got a list");
+	expect_refused("X-Ok: 1\nBad Name: x\n", 1,
+		       "h.yaml:2:1: headers: 'Bad Name' is not a header name (letters, digits and !#$%&'*+-.^_`|~)");
+	expect_refused("'X-Tenant:': x\n", 1,
+		       "h.yaml:1:1: headers: 'X-Tenant:' is not a header name (letters, digits and !#$%&'*+-.^_`|~)");
+	expect_refused("'': x\n", 1,
+		       "h.yaml:1:1: headers: '' is not a header name (letters, digits and !#$%&'*+-.^_`|~)");
+	/* the value never appears in the message: it may be a secret */
+	expect_refused("X-Key: \"s3cret\\r\\nEvil: 1\"\n", 1,
+		       "h.yaml:1:8: headers: 'X-Key': the value holds a line break or control character");
+	expect_refused("X-Key: \"a\\nb\"\n", 1,
+		       "h.yaml:1:8: headers: 'X-Key': the value holds a line break or control character");
+	expect_refused("X-Key: \"a\\x7fb\"\n", 1, /* NUL never gets here: the tree refuses it */
+		       "h.yaml:1:8: headers: 'X-Key': the value holds a line break or control character");
+	expect_refused("X-Key: {a: 1}\n", 1, "h.yaml:1:8: headers: 'X-Key': expected a text value, got a map");
+	expect_refused("X-Key:\n", 1, "h.yaml:1:7: headers: 'X-Key': expected a text value, got nothing");
+	/* reserved names, any case, with the module's reason when it gives one */
+	expect_refused("content-TYPE: text/plain\n", 1,
+		       "h.yaml:1:1: headers: 'content-TYPE' is set by tegrawatch itself: the body's own");
+	expect_refused("Host: x\n", 1, "h.yaml:1:1: headers: 'Host' is set by tegrawatch itself");
+	/* every mistake of one map is reported */
+	expect_refused("Host: x\nBad Name: y\nX-A: \"\\r\"\n", 3,
+		       "h.yaml:1:1: headers: 'Host' is set by tegrawatch itself");
+}
+
+static void
+test_headers_too_many(void **state)
+{
+	(void)state;
+	char text[CFG_HEADERS_MAX * 16 + 32];
+	size_t at = 0;
+	for (int i = 0; i < CFG_HEADERS_MAX; i++) {
+		at += (size_t)snprintf(text + at, sizeof(text) - at, "X-H%d: %d\n", i, i);
+	}
+	struct decoded d = {0};
+	assert_int_equal(decode_headers(text, &d), 0);
+	assert_int_equal(d.count, CFG_HEADERS_MAX);
+	cfg_headers_free(d.lines, d.count);
+	snprintf(text + at, sizeof(text) - at, "X-One-More: x\n");
+	d = (struct decoded){0};
+	assert_int_equal(decode_headers(text, &d), -EINVAL);
+	assert_string_equal(d.first, "h.yaml:1:1: headers: at most 32 headers, got 33");
+	assert_null(d.lines);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_renamed_key),
 		cmocka_unit_test(test_credential),
+		cmocka_unit_test(test_headers_good_map),
+		cmocka_unit_test(test_headers_mistakes),
+		cmocka_unit_test(test_headers_too_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
