@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/cfg_headers.h"
 #include "core/metrics.h"
 #include "core/readfile.h"
 #include "core/url.h"
@@ -192,6 +193,58 @@ labels_equal(const void *a, const void *b)
 	return true;
 }
 
+/* ---- headers: {Name: value} ---- */
+
+#define BODY_WHY "it tells the receiver how the body is encoded"
+#define CLIENT_WHY "the HTTP client sets it from the URL and the body"
+/* What every request of a sink carries already (push.c, core/http_client.c); Authorization: fleet_validate(). */
+#define REQUEST_HEADERS                                                                                                \
+	{"Content-Type", BODY_WHY}, {"Content-Encoding", BODY_WHY},                                                    \
+		{"User-Agent", "it names the agent and its version (tegrawatch/VERSION)"}, {"Host", CLIENT_WHY},       \
+		{"Content-Length", CLIENT_WHY}, {"Transfer-Encoding", CLIENT_WHY}, {"Connection", CLIENT_WHY},         \
+	{                                                                                                              \
+		"Expect", CLIENT_WHY                                                                                   \
+	}
+
+static const struct cfg_reserved_header remote_write_reserved[] = {
+	REQUEST_HEADERS,
+	{"X-Prometheus-Remote-Write-Version", BODY_WHY},
+};
+static const struct cfg_reserved_header otlp_reserved[] = {REQUEST_HEADERS};
+
+static int
+decode_remote_write_headers(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct fleet_config *cfg = obj;
+	return cfg_decode_headers(dec, node, remote_write_reserved,
+				  sizeof(remote_write_reserved) / sizeof(remote_write_reserved[0]), &cfg->headers,
+				  &cfg->header_count);
+}
+
+static int
+decode_otlp_headers(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct fleet_config *cfg = obj;
+	return cfg_decode_headers(dec, node, otlp_reserved, sizeof(otlp_reserved) / sizeof(otlp_reserved[0]),
+				  &cfg->headers, &cfg->header_count);
+}
+
+static bool
+headers_equal(const void *a, const void *b)
+{
+	const struct fleet_config *x = a, *y = b;
+	return cfg_headers_equal(x->headers, x->header_count, y->headers, y->header_count);
+}
+
+static void
+headers_release(void *obj)
+{
+	struct fleet_config *cfg = obj;
+	cfg_headers_free(cfg->headers, cfg->header_count);
+	cfg->headers = NULL;
+	cfg->header_count = 0;
+}
+
 /* ---- the key tables ---- */
 
 #define T struct fleet_config
@@ -220,14 +273,20 @@ labels_equal(const void *a, const void *b)
 	CFG_STRING("spool_file", T, spool_file, "", 0),                                                                \
 	CFG_INT("spool_file_max_mb", T, spool_file_max_mb, "64", 0, 1, 4096)
 
+#define HEADERS_KEY(decode_)                                                                                           \
+	{.name = "headers", .kind = CFG_K_CUSTOM, .decode = (decode_), .equal = headers_equal,                         \
+	 .release = headers_release}
+
 static const struct cfg_key remote_write_keys[] = {
 	COMMON_KEYS("3600"),
 	CFG_STRING("job", T, job, "tegrawatch", CFG_F_NOT_EMPTY),
+	HEADERS_KEY(decode_remote_write_headers),
 };
 
 static const struct cfg_key otlp_keys[] = {
 	COMMON_KEYS("3600"),
 	CFG_CHOICE("compression", T, compression, "gzip", 0, compression_names, compression_values),
+	HEADERS_KEY(decode_otlp_headers),
 };
 /* clang-format on */
 #undef T
@@ -338,6 +397,13 @@ fleet_validate(const void *obj, const struct cfg_place *place, struct diag_list 
 		cfg_report_key(diags, place, "bearer_token_file",
 			       "%s.username and %s.bearer_token_file both set the Authorization header: choose one", s,
 			       s);
+	}
+	if (cfg_headers_has(cfg->headers, cfg->header_count, "Authorization") &&
+	    (cfg->username[0] || cfg->bearer_token_file[0])) {
+		bool basic = cfg->username[0] != '\0';
+		cfg_report_key(diags, place, "headers",
+			       "%s.headers: Authorization is the header %s.%s sets (%s): keep one of the two", s, s,
+			       basic ? "username" : "bearer_token_file", basic ? "basic auth" : "Bearer");
 	}
 	for (size_t i = 0; i < cfg->metric_count; i++) {
 		if (!metric_is_glob(cfg->metrics[i]) && !metric_name_valid(cfg->metrics[i])) {

@@ -34,6 +34,8 @@ struct fleet_config {
 	char **label_names; /* labels: {name: value}, remote_write: on every series; otlp: resource attributes */
 	char **label_values;
 	size_t label_count;
+	char **headers; /* "Name: value" on every request, from the map `headers:`; NULL when none */
+	size_t header_count;
 	char *job;               /* remote_write: the job label, "tegrawatch" */
 	int compression;         /* otlp: enum fleet_compression, gzip */
 	char *username;          /* basic auth, "" = none */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "compress.h"
+#include "core/cfg_headers.h"
 #include "core/clock.h"
 #include "core/http_client.h"
 #include "core/log.h"
@@ -40,7 +41,7 @@
 #define RECORD_TOPIC "sample" /* the spool wants one; every record is a sample */
 #define SYNC_EVERY_MS 1000
 #define STATUS_LOGGED_MAX 8
-#define HEADERS_MAX 5
+#define KIND_HEADERS_MAX 3 /* the content headers a kind sends */
 #define STOP_FLUSH_MS 10000
 
 /* What differs between the two sinks. */
@@ -66,7 +67,9 @@ struct push_sink {
 	char *ca_file, *cert_file, *key_file;
 	char *user_agent;
 	char *header_text; /* the kind's headers, split in place into header_lines */
-	const char *header_lines[HEADERS_MAX];
+	char **extra;      /* the configured headers: on every request, retries too */
+	size_t extra_count;
+	const char **header_lines; /* the kind's, Authorization, then the configured ones */
 	size_t header_count;
 	int64_t backoff_base_ms, backoff_cap_ms;
 	char counter_prefix[48];
@@ -414,6 +417,8 @@ push_destroy(struct sink *sink)
 	free(s->key_file);
 	free(s->user_agent);
 	free(s->header_text);
+	cfg_headers_free(s->extra, s->extra_count);
+	free(s->header_lines);
 	free(s->batch_ids);
 	free(s->payloads);
 	free(s->lens);
@@ -537,8 +542,9 @@ push_create(const struct push_kind *kind, struct fleet_encoder *enc, const struc
 	buf_init(&s->body);
 	buf_init(&s->packed);
 	/* the content headers, split into lines in one copy */
+	s->header_lines = xcalloc(KIND_HEADERS_MAX + 1 + cfg->header_count, sizeof(*s->header_lines));
 	s->header_text = xstrdup(kind->headers);
-	for (char *p = s->header_text; p && s->header_count < HEADERS_MAX - 1;) {
+	for (char *p = s->header_text; p && s->header_count < KIND_HEADERS_MAX;) {
 		s->header_lines[s->header_count++] = p;
 		p = strchr(p, '\n');
 		if (p) {
@@ -551,6 +557,11 @@ push_create(const struct push_kind *kind, struct fleet_encoder *enc, const struc
 	int r = load_secrets(s, cfg);
 	if (r == 0 && s->auth) {
 		s->header_lines[s->header_count++] = s->auth;
+	}
+	s->extra = cfg_headers_copy(cfg->headers, cfg->header_count);
+	s->extra_count = cfg->header_count;
+	for (size_t i = 0; i < s->extra_count; i++) {
+		s->header_lines[s->header_count++] = s->extra[i];
 	}
 	if (r == 0 && kind->codec >= 0) {
 		r = fleet_codec_load((enum fleet_codec)kind->codec, kind->name);

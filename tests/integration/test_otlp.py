@@ -9,6 +9,7 @@ JavaScript SDK's generated protobuf types (tests/otlp, `npm ci --prefix tests/ot
   scope, gauges, cumulative monotonic sums with the agent's start time, UCUM units, gzip;
 - a wrong bearer token is refused (401), counted, logged once and never retried; the right one works
   (uncompressed bodies);
+- headers: (a tenant and an API key) on every request, a retried one included;
 - zlib is mapped only with the otlp sink (and libsnappy not at all).
 
 Usage: test_otlp.py TEGRAWATCH SOURCE_ROOT   (exit 77 without prometheus or the decoder)
@@ -72,6 +73,15 @@ class OtlpTest(harness.TestCase):
                              text=True, cwd=os.path.join(SRC, "tests/otlp"))
         self.assertEqual(out.returncode, 0, out.stderr)
         return [json.loads(line) for line in out.stdout.splitlines()]
+
+    def temperature_times(self, requests):
+        """The times (ms) of the tegrawatch_temperature points in the accepted REQUESTS."""
+        times = set()
+        for d in self.decode(requests):
+            for m in d["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]:
+                if m["name"] == "tegrawatch_temperature":
+                    times |= {int(dp["timeUnixNano"]) // 1000000 for dp in m["gauge"]["dataPoints"]}
+        return times
 
     def test_every_point_against_its_sample(self):
         prom = fp.Prometheus(self.d).start()
@@ -167,13 +177,27 @@ class OtlpTest(harness.TestCase):
         self.assertNotIn("nope", bad.stderr())
         ok = [r for r in rx.got() if r.status == 200]
         self.assertTrue(all("content-encoding" not in r.headers for r in ok))
-        docs = self.decode(ok)
-        times = set()
-        for d in docs:
-            for m in d["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]:
-                if m["name"] == "tegrawatch_temperature":
-                    times |= {int(dp["timeUnixNano"]) // 1000000 for dp in m["gauge"]["dataPoints"]}
-        self.assertEqual(times, {s["time_ms"] for s in good.samples()})
+        self.assertEqual(self.temperature_times(ok), {s["time_ms"] for s in good.samples()})
+
+    def test_headers_on_every_request_retries_included(self):
+        def gateway(req):  # an API gateway: the key and the tenant, or 403 (never retried)
+            ok = req.headers.get("x-api-key") == "k-123" and req.headers.get("x-scope-orgid") == "board-fleet-7"
+            return (200, {"Content-Type": "application/x-protobuf"}) if ok else (403, {})
+        rx = self.receiver(answer=gateway, script=[(503, {})])
+        extra = "  backoff_base: 200ms\n  headers: {X-Scope-OrgID: board-fleet-7, X-Api-Key: k-123}\n"
+        a = self.fleet_agent("a", otlp_config(rx.url("/v1/metrics"), extra),
+                             ["--demo", "--speed", "20", "--count", "20"])
+        self.assertEqual(a.wait(), 0, a.stderr())
+        got = rx.got()
+        self.assertEqual(got[0].status, 503)
+        self.assertGreaterEqual(len(got), 2)
+        for r in got:  # the retry too; the sink's own headers once each, beside them
+            names = [k.lower() for k, _ in r.raw_headers]
+            self.assertEqual((r.headers.get("x-scope-orgid"), r.headers.get("x-api-key")), ("board-fleet-7", "k-123"))
+            for h in ("x-scope-orgid", "x-api-key", "content-type", "content-encoding", "user-agent"):
+                self.assertEqual(names.count(h), 1, (h, r.raw_headers))
+        # every sample arrived, the refused first batch's too (the clean stop's flush included)
+        self.assertEqual(self.temperature_times(got), {s["time_ms"] for s in a.samples()})
 
     def test_zlib_mapped_only_with_the_sink(self):
         rx = self.otlp_receiver()

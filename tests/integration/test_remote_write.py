@@ -6,6 +6,8 @@ prometheus with --web.enable-remote-write-receiver on a free 127.0.0.1 port.
   the latest sample's series equal a scrape of /metrics (names, labels, values), which promtool accepts;
 - wrong basic-auth credentials are refused (401), counted, logged once and never retried; right ones work;
 - a receiver that answers 413 to large requests: batches split and sent again, nothing lost;
+- headers: (X-Scope-OrgID, Mimir's tenant) on every request, a retried one included, through a proxy that refuses
+  requests without it;
 - a receiver that takes 3 s to answer: sampling keeps its pace;
 - kill -9 during an outage with a spool file: what was synced arrives after the restart;
 - libcurl and libsnappy are mapped only when remote_write is configured (/proc/PID/maps);
@@ -180,6 +182,28 @@ class RemoteWriteTest(Case):
         self.assertGreater(statuses.count(204), 10)
         self.assertIn("too large (HTTP 413): sending", a.stderr())
         self.assertEqual(a.last()["agent.remote_write_samples_rejected_total"], 0)
+        self.assert_every_sample_once(prom, a.samples(), "rw-lab-1")
+
+    def test_headers_on_every_request_retries_included(self):
+        # Mimir-style multi-tenancy in front of Prometheus: a request without the tenant is refused (401, not retried)
+        prom = self.prometheus()
+
+        def tenant(req):
+            ids = [v for k, v in req.raw_headers if k.lower() == "x-scope-orgid"]
+            return None if ids == ["board-fleet-7"] else (401, {})
+        px = self.receiver(target=prom.url("/api/v1/write"), answer=tenant, script=[(503, {})])
+        extra = "  batch_samples: 5\n  batch_interval: 200ms\n  headers:\n    X-Scope-OrgID: board-fleet-7\n"
+        a = self.fleet_agent("a", rw_config(px.url("/api/v1/push"), extra), demo_args(20))
+        self.assertEqual(a.wait(), 0, a.stderr())
+        got = px.got()
+        self.assertEqual(got[0].status, 503)
+        self.assertGreaterEqual(len(got), 4)
+        for r in got:  # the retry of the refused batch too; the sink's own headers once each, beside it
+            names = [k.lower() for k, _ in r.raw_headers]
+            self.assertEqual(r.headers.get("x-scope-orgid"), "board-fleet-7")
+            for h in ("x-scope-orgid", "content-type", "content-encoding", "x-prometheus-remote-write-version"):
+                self.assertEqual(names.count(h), 1, (h, r.raw_headers))
+        # every sample once: the refused first batch came again, and no request lacked the tenant
         self.assert_every_sample_once(prom, a.samples(), "rw-lab-1")
 
     @harness.emulator_limit("tick lateness would be the emulator's (as reliability-jitter, left out there)")

@@ -370,6 +370,67 @@ test_config_checks(void **state)
 }
 
 static void
+test_config_headers(void **state)
+{
+	(void)state;
+	char msg[512];
+	const char *text = "remote_write: {url: 'http://x/api/v1/push', headers: {X-Scope-OrgID: board-fleet-7}}\n"
+			   "otlp: {url: 'http://x/v1/metrics', headers: {X-Api-Key: k1, X-Prometheus-Remote-Write-Version: "
+			   "'2'}}\n";
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct config *cfg = NULL;
+	assert_int_equal(config_load_buffer("t.yaml", text, strlen(text), &cfg, &diags), 0);
+	assert_int_equal(cfg->remote_write.header_count, 1);
+	assert_string_equal(cfg->remote_write.headers[0], "X-Scope-OrgID: board-fleet-7");
+	assert_int_equal(cfg->otlp.header_count, 2); /* remote write's own header is OTLP's to use */
+	assert_string_equal(cfg->otlp.headers[0], "X-Api-Key: k1");
+	config_destroy(cfg);
+	diag_list_free(&diags);
+
+	/* each sink's own headers, with why; Authorization only beside the sink's own auth */
+	static const struct {
+		const char *text, *want;
+	} refused[] = {
+		{"remote_write: {url: 'http://x/', headers: {X-Prometheus-Remote-Write-Version: '2'}}\n",
+		 "t.yaml:1:44: headers: 'X-Prometheus-Remote-Write-Version' is set by tegrawatch itself: it tells the "
+		 "receiver how the body is encoded"},
+		{"otlp: {url: 'http://x/', headers: {content-encoding: br}}\n",
+		 "t.yaml:1:36: headers: 'content-encoding' is set by tegrawatch itself: it tells the receiver how the body "
+		 "is encoded"},
+		{"otlp: {url: 'http://x/', headers: {User-Agent: curl}}\n",
+		 "t.yaml:1:36: headers: 'User-Agent' is set by tegrawatch itself: it names the agent and its version "
+		 "(tegrawatch/VERSION)"},
+		{"remote_write: {url: 'http://x/', headers: {Host: y}}\n",
+		 "t.yaml:1:44: headers: 'Host' is set by tegrawatch itself: the HTTP client sets it from the URL and the "
+		 "body"},
+		{"remote_write: {url: 'http://x/', headers: {X-Key: \"a\\r\\nb\"}}\n",
+		 "t.yaml:1:51: headers: 'X-Key': the value holds a line break or control character"},
+		{"remote_write: {url: 'http://x/', username: u, headers: {authorization: 'ApiKey k'}}\n",
+		 "t.yaml:1:56: remote_write.headers: Authorization is the header remote_write.username sets (basic auth): "
+		 "keep one of the two"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(load(refused[i].text, msg, sizeof(msg)), 1);
+		assert_string_equal(msg, refused[i].want);
+	}
+	assert_int_equal(load("otlp: {url: 'http://x/', headers: {Authorization: 'ApiKey k'}}\n", msg, sizeof(msg)), 0);
+
+	/* a map has no environment override: the variable exists (not "unknown") but takes no text (docs) */
+	diag_list_init(&diags);
+	setenv("TEGRAWATCH_OTLP_HEADERS", "X-Scope-OrgID: t", 1);
+	cfg = NULL;
+	assert_int_equal(config_load_environment(&cfg, &diags), -EINVAL);
+	assert_int_equal(diags.count, 1);
+	diag_format(&diags.items[0], msg, sizeof(msg));
+	assert_string_equal(msg, "environment:TEGRAWATCH_OTLP_HEADERS: headers: expected a map of header names to "
+				 "values, got 'X-Scope-OrgID: t'");
+	unsetenv("TEGRAWATCH_OTLP_HEADERS");
+	config_destroy(cfg);
+	diag_list_free(&diags);
+}
+
+static void
 test_config_wants(void **state)
 {
 	(void)state;
@@ -391,6 +452,7 @@ main(void)
 		cmocka_unit_test(test_pb_bytes),            cmocka_unit_test(test_series_table),
 		cmocka_unit_test(test_remote_write_labels), cmocka_unit_test(test_otlp_names),
 		cmocka_unit_test(test_config_checks),       cmocka_unit_test(test_config_wants),
+		cmocka_unit_test(test_config_headers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
