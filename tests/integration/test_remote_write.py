@@ -210,23 +210,34 @@ class RemoteWriteTest(Case):
     def test_slow_receiver_leaves_sampling_on_time(self):
         prom = self.prometheus()
         px = self.receiver(target=prom.url("/api/v1/write"), delay=3.0)
-        # what the machine does to any process beside it (harness.PROBE): the bounds' allowance on a loaded machine
-        # (for as long as the agent runs: stopped with it)
+        # what the machine does beside it, the bounds' allowance on a loaded machine, for as long as the agent runs:
+        # a plain sleeping process (harness.PROBE) and the same agent without the sink (the same work a tick)
         probe = subprocess.Popen([sys.executable, harness.PROBE, "300"], stdout=subprocess.PIPE, text=True)
         self.addCleanup(probe.kill)
+        control = self.fleet_agent("control", rw_config(px.url("/api/v1/write")).split("remote_write:")[0],
+                                   live_args(100))
         a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
                        live_args(100))
         a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 20, 60)
         a.stop()
+        control.stop()
         probe.terminate()
+
+        def lateness(samples):
+            t0 = samples[0]["time_ms"]
+            return sorted(s["time_ms"] - (t0 + i * 100) for i, s in enumerate(samples))
         samples = a.samples()
-        t0 = samples[0]["time_ms"]
-        late = sorted(s["time_ms"] - (t0 + i * 100) for i, s in enumerate(samples))
+        late = lateness(samples)
         self.assertGreater(len(samples), 60)
         p99 = late[int(len(late) * 0.99) - 1]
-        machine_p99, machine_max = (int(x) for x in probe.communicate(timeout=60)[0].split())
+        c_late = lateness(control.samples())
+        p_p99, p_max = (int(x) for x in probe.communicate(timeout=60)[0].split())
+        machine_p99 = max(p_p99, c_late[int(len(c_late) * 0.99) - 1])
+        machine_max = max(p_max, c_late[-1])
+        # a sink that held the loop would make ticks seconds late (the receiver takes 3 s)
         self.assertLess(p99, 60 + machine_p99,
-                        "ticks p99 %d ms late next to a 3 s receiver (a plain process: %d)" % (p99, machine_p99))
+                        "ticks p99 %d ms late next to a 3 s receiver (beside it, the agent without the sink and a "
+                        "plain process: %d)" % (p99, machine_p99))
         self.assertLess(late[-1], 250 + machine_max)
         self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)))
         self.assertGreaterEqual(len(px.got()), 2)
