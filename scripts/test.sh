@@ -5,12 +5,13 @@
 # receiver outage) runs in the background next to everything after it. Then
 # the libFuzzer targets for a bounded number of runs (build-fuzz/, clang), the
 # threaded parts under ThreadSanitizer (build-tsan/), and the small static
-# build (build-small/). Then the build floors and arm64 (issue 20): gcc-11
-# (JetPack 6's compiler) and clang builds, an x86_64 build with -funsigned-char
-# and UBSan's alignment check, and the aarch64 cross build with its unit and
-# integration suites under qemu-user (scripts/test-arm64.sh). Every build has
-# -Dwerror=true and --fatal-meson-warnings (no meson feature newer than
-# meson_version). Ends with "N passed, N failed[, N skipped]".
+# build (build-small/). Then the build floors and arm64 (issue 20): the tree
+# and the package built in Ubuntu 22.04's and 24.04's own userspace (JetPack 6
+# and 7: their meson, gcc and libraries; scripts/ubuntu-floor.sh), a clang
+# build with -funsigned-char and UBSan's alignment check, and the aarch64 cross build with its unit and integration suites under qemu-user
+# (scripts/test-arm64.sh). Every build has -Dwerror=true and
+# --fatal-meson-warnings (no meson feature newer than meson_version). Each
+# phase's header says when it started. Ends with "N passed, N failed[, N skipped]".
 #   scripts/test.sh [--no-emulated]   (--no-emulated: leave out the emulated
 #                                      arm64 run; .ci/run never does)
 set -uo pipefail
@@ -36,20 +37,30 @@ run_suite() {
 	count_log "$log"
 	rm -f "$log"
 }
-# Adds the Ok/Fail/Skipped/Timeout counts of a `meson test` output to the totals.
+# Adds the Ok/Fail/Skipped/Timeout counts of one or more `meson test` outputs in a log to the totals.
 count_log() {
 	local log=$1 ok fail skip to
-	ok=$(awk '/^Ok:/ {print $2}' "$log")
-	fail=$(awk '/^Fail:/ {print $2}' "$log")
-	skip=$(awk '/^Skipped:/ {print $2}' "$log")
-	to=$(awk '/^Timeout:/ {print $2}' "$log")
-	total_ok=$((total_ok + ${ok:-0}))
-	total_fail=$((total_fail + ${fail:-0} + ${to:-0}))
-	total_skip=$((total_skip + ${skip:-0}))
-	[ -n "$ok$fail" ] || total_fail=$((total_fail + 1)) # no summary: meson test itself failed
+	ok=$(awk '/^Ok:/ {n += $2} END {print n + 0}' "$log")
+	fail=$(awk '/^Fail:/ {n += $2} END {print n + 0}' "$log")
+	skip=$(awk '/^Skipped:/ {n += $2} END {print n + 0}' "$log")
+	to=$(awk '/^Timeout:/ {n += $2} END {print n + 0}' "$log")
+	total_ok=$((total_ok + ok))
+	total_fail=$((total_fail + fail + to))
+	total_skip=$((total_skip + skip))
+	grep -q '^Ok:' "$log" || total_fail=$((total_fail + 1)) # no summary: meson test itself failed
+}
+# A phase's header, with when it started (minutes:seconds into the run): where CI's time goes
+t0=$(date +%s)
+phase() {
+	local s=$(($(date +%s) - t0))
+	printf '== %s [%d:%02d]\n' "$*" $((s / 60)) $((s % 60))
 }
 
-echo "== normal build (build/)"
+# the Ubuntu userspaces for the floors (below) are mostly downloads: made beside the normal build
+floor_log=$(mktemp)
+(scripts/ubuntu-floor.sh --prepare jammy && scripts/ubuntu-floor.sh --prepare noble) >"$floor_log" 2>&1 &
+floor_pid=$!
+phase "normal build (build/)"
 slow_log=$(mktemp)
 # the slow suite starts as soon as the build is done and runs next to the rest (its own log files)
 start_slow() {
@@ -58,14 +69,14 @@ start_slow() {
 	slow_pid=$!
 }
 test_args="--no-suite slow" after_build=start_slow run_suite build --buildtype=debugoptimized
-echo "== ASan+UBSan build (build-asan/)"
+phase "ASan+UBSan build (build-asan/)"
 # the slow suite runs in the normal build: once is enough
 test_args="--no-suite slow" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suite build-asan -Db_sanitize=address,undefined -Dbuildtype=debug -Dbench=false
 
 # Goal B2: the libFuzzer targets (parser, configuration, spool reader, HTTP router) under ASan+UBSan for a
 # bounded number of executions over their corpora (tests/fuzz/run.sh), one result per target.
-echo "== fuzzing (build-fuzz/, clang)"
+phase "fuzzing (build-fuzz/, clang)"
 fuzz_check() {
 	local reconf="" targets="" t
 	[ -f build-fuzz/build.ninja ] && reconf="--reconfigure"
@@ -90,7 +101,7 @@ rm -f "$fuzz_log"
 # work ledger that POST /api/v1/work fills from the server's thread (work/), through their unit and integration tests. libmosquitto runs
 # in the agent's loop (no thread); glibc's getaddrinfo_a thread (MQTT host names) is not visible to TSan, which
 # crashes in it, so the `mqtt` test is not run here.
-echo "== ThreadSanitizer build (build-tsan/)"
+phase "ThreadSanitizer build (build-tsan/)"
 test_args="webhook_delivery webhook web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work" \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	run_suite build-tsan -Db_sanitize=thread -Dbuildtype=debug -Dbench=false
@@ -99,7 +110,7 @@ test_args="webhook_delivery webhook web_util web_limits web web-setups web-histo
 # without MQTT, web and libsensors: the one under 2 MiB RSS, bench/README.md)
 # works: it links no shared library, parses, and replays the demo board with
 # the shipped rules, alerts included.
-echo "== small static build without optional libraries (build-small/)"
+phase "small static build without optional libraries (build-small/)"
 small_check() {
 	scripts/build-small.sh build-small || return 1
 	local tw=build-small/tegrawatch tmp
@@ -126,40 +137,62 @@ else
 	total_fail=$((total_fail + 1))
 fi
 
-# Issue 20: the floors and the cheap native checks for arm64 bugs. gcc-11 is JetPack 6's compiler; clang
-# the other compiler; -funsigned-char is arm64's char (a `char c = -1; c < 0` bug shows here, natively) and
-# -fsanitize=alignment traps the misaligned loads that x86_64 forgives and some arm64 instructions do not.
-# Each builds everything (tests, benchmarks) with -Werror and runs the unit suite; the unsigned build also
-# the golden outputs, byte for byte the signed build's.
-echo "== gcc-11 build (build-gcc11/)"
-test_args="--suite unit" CC=gcc-11 run_suite build-gcc11 -Dbuildtype=debugoptimized
-echo "== clang build (build-clang/)"
-test_args="--suite unit" CC=clang run_suite build-clang -Dbuildtype=debugoptimized
-echo "== unsigned char + UBSan alignment build (build-uchar/)"
+# Issue 20: the floors and the cheap native checks for arm64 bugs. JetPack 6 and 7 are Ubuntu 22.04 and 24.04:
+# each is made by debootstrap (build-jammy/, build-noble/) and builds the tree with its own meson (0.61.2, 1.3.2),
+# gcc (11, 13) and libraries (-Werror), runs the unit suite and the golden outputs there, then builds, installs
+# and runs the package as a user would. clang is the other compiler, and its build also has arm64's char
+# (-funsigned-char: a `char c = -1; c < 0` bug shows here, natively) and -fsanitize=alignment, which traps the
+# misaligned loads that x86_64 forgives and some arm64 instructions do not; it builds everything (tests,
+# benchmarks) with -Werror, runs the unit suite and the golden outputs, byte for byte the signed build's.
+ubuntu_floor() {
+	local log
+	log=$(mktemp)
+	scripts/ubuntu-floor.sh "$1" 2>&1 | tee "$log"
+	# `meson test`'s summaries (the unit suite, the golden outputs) and the package's line
+	count_log "$log"
+	if grep -q "^ubuntu-floor $1 package: ok" "$log"; then
+		total_ok=$((total_ok + 1))
+	else
+		total_fail=$((total_fail + 1))
+	fi
+	rm -f "$log"
+}
+phase "Ubuntu 22.04 userspace, JetPack 6 (build-jammy/, scripts/ubuntu-floor.sh)"
+if wait "$floor_pid"; then
+	ubuntu_floor jammy
+	phase "Ubuntu 24.04 userspace, JetPack 7 (build-noble/, scripts/ubuntu-floor.sh)"
+	ubuntu_floor noble
+else
+	echo "ubuntu-floor: making the Ubuntu userspaces failed:"
+	cat "$floor_log"
+	total_fail=$((total_fail + 2))
+fi
+rm -f "$floor_log"
+phase "clang build with unsigned char and UBSan's alignment check (build-clang-uchar/)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-test_args="--suite unit" run_suite build-uchar -Dbuildtype=debug -Dbench=false \
+test_args="--suite unit" CC=clang run_suite build-clang-uchar -Dbuildtype=debugoptimized -Db_lundef=false \
 	"-Dc_args=-funsigned-char -fsanitize=alignment -fno-sanitize-recover=alignment" \
 	-Dc_link_args=-fsanitize=alignment
-uchar_log=$(mktemp)
-meson test -C build-uchar --no-rebuild --print-errorlogs golden-outputs 2>&1 | tee "$uchar_log"
-count_log "$uchar_log"
-rm -f "$uchar_log"
+clang_log=$(mktemp)
+meson test -C build-clang-uchar --no-rebuild --print-errorlogs golden-outputs 2>&1 | tee "$clang_log"
+count_log "$clang_log"
+rm -f "$clang_log"
 unset UBSAN_OPTIONS
 
 # The aarch64 build under qemu-user: the unit and integration suites (golden outputs included)
 if [ "$emulated" -eq 1 ]; then
-	echo "== arm64 cross build under qemu-user (build-arm64/, scripts/test-arm64.sh)"
+	phase "arm64 cross build under qemu-user (build-arm64/, scripts/test-arm64.sh)"
 	arm64_log=$(mktemp)
 	scripts/test-arm64.sh build-arm64 2>&1 | tee "$arm64_log"
 	count_log "$arm64_log"
 	rm -f "$arm64_log"
 else
-	echo "== arm64 cross build under qemu-user: SKIPPED (--no-emulated)"
+	phase "arm64 cross build under qemu-user: SKIPPED (--no-emulated)"
 	total_skip=$((total_skip + 1))
 fi
 
 if [ -n "${slow_pid:-}" ]; then
-	echo "== slow suite of the normal build (started after the build, in the background)"
+	phase "slow suite of the normal build (started after the build, in the background)"
 	wait "$slow_pid"
 	cat "$slow_log"
 	count_log "$slow_log"
@@ -169,6 +202,7 @@ else
 fi
 rm -f "$slow_log"
 
+phase "end"
 echo
 if [ "$total_skip" -gt 0 ]; then
 	echo "$total_ok passed, $total_fail failed, $total_skip skipped"

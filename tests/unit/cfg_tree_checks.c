@@ -66,6 +66,23 @@ expect_error(const char *yaml, const char *expect)
 }
 
 void
+expect_error_one_of(const char *yaml, const char *expect, const char *or_expect)
+{
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct cfg_tree *tree = (struct cfg_tree *)&diags; /* must stay untouched */
+	assert_int_equal(cfg_tree_load_buffer("t.yaml", yaml, strlen(yaml), &tree, &diags), -EINVAL);
+	assert_ptr_equal(tree, (struct cfg_tree *)&diags);
+	assert_int_equal(diags.count, 1);
+	char buf[512];
+	diag_format(&diags.items[0], buf, sizeof(buf));
+	if (strcmp(buf, expect) != 0) {
+		assert_string_equal(buf, or_expect);
+	}
+	diag_list_free(&diags);
+}
+
+void
 assert_scalar(const struct cfg_node *n, const char *value, bool quoted, int line, int column)
 {
 	assert_non_null(n);

@@ -27,6 +27,9 @@ void expect_error_n(const char *yaml, size_t len, int want_ret, const char *expe
 /** expect_error_n() of a string, refused with -EINVAL. */
 void expect_error(const char *yaml, const char *expect);
 
+/** expect_error() where libyaml's own words differ between its versions: the message is EXPECT or OR_EXPECT. */
+void expect_error_one_of(const char *yaml, const char *expect, const char *or_expect);
+
 /** N is a scalar VALUE (QUOTED or not) at LINE:COLUMN. */
 void assert_scalar(const struct cfg_node *n, const char *value, bool quoted, int line, int column);
 
