@@ -1,25 +1,32 @@
 #!/bin/sh
 # install.sh of the portable bundle (scripts/bundle.sh): lays /opt/tegrawatch
 # out as the Debian package does, then enables and starts the service.
-#   /opt/tegrawatch/install.sh [--root DIR] [--no-start] [--uninstall]
+#   /opt/tegrawatch/install.sh [--root DIR] [--no-start] [--uninstall] [--systemd-version N]
 # - /etc/tegrawatch/tegrawatch.yaml and rules.d/: copied when absent; an
 #   existing file is kept and the shipped one written beside it as .dist
 # - the unit: /etc/systemd/system/tegrawatch.service (the package's, with
 #   ExecStart=/opt/tegrawatch/bin/tegrawatch)
 # - /usr/local/bin/tegrawatch, the man pages and the bash completion: links
 #   into /opt/tegrawatch
+# - systemd before 239 (Ubuntu 18.04, JetPack 4, has 237) knows no @system-service
+#   group: it would drop it from SystemCallFilter= and allow only its @default
+#   calls (no open, no read, no mmap), and the agent would die at once. There the
+#   unit keeps the deny list (~@privileged @resources) and no allow list.
+#   --systemd-version N says which systemd the unit is for (default: the
+#   running systemctl's).
 # --root DIR does all of it under DIR and starts nothing (how the tests run it).
 # --uninstall removes the links and the unit, and keeps /etc/tegrawatch and
 # /var/lib/tegrawatch (the package's purge removes those).
 set -eu
 opt=/opt/tegrawatch
-root="" start=1 uninstall=0
+root="" start=1 uninstall=0 systemd_version=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--root) root=$2; start=0; shift 2 ;;
+	--systemd-version) systemd_version=$2; shift 2 ;;
 	--no-start) start=0; shift ;;
 	--uninstall) uninstall=1; shift ;;
-	*) echo "usage: $0 [--root DIR] [--no-start] [--uninstall]" >&2; exit 64 ;;
+	*) echo "usage: $0 [--root DIR] [--no-start] [--uninstall] [--systemd-version N]" >&2; exit 64 ;;
 	esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +64,19 @@ fi
 	fi
 done
 mkdir -p "$(dirname "$unit")"
-cp "$here/lib/systemd/system/tegrawatch.service" "$unit"
+if [ -z "$systemd_version" ] && command -v systemctl >/dev/null; then
+	# "systemd 245 (245.4-4ubuntu3)"
+	systemd_version=$(systemctl --version | awk 'NR == 1 { print $2 }')
+fi
+case $systemd_version in
+'' | *[!0-9]*) systemd_version=999 ;; # none, or not a number: the unit as the package has it
+esac
+if [ "$systemd_version" -lt 239 ]; then
+	grep -v '^SystemCallFilter=@system-service$' "$here/lib/systemd/system/tegrawatch.service" >"$unit"
+	echo "tegrawatch: systemd $systemd_version has no @system-service (239): the unit's system call filter is the deny list only"
+else
+	cp "$here/lib/systemd/system/tegrawatch.service" "$unit"
+fi
 echo "$links" | while IFS=: read -r link target; do
 	mkdir -p "$(dirname "$link")"
 	ln -sfn "$target" "$link"

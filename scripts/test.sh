@@ -7,11 +7,14 @@
 # threaded parts under ThreadSanitizer (build-tsan/), and the small static
 # build (build-small/). Then the build floors and arm64 (issue 20): the tree
 # and the package built in Ubuntu 22.04's and 24.04's own userspace (JetPack 6
-# and 7: their meson, gcc and libraries; scripts/ubuntu-floor.sh), a clang
-# build with -funsigned-char and UBSan's alignment check, and the aarch64 cross build with its unit and integration suites under qemu-user
+# and 7: their meson, gcc and libraries; scripts/ubuntu-floor.sh), the bundle
+# run by Ubuntu 18.04's and 20.04's systemd (JetPack 4 and 5), a clang build
+# with -funsigned-char and UBSan's alignment check, and the aarch64 cross
+# build with its unit and integration suites under qemu-user
 # (scripts/test-arm64.sh). Every build has -Dwerror=true and
 # --fatal-meson-warnings (no meson feature newer than meson_version). Each
-# phase's header says when it started. Ends with "N passed, N failed[, N skipped]".
+# phase's header says when it started. Ends with "N passed, N failed[, N
+# skipped]".
 #   scripts/test.sh [--no-emulated]   (--no-emulated: leave out the emulated
 #                                      arm64 run; .ci/run never does)
 set -uo pipefail
@@ -58,7 +61,7 @@ phase() {
 
 # the Ubuntu userspaces for the floors (below) are mostly downloads: made beside the normal build
 floor_log=$(mktemp)
-(scripts/ubuntu-floor.sh --prepare jammy && scripts/ubuntu-floor.sh --prepare noble) >"$floor_log" 2>&1 &
+(for r in jammy noble bionic focal; do scripts/ubuntu-floor.sh --prepare $r || exit 1; done) >"$floor_log" 2>&1 &
 floor_pid=$!
 phase "normal build (build/)"
 slow_log=$(mktemp)
@@ -137,35 +140,50 @@ else
 	total_fail=$((total_fail + 1))
 fi
 
-# Issue 20: the floors and the cheap native checks for arm64 bugs. JetPack 6 and 7 are Ubuntu 22.04 and 24.04:
-# each is made by debootstrap (build-jammy/, build-noble/) and builds the tree with its own meson (0.61.2, 1.3.2),
-# gcc (11, 13) and libraries (-Werror), runs the unit suite and the golden outputs there, then builds, installs
-# and runs the package as a user would. clang is the other compiler, and its build also has arm64's char
-# (-funsigned-char: a `char c = -1; c < 0` bug shows here, natively) and -fsanitize=alignment, which traps the
-# misaligned loads that x86_64 forgives and some arm64 instructions do not; it builds everything (tests,
-# benchmarks) with -Werror, runs the unit suite and the golden outputs, byte for byte the signed build's.
+# Issue 20: the floors and the cheap native checks for arm64 bugs. Every JetPack's Ubuntu is made by debootstrap
+# (build-RELEASE/, scripts/ubuntu-floor.sh). JetPack 6 and 7 (22.04, 24.04) build the tree with their own meson
+# (0.61.2, 1.3.2), gcc (11, 13) and libraries (-Werror), run the unit suite and the golden outputs there, then
+# build, install and run the package as a user would. JetPack 4 and 5 (18.04, 20.04) get the portable bundle:
+# install.sh, then the release's own systemd (237, 245) runs the service. clang is the other compiler, and its
+# build also has arm64's char (-funsigned-char: a `char c = -1; c < 0` bug shows here, natively) and
+# -fsanitize=alignment, which traps the misaligned loads that x86_64 forgives and some arm64 instructions do not;
+# it builds everything (tests, benchmarks) with -Werror, runs the unit suite and the golden outputs, byte for
+# byte the signed build's.
 ubuntu_floor() {
 	local log
 	log=$(mktemp)
 	scripts/ubuntu-floor.sh "$1" 2>&1 | tee "$log"
-	# `meson test`'s summaries (the unit suite, the golden outputs) and the package's line
-	count_log "$log"
-	if grep -q "^ubuntu-floor $1 package: ok" "$log"; then
+	# the package's `meson test` summaries (the unit suite, the golden outputs)
+	[ "$2" = bundle ] || count_log "$log"
+	if grep -qx "ubuntu-floor $1 $2: ok" "$log"; then
 		total_ok=$((total_ok + 1))
 	else
 		total_fail=$((total_fail + 1))
 	fi
 	rm -f "$log"
 }
-phase "Ubuntu 22.04 userspace, JetPack 6 (build-jammy/, scripts/ubuntu-floor.sh)"
+phase "Ubuntu 22.04 userspace, JetPack 6: the tree and the package (build-jammy/, scripts/ubuntu-floor.sh)"
 if wait "$floor_pid"; then
-	ubuntu_floor jammy
-	phase "Ubuntu 24.04 userspace, JetPack 7 (build-noble/, scripts/ubuntu-floor.sh)"
-	ubuntu_floor noble
+	ubuntu_floor jammy package
+	phase "Ubuntu 24.04 userspace, JetPack 7: the tree and the package (build-noble/)"
+	ubuntu_floor noble package
+	# the bundle from the normal build's bundle test's build folder (nothing left to compile)
+	phase "Ubuntu 18.04 and 20.04 userspaces, JetPack 4 and 5: the bundle under systemd 237 and 245 (build-bionic/, build-focal/)"
+	rm -rf build-floor-bundle
+	if BUNDLE_BUILD_DIR=$PWD/build/tests/bundle-amd64 scripts/bundle.sh amd64 build-floor-bundle >/dev/null; then
+		TEGRAWATCH_BUNDLE=$(ls "$PWD"/build-floor-bundle/tegrawatch-*-linux-amd64.tar.gz)
+		export TEGRAWATCH_BUNDLE
+		ubuntu_floor bionic bundle
+		ubuntu_floor focal bundle
+		unset TEGRAWATCH_BUNDLE
+	else
+		echo "ubuntu-floor: scripts/bundle.sh amd64 failed"
+		total_fail=$((total_fail + 2))
+	fi
 else
 	echo "ubuntu-floor: making the Ubuntu userspaces failed:"
 	cat "$floor_log"
-	total_fail=$((total_fail + 2))
+	total_fail=$((total_fail + 4))
 fi
 rm -f "$floor_log"
 phase "clang build with unsigned char and UBSan's alignment check (build-clang-uchar/)"

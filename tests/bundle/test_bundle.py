@@ -146,6 +146,28 @@ class BundleTest(unittest.TestCase):
         self.assertFalse(os.path.lexists(os.path.join(dest, "usr/local/bin/tegrawatch")))
         self.assertTrue(os.path.exists(os.path.join(dest, "etc/tegrawatch/tegrawatch.yaml")))
 
+    def test_installer_old_systemd(self):
+        """Before systemd 239 (JetPack 4's 237) the unit has no @system-service allow list, which 237 would
+        shrink to its @default calls and kill the agent; the deny list stays. From 239 on, the package's unit."""
+        with open(os.path.join(self.b.root, "opt/tegrawatch/lib/systemd/system/tegrawatch.service")) as f:
+            shipped = f.read()
+        self.assertIn("\nSystemCallFilter=@system-service\n", shipped)
+        for version, want in (("237", "deny list only"), ("238", "deny list only"), ("239", "as shipped"),
+                              ("252", "as shipped")):
+            dest = os.path.join(self.b.tmp, "dest-systemd-" + version)
+            r = subprocess.run([os.path.join(self.b.root, "opt/tegrawatch/install.sh"), "--root", dest,
+                                "--systemd-version", version], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(dest, "etc/systemd/system/tegrawatch.service")) as f:
+                unit = f.read()
+            if want == "as shipped":
+                self.assertEqual(unit, shipped, version)
+                self.assertNotIn("@system-service (239)", r.stdout)
+            else:
+                self.assertEqual(unit, shipped.replace("\nSystemCallFilter=@system-service\n", "\n"), version)
+                self.assertIn("SystemCallFilter=~@privileged @resources\n", unit)
+                self.assertIn(f"systemd {version} has no @system-service (239)", r.stdout)
+
     def check_commands(self, linux49):
         r = self.b.run(["--version"], linux49)
         self.assertEqual(r.returncode, 0, r.stderr)

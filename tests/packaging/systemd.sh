@@ -41,39 +41,10 @@ start_all=$(date +%s)
 cgroups_before=$tmp/cgroups.before
 find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort >"$cgroups_before"
 
-# PID 1 of the new namespaces: an overlay of / on a tmpfs, pivot_root into it,
-# shared propagation (LoadCredential= needs it), no policy-rc.d, then systemd.
-cat >"$tmp/init.sh" <<'EOF'
-#!/bin/bash
-set -e
-base=$1
-mount -t tmpfs -o size=1g tmpfs "$base"
-mkdir -p "$base/upper" "$base/work" "$base/root"
-mount -t overlay overlay -o "lowerdir=/,upperdir=$base/upper,workdir=$base/work" "$base/root"
-r=$base/root
-mount --rbind /dev "$r/dev"
-mount -t proc proc "$r/proc"
-mount -t sysfs sysfs "$r/sys" 2>/dev/null || mount --rbind /sys "$r/sys"
-mount -t tmpfs tmpfs "$r/run"
-mount -t tmpfs tmpfs "$r/tmp"
-mkdir -p "$r/.oldroot"
-cd "$r"
-pivot_root . .oldroot
-umount -l /.oldroot
-mount --make-rshared /
-rm -f /usr/sbin/policy-rc.d
-# binfmt_misc is the host's (one per user namespace): systemd-binfmt and binfmt-support would register
-# their entries at start and unregister every entry at poweroff, the host's qemu-aarch64 that the arm64
-# tests need among them
-ln -sf /dev/null /etc/systemd/system/systemd-binfmt.service
-ln -sf /dev/null /etc/systemd/system/binfmt-support.service
-echo tw-systemd-test >/etc/hostname
-exec /lib/systemd/systemd </dev/null
-EOF
-chmod +x "$tmp/init.sh"
 mkdir "$tmp/base"
-unshare --fork --pid --mount --uts --ipc --net --cgroup --propagation private "$tmp/init.sh" "$tmp/base" \
-	>"$tmp/console.log" 2>&1 &
+# PID 1 of the new namespaces: the host's systemd on a tmpfs overlay of /
+unshare --fork --pid --mount --uts --ipc --net --cgroup --propagation private "$src/tests/packaging/ns-init.sh" \
+	"$tmp/base" / tw-systemd-test >"$tmp/console.log" 2>&1 &
 ns_parent=$!
 
 pid=""
