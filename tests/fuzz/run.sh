@@ -5,29 +5,52 @@
 # the temporary directory and its path printed). One line a target: "fuzz NAME: ok (N runs, T s)" or
 # "fuzz NAME: FAILED ..."; the exit status is the number of failed targets.
 #
-# Usage: tests/fuzz/run.sh BUILD_DIR [SCALE]   (SCALE multiplies every run count; default 1)
+# Usage: tests/fuzz/run.sh BUILD_DIR [SCALE]   (SCALE multiplies every run count; default 1; FUZZ_JOBS
+# targets at a time, default 2)
 set -u
 build=$1
 scale=${2:-1}
 src=$(cd "$(dirname "$0")" && pwd)
 # target, executions, dictionary: about 1-2 minutes in all on a 2-core VM
 targets="tegrastats:1000000:tegrastats.dict cfg_tree:500000:yaml.dict config:100000:config.dict spool:100000: http:1000000:http.dict"
-failed=0
-for t in $targets; do
-	IFS=: read -r name runs dict <<<"$t"
-	runs=$((runs * scale))
+# one target: its line into $out/NAME.line, status 1 when it failed
+fuzz_one() {
+	local name=$1 runs=$2 dict=$3 work start execs
 	work=$(mktemp -d)
-	args=(-runs="$runs" -artifact_prefix="$work/" -print_final_stats=1)
+	local args=(-runs="$runs" -artifact_prefix="$work/" -print_final_stats=1)
 	[ -n "$dict" ] && args+=(-dict="$src/$dict")
 	start=$(date +%s)
 	if "$build/tests/fuzz/fuzz_$name" "${args[@]}" "$work" "$src/corpus/$name" >"$work/log" 2>&1; then
 		execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$work/log")
-		echo "fuzz $name: ok (${execs:-?} runs, $(($(date +%s) - start)) s)"
+		echo "fuzz $name: ok (${execs:-?} runs, $(($(date +%s) - start)) s)" >"$out/$name.line"
 		rm -rf "$work"
 	else
-		echo "fuzz $name: FAILED after $(($(date +%s) - start)) s; inputs and log in $work"
-		grep -E "ERROR|SUMMARY|runtime error|artifact" "$work/log" | head -10
+		{
+			echo "fuzz $name: FAILED after $(($(date +%s) - start)) s; inputs and log in $work"
+			grep -E "ERROR|SUMMARY|runtime error|artifact" "$work/log" | head -10
+		} >"$out/$name.line"
+		return 1
+	fi
+}
+# libFuzzer runs one process on one core: two targets at a time (the machine has two), lines in target order
+jobs=${FUZZ_JOBS:-2}
+out=$(mktemp -d)
+for t in $targets; do
+	IFS=: read -r name runs dict <<<"$t"
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	fuzz_one "$name" $((runs * scale)) "$dict" &
+done
+wait
+failed=0
+for t in $targets; do
+	name=${t%%:*}
+	if [ -f "$out/$name.line" ]; then
+		cat "$out/$name.line"
+		grep -q "^fuzz $name: ok" "$out/$name.line" || failed=$((failed + 1))
+	else
+		echo "fuzz $name: FAILED (no result)"
 		failed=$((failed + 1))
 	fi
 done
+rm -rf "$out"
 exit "$failed"
