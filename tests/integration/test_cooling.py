@@ -9,9 +9,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
+
+import harness
 
 BIN = None
 SRC = None
@@ -148,10 +149,6 @@ class CloggingHeatsinkTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
-    REC = tempfile.mkdtemp()
-    subprocess.run([sys.executable, os.path.join(SRC, "tests/gen_recordings.py"), REC], check=True)
-    try:
-        unittest.main(argv=sys.argv[:1], verbosity=2)
-    finally:
-        shutil.rmtree(REC)
+    BIN, SRC = harness.init()
+    REC = harness.recordings()
+    harness.main()

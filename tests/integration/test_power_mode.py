@@ -8,9 +8,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
+
+import harness
 
 BIN = None
 SRC = None
@@ -102,7 +103,7 @@ class PowerModeTest(unittest.TestCase):
 
     def test_recording_of_a_wrong_mode_at_boot(self):
         """A board that came up in 15W (a recording from boot, tests/gen_recordings.py): the first event is the alert."""
-        subprocess.run([sys.executable, os.path.join(SRC, "tests/gen_recordings.py"), self.tmp], check=True)
+        harness.recordings(self.tmp)
         p = subprocess.run([BIN, "replay", os.path.join(self.tmp, "wrong-mode-boot.jsonl"), "-c",
                             self.config("MAXN_SUPER"), "--dry-run", "--json"],
                            capture_output=True, text=True, timeout=120, env=dict(os.environ, TZ="UTC"))
@@ -126,5 +127,5 @@ class PowerModeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    BIN, SRC = harness.init()
+    harness.main()

@@ -11,9 +11,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
+
+import harness
 
 BIN = None
 SRC = None
@@ -135,7 +136,7 @@ class HeatsinkSoakTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp()
-        subprocess.run([sys.executable, os.path.join(SRC, "tests/gen_recordings.py"), cls.tmp], check=True)
+        harness.recordings(cls.tmp)
         cls.samples = replay(os.path.join(cls.tmp, "heatsink-soak.log"))
 
     @classmethod
@@ -165,5 +166,5 @@ class HeatsinkSoakTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    BIN, SRC = harness.init()
+    harness.main()

@@ -1,10 +1,12 @@
 """The ground floor of the harness: the command line, waiting, files, ports, the environment, processes."""
+import atexit
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -58,6 +60,16 @@ def flag(name):
 
 def main():
     unittest.main(verbosity=2)
+
+
+def recordings(dest=None):
+    """The synthetic recordings of tests/gen_recordings.py written into DEST (default: a new temporary folder,
+    removed when the test program ends); returns the folder."""
+    if dest is None:
+        dest = tempfile.mkdtemp(prefix="tw-recordings-")
+        atexit.register(shutil.rmtree, dest, True)
+    subprocess.run([sys.executable, os.path.join(SRC, "tests/gen_recordings.py"), dest], check=True)
+    return dest
 
 
 # The arm64 run (scripts/test-arm64.sh) starts the agent under qemu-user: what the emulator itself cannot do is
