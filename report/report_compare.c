@@ -71,6 +71,18 @@ stat_json(struct json *j, const struct stat_metric *m)
 	json_object_end(j);
 }
 
+/* KEY_A, KEY_B and KEY_DELTA: A's value, B's and B - A, each rounded to 1/SCALE. */
+static void
+ab_json(struct json *j, const char *key_a, const char *key_b, const char *key_delta, double va, double vb, double scale)
+{
+	json_key(j, key_a);
+	json_number(j, round(va * scale) / scale);
+	json_key(j, key_b);
+	json_number(j, round(vb * scale) / scale);
+	json_key(j, key_delta);
+	json_number(j, round((vb - va) * scale) / scale);
+}
+
 void
 report_compare_json(const struct report *a, const struct report *b, const char *name_a, const char *name_b,
 		    struct json *j)
@@ -108,12 +120,7 @@ report_compare_json(const struct report *a, const struct report *b, const char *
 	json_object_end(j);
 	json_key(j, "throttle");
 	json_object_begin(j);
-	json_key(j, "a_seconds");
-	json_number(j, round(a->all.throttle_seconds * 1000) / 1000);
-	json_key(j, "b_seconds");
-	json_number(j, round(b->all.throttle_seconds * 1000) / 1000);
-	json_key(j, "delta_seconds");
-	json_number(j, round((b->all.throttle_seconds - a->all.throttle_seconds) * 1000) / 1000);
+	ab_json(j, "a_seconds", "b_seconds", "delta_seconds", a->all.throttle_seconds, b->all.throttle_seconds, 1e3);
 	json_object_end(j);
 	json_key(j, "energy_j");
 	json_object_begin(j);
@@ -125,12 +132,7 @@ report_compare_json(const struct report *a, const struct report *b, const char *
 		}
 		json_key(j, rail);
 		json_object_begin(j);
-		json_key(j, "a");
-		json_number(j, round(ea * 1000) / 1000);
-		json_key(j, "b");
-		json_number(j, round(eb * 1000) / 1000);
-		json_key(j, "delta");
-		json_number(j, round((eb - ea) * 1000) / 1000);
+		ab_json(j, "a", "b", "delta", ea, eb, 1e3);
 		json_object_end(j);
 	}
 	json_object_end(j);
@@ -145,12 +147,7 @@ report_compare_json(const struct report *a, const struct report *b, const char *
 		}
 		json_key(j, a->work[i].name);
 		json_object_begin(j);
-		json_key(j, "a_j_per_unit");
-		json_number(j, round(ja * 1e6) / 1e6);
-		json_key(j, "b_j_per_unit");
-		json_number(j, round(jb * 1e6) / 1e6);
-		json_key(j, "delta_j_per_unit");
-		json_number(j, round((jb - ja) * 1e6) / 1e6);
+		ab_json(j, "a_j_per_unit", "b_j_per_unit", "delta_j_per_unit", ja, jb, 1e6);
 		json_object_end(j);
 	}
 	json_object_end(j);
