@@ -1,10 +1,14 @@
 /*
- * What the board source tests share: the fixture trees, a board opened on a
- * root with a clock the test moves, and one sample taken.
+ * What the board source tests share (test_board.c, test_board_bad.c,
+ * test_board_thor.c): the fixture trees, a board opened on a root with a
+ * clock the test moves, one sample taken, and the checks of a sample against
+ * the metrics a tree must give. Temporary copies of a tree: helpers.h.
  */
 #ifndef TEGRAWATCH_TESTS_BOARD_CHECKS_H
 #define TEGRAWATCH_TESTS_BOARD_CHECKS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/sample.h"
@@ -24,5 +28,41 @@ struct board *open_board(const char *root);
 
 /** One sample into *S (cleared first); board_sample()'s result. */
 int take(struct board *b, struct sample *s);
+
+/* one metric a fixture tree must give, and its value */
+struct expect {
+	const char *name;
+	double value;
+};
+
+/* the metrics of a CPU core (load: its second-sample load) */
+#define CPU(n, mhz, max, min, hw, load)                                                   \
+	{"cpu." #n ".online", 1}, {"cpu." #n ".freq_mhz", mhz}, {"cpu." #n ".max_freq_mhz", max}, \
+		{"cpu." #n ".min_freq_mhz", min}, {"cpu." #n ".hw_max_freq_mhz", hw},           \
+		{"cpu." #n ".load_pct", load}
+
+/* power.R.mw/.mv/.ma/.crit_ma, and the hwmon alarms */
+#define RAIL(r, mw, mv, ma, crit)                                                            \
+	{"power." r ".mw", mw}, {"power." r ".mv", mv}, {"power." r ".ma", ma},                  \
+		{"power." r ".crit_ma", crit}
+#define ALARMS(r) {"power." r ".crit_alarm", 0}, {"power." r ".max_alarm", 0}
+
+/**
+ * SET must hold exactly the metrics of WANT (N entries); with LOADS false the CPU loads are expected absent
+ * (first sample).
+ */
+void check_metrics(const struct metric_set *set, const struct expect *want, size_t n, bool loads);
+
+/** The board's identity is MODEL, SOC, MODULE, L4T and JETPACK, and it is a Jetson. */
+void check_identity(const struct board *b, const char *model, const char *soc, const char *module, const char *l4t,
+		    const char *jetpack);
+
+/**
+ * Opens a copy of TREE, samples, writes STAT2 as the second /proc/stat reading one second later, samples again
+ * and checks both samples against WANT (N entries) and MODE; the board and its root are left in *KEEP and
+ * *KEEP_ROOT (th_rmtree() it).
+ */
+void snapshot(const char *tree, const char *stat2, const struct expect *want, size_t n, const char *mode,
+	      struct board **keep, char **keep_root);
 
 #endif

@@ -6,7 +6,22 @@
  * throttle of forum thread 361188 (every core at 649 MHz for a request of
  * 2601 MHz after an oc3 event at boot).
  */
-#include "board_fixture.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "board_checks.h"
+#include "helpers.h"
 #include "fake_eagain.h"
 #include "tegra/throttle.h"
 
@@ -110,7 +125,7 @@ test_thor_snapshot(void **state)
 	assert_true(board_gpu_clock(b, clock, sizeof(clock)));
 	assert_string_equal(clock, "devfreq gpu-gpc-0 (the name its generation gives it, in kHz)");
 	board_destroy(b);
-	remove_copy(root);
+	th_rmtree(root);
 }
 
 /*
@@ -124,7 +139,7 @@ test_thor_gated_gpu_zone(void **state)
 {
 	(void)state;
 	static struct sample s;
-	char *root = temp_copy(THOR);
+	char *root = th_copytree(THOR, "board");
 	struct board *b = open_board(root);
 	double v;
 	assert_int_equal(take(b, &s), 0);
@@ -161,7 +176,7 @@ test_thor_gated_gpu_zone(void **state)
 	assert_int_equal(board_read_errors(b), 0);
 	fake_eagain(NULL, 0);
 	board_destroy(b);
-	remove_copy(root);
+	th_rmtree(root);
 }
 
 /*
@@ -175,12 +190,12 @@ test_thor_power_channels(void **state)
 {
 	(void)state;
 	static struct sample s;
-	char *root = temp_copy(THOR);
-	write_file(root, INA3221 "/in4_label", "VDD_GPU\n");
-	write_file(root, INA3221 "/in5_label", "VDD_CPU_SOC_MSS\n");
-	write_file(root, INA3221 "/curr5_input", "2410\n");
+	char *root = th_copytree(THOR, "board");
+	th_write_at(root, INA3221 "/in4_label", "VDD_GPU\n");
+	th_write_at(root, INA3221 "/in5_label", "VDD_CPU_SOC_MSS\n");
+	th_write_at(root, INA3221 "/curr5_input", "2410\n");
 	char path[4096];
-	root_path(path, sizeof(path), root, INA238 "/label");
+	th_join(path, sizeof(path), root, INA238 "/label");
 	assert_int_equal(unlink(path), 0);
 	struct board *b = open_board(root);
 	assert_int_equal(take(b, &s), 0);
@@ -203,7 +218,7 @@ test_thor_power_channels(void **state)
 	assert_int_equal(rails, 3 * 6 + 3);
 	assert_int_equal(board_read_errors(b), 0);
 	board_destroy(b);
-	remove_copy(root);
+	th_rmtree(root);
 }
 
 /*
@@ -216,10 +231,10 @@ test_thor_gpu_by_name(void **state)
 {
 	(void)state;
 	static struct sample s;
-	char *root = temp_copy(THOR);
+	char *root = th_copytree(THOR, "board");
 	char path[4096];
 	/* gpu-nvd-0 (600 MHz) once more under a name that sorts before gpu-gpc-0 */
-	root_path(path, sizeof(path), root, "/sys/class/devfreq/gpu-dla-0");
+	th_join(path, sizeof(path), root, "/sys/class/devfreq/gpu-dla-0");
 	assert_int_equal(symlink("../../devices/" GPU_PCI_DEV "/devfreq/gpu-nvd-0", path), 0);
 	struct board *b = open_board(root);
 	assert_int_equal(take(b, &s), 0);
@@ -230,17 +245,17 @@ test_thor_gpu_by_name(void **state)
 	assert_true(board_gpu_clock(b, clock, sizeof(clock)));
 	assert_non_null(strstr(clock, "gpu-gpc-0"));
 	board_destroy(b);
-	remove_copy(root);
+	th_rmtree(root);
 
 	/* without gpu-gpc-0 the generic rule still finds a GPU, and says so */
-	root = temp_copy(THOR);
-	root_path(path, sizeof(path), root, "/sys/class/devfreq/gpu-gpc-0");
+	root = th_copytree(THOR, "board");
+	th_join(path, sizeof(path), root, "/sys/class/devfreq/gpu-gpc-0");
 	assert_int_equal(unlink(path), 0);
 	b = open_board(root);
 	assert_true(board_gpu_clock(b, clock, sizeof(clock)));
 	assert_string_equal(clock, "devfreq gpu-nvd-0 (a name or device-tree node with \"gpu\", in kHz)");
 	board_destroy(b);
-	remove_copy(root);
+	th_rmtree(root);
 }
 
 /*
@@ -254,11 +269,11 @@ test_thor_latched_throttle(void **state)
 {
 	(void)state;
 	static struct sample s;
-	char *root = temp_copy(THOR);
-	write_file(root, POLICY "/cpuinfo_cur_freq", "649000\n");
-	write_file(root, POLICY "/scaling_cur_freq", "2601000\n");
-	write_file(root, POLICY "/scaling_min_freq", "2601000\n");
-	write_file(root, GPU_PCI "/devfreq/gpu-gpc-0/min_freq", "1575000\n");
+	char *root = th_copytree(THOR, "board");
+	th_write_at(root, POLICY "/cpuinfo_cur_freq", "649000\n");
+	th_write_at(root, POLICY "/scaling_cur_freq", "2601000\n");
+	th_write_at(root, POLICY "/scaling_min_freq", "2601000\n");
+	th_write_at(root, GPU_PCI "/devfreq/gpu-gpc-0/min_freq", "1575000\n");
 	struct board *b = open_board(root);
 	struct throttle_detector *det = throttle_detector_create();
 	for (int i = 0; i < 2; i++) {
@@ -289,7 +304,7 @@ test_thor_latched_throttle(void **state)
 
 	/* the same board as a user other than root: no measured clock, nothing to tell */
 	char path[4096];
-	root_path(path, sizeof(path), root, POLICY "/cpuinfo_cur_freq");
+	th_join(path, sizeof(path), root, POLICY "/cpuinfo_cur_freq");
 	assert_int_equal(unlink(path), 0);
 	b = open_board(root);
 	det = throttle_detector_create();
@@ -300,7 +315,7 @@ test_thor_latched_throttle(void **state)
 	assert_false(s.throttle.active);
 	throttle_detector_destroy(det);
 	board_destroy(b);
-	remove_copy(root);
+	th_rmtree(root);
 }
 
 int
