@@ -13,7 +13,8 @@
 #   calls (no open, no read, no mmap), and the agent would die at once. There the
 #   unit keeps the deny list (~@privileged @resources) and no allow list.
 #   --systemd-version N says which systemd the unit is for (default: the
-#   running systemctl's).
+#   running systemctl's; with --root, DIR's systemd package, else the unit as
+#   the package has it).
 # --root DIR does all of it under DIR and starts nothing (how the tests run it).
 # --uninstall removes the links and the unit, and keeps /etc/tegrawatch and
 # /var/lib/tegrawatch (the package's purge removes those).
@@ -64,7 +65,12 @@ fi
 	fi
 done
 mkdir -p "$(dirname "$unit")"
-if [ -z "$systemd_version" ] && command -v systemctl >/dev/null; then
+if [ -z "$systemd_version" ] && [ -n "$root" ] && [ -f "$root/var/lib/dpkg/status" ]; then
+	# an image being prepared: its own systemd package ("Version: 237-3ubuntu10.57")
+	systemd_version=$(awk '/^Package: / { p = ($2 == "systemd") } p && /^Version: / { sub(/^[0-9]+:/, "", $2);
+		sub(/[^0-9].*/, "", $2); print $2; exit }' "$root/var/lib/dpkg/status")
+fi
+if [ -z "$systemd_version" ] && [ -z "$root" ] && command -v systemctl >/dev/null; then
 	# "systemd 245 (245.4-4ubuntu3)"
 	systemd_version=$(systemctl --version | awk 'NR == 1 { print $2 }')
 fi

@@ -40,9 +40,10 @@ run_suite() {
 	count_log "$log"
 	rm -f "$log"
 }
-# Adds the Ok/Fail/Skipped/Timeout counts of one or more `meson test` outputs in a log to the totals.
+# Adds the Ok/Fail/Skipped/Timeout counts of the `meson test` outputs in a log to the totals; one failure more for
+# each summary missing of the EXPECTED ones (default 1: meson test itself failed)
 count_log() {
-	local log=$1 ok fail skip to
+	local log=$1 expected=${2:-1} ok fail skip to have
 	ok=$(awk '/^Ok:/ {n += $2} END {print n + 0}' "$log")
 	fail=$(awk '/^Fail:/ {n += $2} END {print n + 0}' "$log")
 	skip=$(awk '/^Skipped:/ {n += $2} END {print n + 0}' "$log")
@@ -50,7 +51,8 @@ count_log() {
 	total_ok=$((total_ok + ok))
 	total_fail=$((total_fail + fail + to))
 	total_skip=$((total_skip + skip))
-	grep -q '^Ok:' "$log" || total_fail=$((total_fail + 1)) # no summary: meson test itself failed
+	have=$(grep -c '^Ok:' "$log")
+	[ "$have" -ge "$expected" ] || total_fail=$((total_fail + expected - have))
 }
 # A phase's header, with when it started (minutes:seconds into the run): where CI's time goes
 t0=$(date +%s)
@@ -61,7 +63,8 @@ phase() {
 
 # the Ubuntu userspaces for the floors (below) are mostly downloads: made beside the normal build
 floor_log=$(mktemp)
-(for r in jammy noble bionic focal; do scripts/ubuntu-floor.sh --prepare $r || exit 1; done) >"$floor_log" 2>&1 &
+(for r in jammy noble bionic focal; do nice -n 10 scripts/ubuntu-floor.sh --prepare $r || exit 1; done) \
+	>"$floor_log" 2>&1 &
 floor_pid=$!
 phase "normal build (build/)"
 slow_log=$(mktemp)
@@ -153,8 +156,8 @@ ubuntu_floor() {
 	local log
 	log=$(mktemp)
 	scripts/ubuntu-floor.sh "$1" 2>&1 | tee "$log"
-	# the package's `meson test` summaries (the unit suite, the golden outputs)
-	[ "$2" = bundle ] || count_log "$log"
+	# the package's two `meson test` summaries (the unit suite, the golden outputs)
+	[ "$2" = bundle ] || count_log "$log" 2
 	if grep -qx "ubuntu-floor $1 $2: ok" "$log"; then
 		total_ok=$((total_ok + 1))
 	else

@@ -16,6 +16,8 @@
 #       DIR (default build-RELEASE/) keeps the userspace, so a second run only copies the tree and checks;
 #       --prepare: only make the userspace (mostly downloads: scripts/test.sh runs it early, beside the normal build)
 set -euo pipefail
+# root before anything else: the same arguments, and the bundle the caller chose
+[ "$(id -u)" -eq 0 ] || exec sudo --preserve-env=TEGRAWATCH_BUNDLE "$(realpath "$0")" "$@"
 cd "$(dirname "$0")/.."
 prepare_only=0
 [ "${1:-}" = --prepare ] && { prepare_only=1; shift; }
@@ -25,7 +27,6 @@ jammy | noble) kind=package ;;
 bionic | focal) kind=bundle ;;
 *) echo "ubuntu-floor: no $release: jammy, noble (the package), bionic, focal (the bundle)" >&2; exit 64 ;;
 esac
-[ "$(id -u)" -eq 0 ] || exec sudo "$0" "$@"
 dir=$(mkdir -p "${2:-build-$release}" && cd "${2:-build-$release}" && pwd)
 root=$dir/root
 mirror=http://archive.ubuntu.com/ubuntu
@@ -46,7 +47,10 @@ in_root() {
 			DEBIAN_FRONTEND=noninteractive "$@"' sh "$root" "$@"
 }
 
-if [ ! -f "$root/.tegrawatch-ready" ]; then
+# the userspace is made again when what it installs changes: debian/control's Build-Depends, or the recipe below
+# (its number goes up with each change)
+stamp="2 $(sha256sum <debian/control | cut -c1-16)"
+if [ "$(cat "$root/.tegrawatch-ready" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$root"
 	curl -fsS -m 60 -o "$dir/$keyring_deb" "$mirror/pool/main/u/ubuntu-keyring/$keyring_deb"
 	echo "$keyring_sha256  $dir/$keyring_deb" | sha256sum -c --quiet
@@ -59,19 +63,20 @@ if [ ! -f "$root/.tegrawatch-ready" ]; then
 		--keyring="$dir/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
 		"$release" "$root" "$mirror" "$script" >"$dir/debootstrap.log" 2>&1 ||
 		{ tail -20 "$dir/debootstrap.log"; exit 1; }
-	# the board's own state: released with its updates
+	# the board's own state: released, then brought up to date
 	for pocket in "" -updates -security; do
 		echo "deb $mirror $release$pocket main universe"
 	done >"$root/etc/apt/sources.list"
+	in_root sh -ec 'apt-get update -qq && apt-get dist-upgrade -y -qq >/dev/null' >"$dir/apt.log" 2>&1 ||
+		{ tail -20 "$dir/apt.log"; exit 1; }
 	if [ "$kind" = package ]; then
 		mkdir -p "$root/tmp/dep/debian"
 		cp debian/control "$root/tmp/dep/debian/control"
-		in_root sh -ec 'apt-get update -qq
-			apt-get install -y -qq --no-install-recommends build-essential dpkg-dev libcmocka-dev python3 >/dev/null
-			cd /tmp/dep && apt-get build-dep -y -qq ./ >/dev/null' >"$dir/apt.log" 2>&1 ||
+		in_root sh -ec 'apt-get install -y -qq --no-install-recommends build-essential dpkg-dev libcmocka-dev python3 >/dev/null
+			cd /tmp/dep && apt-get build-dep -y -qq ./ >/dev/null' >>"$dir/apt.log" 2>&1 ||
 			{ tail -20 "$dir/apt.log"; exit 1; }
 	fi
-	touch "$root/.tegrawatch-ready"
+	echo "$stamp" >"$root/.tegrawatch-ready"
 fi
 [ "$prepare_only" -eq 0 ] || exit 0
 
@@ -83,7 +88,8 @@ package_floor() {
 	# the tree as it is here (tracked and new files), not as last committed
 	rm -rf "$root/src" "$root/build" "$root"/tegrawatch_* "$root"/tegrawatch-*
 	mkdir -p "$root/src"
-	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$root/src"
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$root/src" ||
+		{ echo "ubuntu-floor $release: cannot copy the tree (git ls-files)"; return 1; }
 	in_root sh -c 'cd /src && meson setup /build --fatal-meson-warnings -Dwerror=true -Dbuildtype=debugoptimized >/dev/null &&
 		ninja -C /build >/dev/null' || { echo "ubuntu-floor $release: the build failed"; in_root ninja -C /build | tail -30; return 1; }
 	in_root meson test -C /build --no-rebuild --print-errorlogs --num-processes 2 --suite unit || true
@@ -104,15 +110,18 @@ bundle_floor() {
 		bundle=$(ls "$dir"/bundle/tegrawatch-*-linux-amd64.tar.gz)
 	fi
 	rm -rf "$root/opt/tegrawatch" "$root/etc/tegrawatch" "$root/etc/systemd/system/tegrawatch.service"
-	tar -C "$root/opt" -xzf "$bundle"
+	tar -C "$root/opt" -xzf "$bundle" || return 1
 	in_root /opt/tegrawatch/install.sh --no-start || return 1
 	mkdir -p "$dir/ns"
-	local cgroups_before=$dir/cgroups.before ns_parent pid="" state="" deadline
+	local state="" deadline
+	cgroups_before=$dir/cgroups.before ns_parent="" pid=""
 	find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort >"$cgroups_before"
 	# PID 1 of new namespaces: the release's systemd on a tmpfs overlay of its root (nothing it writes stays)
 	unshare --fork --pid --mount --uts --ipc --net --cgroup --propagation private tests/packaging/ns-init.sh \
 		"$dir/ns" "$root" tw-floor >"$dir/console.log" 2>&1 &
 	ns_parent=$!
+	# however this ends (a failed check, ^C), the namespace's systemd and what it started go
+	trap 'stop_ns' EXIT
 	for _ in $(seq 150); do
 		pid=$(pgrep -P "$ns_parent" -x systemd | head -1)
 		[ -n "$pid" ] && break
@@ -132,15 +141,24 @@ bundle_floor() {
 		done
 		echo "ubuntu-floor $release: $(in_ns systemctl --version | head -1) booted ($state) in $(($(date +%s) - deadline + 120)) s"
 		bundle_service_checks || ok=0
-		in_ns systemctl poweroff --no-block >/dev/null 2>&1 || true
+	fi
+	stop_ns
+	trap - EXIT
+	[ "$ok" -eq 1 ]
+}
+
+# Powers the namespace's systemd off (SIGKILL after 20 s: its PID namespace dies with it), then removes the cgroups
+# it made on the host, deepest first.
+stop_ns() {
+	if [ -n "${pid:-}" ] && kill -0 "$pid" 2>/dev/null; then
+		nsenter -t "$pid" -a systemctl poweroff --no-block >/dev/null 2>&1 || true
 		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+		kill -KILL "$pid" 2>/dev/null || true
 	fi
 	kill -KILL "$ns_parent" 2>/dev/null || true
 	wait "$ns_parent" 2>/dev/null || true
-	# the cgroups that systemd made below ours on the host, deepest first
 	find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort | comm -13 "$cgroups_before" - | sort -r |
 		while read -r d; do rmdir "$d" 2>/dev/null || true; done
-	[ "$ok" -eq 1 ]
 }
 
 # What an operator of a JetPack 4 or 5 board meets: the unit loads, the agent starts and says READY, it samples,
@@ -153,8 +171,10 @@ bundle_service_checks() {
 	grep -qx ActiveState=active <<<"$show" && grep -qx StatusText=sampling <<<"$show" &&
 		grep -qx NRestarts=0 <<<"$show" || { in_ns journalctl -u tegrawatch --no-pager | tail -15; return 1; }
 	# the shipped configuration's web server (127.0.0.1:9474), asked with the release's own bash
-	in_ns bash -c 'exec 3<>/dev/tcp/127.0.0.1/9474 && printf "GET /healthz HTTP/1.0\r\n\r\n" >&3 &&
-		timeout 10 cat <&3' | head -1 | grep -q '^HTTP/1.1 200' || { echo "ubuntu-floor $release: no /healthz"; return 1; }
+	local reply
+	reply=$(in_ns bash -c 'exec 3<>/dev/tcp/127.0.0.1/9474 && printf "GET /healthz HTTP/1.0\r\n\r\n" >&3 &&
+		timeout 10 cat <&3') || true
+	[[ $reply == "HTTP/1.1 200 "* ]] || { echo "ubuntu-floor $release: no /healthz: ${reply:0:200}"; return 1; }
 	main=$(in_ns systemctl show -p MainPID --value tegrawatch)
 	in_ns systemctl reload tegrawatch || { echo "ubuntu-floor $release: reload failed"; return 1; }
 	[ "$(in_ns systemctl show -p MainPID --value tegrawatch)" = "$main" ] &&

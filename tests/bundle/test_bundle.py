@@ -167,6 +167,16 @@ class BundleTest(unittest.TestCase):
                 self.assertEqual(unit, shipped.replace("\nSystemCallFilter=@system-service\n", "\n"), version)
                 self.assertIn("SystemCallFilter=~@privileged @resources\n", unit)
                 self.assertIn(f"systemd {version} has no @system-service (239)", r.stdout)
+        # an image for a JetPack 4 board prepared elsewhere: --root DIR reads DIR's own systemd package
+        dest = os.path.join(self.b.tmp, "dest-image")
+        os.makedirs(os.path.join(dest, "var/lib/dpkg"))
+        with open(os.path.join(dest, "var/lib/dpkg/status"), "w") as f:
+            f.write("Package: systemd-sysv\nVersion: 245.4-4ubuntu3\n\n"
+                    "Package: systemd\nStatus: install ok installed\nVersion: 237-3ubuntu10.57\n\n")
+        r = subprocess.run([os.path.join(self.b.root, "opt/tegrawatch/install.sh"), "--root", dest],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("systemd 237 has no @system-service (239)", r.stdout)
 
     def check_commands(self, linux49):
         r = self.b.run(["--version"], linux49)

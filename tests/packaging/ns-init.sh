@@ -27,8 +27,16 @@ rm -f /usr/sbin/policy-rc.d
 # tests need among them
 ln -sf /dev/null /etc/systemd/system/systemd-binfmt.service
 ln -sf /dev/null /etc/systemd/system/binfmt-support.service
+# What would reach the host: the kernel's settings (sysctl.d, module loading), the clock, the devices (udev).
+# This root is not in a user namespace, so none of it is refused.
+for unit in systemd-sysctl.service systemd-modules-load.service systemd-timesyncd.service \
+	systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket systemd-udev-trigger.service; do
+	ln -sf /dev/null "/etc/systemd/system/$unit"
+done
 # no udev here: a getty on the host's console device would wait 90 s for it
 mkdir -p /etc/systemd/system-generators
 ln -sf /dev/null /etc/systemd/system-generators/systemd-getty-generator
 echo "$name" >/etc/hostname
-exec /lib/systemd/systemd </dev/null
+# container=: systemd then knows it is one, and its shutdown leaves the host's swap, loop and DM devices alone (it
+# cannot tell by itself here, and takes the VM it runs in for its own machine)
+exec env container=tegrawatch-test /lib/systemd/systemd </dev/null
