@@ -6,19 +6,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "core/diag.h"
 
-double
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
 
 struct cfg_tree *
 load_ok_n(const char *yaml, size_t len)

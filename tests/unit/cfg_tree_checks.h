@@ -9,13 +9,12 @@
 #include <stddef.h>
 
 #include "core/cfg_tree.h"
+#include "helpers.h"
 #include "tests/unit/emulator.h"
 
 /* Generous for a 2-core CI box under ASan; the loader itself takes well under 1 ms. */
 #define FAST_MS (100.0 * emulator_slowdown())
 
-/** The monotonic clock in ms. */
-double now_ms(void);
 
 /** LEN bytes of YAML, which must load without a message. */
 struct cfg_tree *load_ok_n(const char *yaml, size_t len);

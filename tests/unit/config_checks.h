@@ -9,14 +9,13 @@
 #include <stddef.h>
 
 #include "agent/config.h"
+#include "helpers.h"
 #include "tests/unit/emulator.h"
 
 #define CONFIG_DIR     FIXTURES_DIR "/config"
 #define FAST_MS        (100.0 * emulator_slowdown()) /* generous for ASan on a small CI box; loads take well under 5 ms */
 #define LINE_MAX_BYTES 1024
 
-/** The monotonic clock in ms. */
-double now_ms(void);
 
 /** Overrides from the developer's shell must not leak into the tests: unsets every TEGRAWATCH_*. */
 void clear_env(void);

@@ -10,11 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 /* ---- directories and files ---- */
+
+double
+th_cpu_ms(void)
+{
+	struct timespec ts;
+	assert_int_equal(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
 
 char *
 th_tmpdir(const char *tag)

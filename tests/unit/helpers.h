@@ -13,6 +13,15 @@
 #include "core/sample.h"
 #include "thresholds/rules.h"
 
+/* ---- time ---- */
+
+/**
+ * The CPU time this thread has used, in ms. The "fast" bounds of the unit tests catch a blow-up (quadratic
+ * parsing, a wait that should not be there) with it: a loaded machine does not move it, and a wait shows as
+ * missing time only when it spins.
+ */
+double th_cpu_ms(void);
+
 /* ---- directories and files ---- */
 
 /** A new empty directory /tmp/tw-TAG.XXXXXX (malloc'd path: th_rmtree() frees it). */

@@ -209,9 +209,9 @@ test_depth_limit(void **state)
 static double
 expect_fast_error(const char *yaml, const char *expect)
 {
-	double t0 = now_ms();
+	double t0 = th_cpu_ms();
 	expect_error(yaml, expect);
-	double ms = now_ms() - t0;
+	double ms = th_cpu_ms() - t0;
 	print_message("    %-48s %.3f ms\n", expect, ms);
 	assert_true(ms < FAST_MS);
 	return ms;
@@ -261,9 +261,9 @@ test_billion_laughs(void **state)
 	struct diag_list diags;
 	diag_list_init(&diags);
 	struct cfg_tree *tree = NULL;
-	double t0 = now_ms();
+	double t0 = th_cpu_ms();
 	int ret = cfg_tree_load_file(FIXTURES_DIR "/yaml/billion_laughs.yaml", &tree, &diags);
-	double ms = now_ms() - t0;
+	double ms = th_cpu_ms() - t0;
 	print_message("    billion laughs refused in %.3f ms\n", ms);
 	assert_int_equal(ret, -EINVAL);
 	assert_null(tree);
