@@ -16,8 +16,9 @@
 #       DIR (default build-RELEASE/) keeps the userspace, so a second run only copies the tree and checks;
 #       --prepare: only make the userspace (mostly downloads: scripts/test.sh runs it early, beside the normal build)
 set -euo pipefail
-# root before anything else: the same arguments, and the bundle the caller chose
-[ "$(id -u)" -eq 0 ] || exec sudo --preserve-env=TEGRAWATCH_BUNDLE "$(realpath "$0")" "$@"
+# root before anything else: the same arguments, and the bundle the caller chose (as an absolute path)
+[ -z "${TEGRAWATCH_BUNDLE:-}" ] || TEGRAWATCH_BUNDLE=$(realpath "$TEGRAWATCH_BUNDLE")
+[ "$(id -u)" -eq 0 ] || exec sudo TEGRAWATCH_BUNDLE="${TEGRAWATCH_BUNDLE:-}" "$(realpath "$0")" "$@"
 cd "$(dirname "$0")/.."
 prepare_only=0
 [ "${1:-}" = --prepare ] && { prepare_only=1; shift; }
@@ -49,7 +50,8 @@ in_root() {
 
 # the userspace is made again when what it installs changes: debian/control's Build-Depends, or the recipe below
 # (its number goes up with each change)
-stamp="2 $(sha256sum <debian/control | cut -c1-16)"
+stamp=3
+[ "$kind" = bundle ] || stamp="$stamp $(sha256sum <debian/control | cut -c1-16)"
 if [ "$(cat "$root/.tegrawatch-ready" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$root"
 	curl -fsS -m 60 -o "$dir/$keyring_deb" "$mirror/pool/main/u/ubuntu-keyring/$keyring_deb"
@@ -63,6 +65,10 @@ if [ "$(cat "$root/.tegrawatch-ready" 2>/dev/null)" != "$stamp" ]; then
 		--keyring="$dir/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
 		"$release" "$root" "$mirror" "$script" >"$dir/debootstrap.log" 2>&1 ||
 		{ tail -20 "$dir/debootstrap.log"; exit 1; }
+	# no package script starts a service here: they would run on this host (procps's would load the release's
+	# sysctl.d into this kernel)
+	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+	chmod 755 "$root/usr/sbin/policy-rc.d"
 	# the board's own state: released, then brought up to date
 	for pocket in "" -updates -security; do
 		echo "deb $mirror $release$pocket main universe"
@@ -117,7 +123,7 @@ bundle_floor() {
 	cgroups_before=$dir/cgroups.before ns_parent="" pid=""
 	find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort >"$cgroups_before"
 	# PID 1 of new namespaces: the release's systemd on a tmpfs overlay of its root (nothing it writes stays)
-	unshare --fork --pid --mount --uts --ipc --net --cgroup --propagation private tests/packaging/ns-init.sh \
+	unshare --fork --kill-child --pid --mount --uts --ipc --net --cgroup --propagation private tests/packaging/ns-init.sh \
 		"$dir/ns" "$root" tw-floor >"$dir/console.log" 2>&1 &
 	ns_parent=$!
 	# however this ends (a failed check, ^C), the namespace's systemd and what it started go

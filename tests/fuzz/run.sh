@@ -34,7 +34,7 @@ fuzz_one() {
 }
 # libFuzzer runs one process on one core: two targets at a time (the machine has two), lines in target order
 jobs=${FUZZ_JOBS:-2}
-case $jobs in '' | *[!0-9]* | 0) echo "fuzz: FUZZ_JOBS must be a number from 1 up, not '$jobs'" >&2; exit 1 ;; esac
+case $jobs in '' | *[!0-9]* | 0*) echo "fuzz: FUZZ_JOBS must be a number from 1 up, not '$jobs'" >&2; exit 1 ;; esac
 out=$(mktemp -d)
 for t in $targets; do
 	IFS=: read -r name runs dict <<<"$t"

@@ -16,9 +16,9 @@
 /* ---- time ---- */
 
 /**
- * The CPU time this thread has used, in ms. The "fast" bounds of the unit tests catch a blow-up (quadratic
- * parsing, a wait that should not be there) with it: a loaded machine does not move it, and a wait shows as
- * missing time only when it spins.
+ * The CPU time this thread has used, in ms. The "fast" bounds of in-memory work (parsing, loading regular files)
+ * catch a blow-up such as quadratic parsing with it, and a loaded machine does not move it. A bound that must
+ * catch a blocking wait (a FIFO read) stays on the wall clock: blocking costs no CPU.
  */
 double th_cpu_ms(void);
 
