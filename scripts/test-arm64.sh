@@ -12,6 +12,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-arm64}
 scripts/binfmt.sh || exit 1
+# the emulator binfmt_misc runs is also meson's exe_wrapper, and its version decides which emulator limits apply
+# (TEGRAWATCH_TEST_QEMU_VERSION: harness.emulator_limit)
+qemu=$(readlink -f "$(sed -n 's/^interpreter //p' /proc/sys/fs/binfmt_misc/qemu-aarch64)")
+qemu_version=$("$qemu" --version | sed -n 's/^qemu-aarch64 version \([0-9.]*\).*/\1/p')
+[ -n "$qemu_version" ] || { echo "arm64: cannot tell the version of $qemu"; exit 1; }
+echo "arm64: qemu-user $qemu_version ($qemu)"
+mkdir -p "$dir"
+printf "[binaries]\nexe_wrapper = '%s'\n" "$qemu" >"$dir/exe-wrapper.ini"
 # No qemu -L: with QEMU_LD_PREFIX=/usr/aarch64-linux-gnu the loader would come from the cross toolchain's
 # glibc (libc6-arm64-cross) and libc.so.6 from the multiarch libc6:arm64, two builds that do not match: a
 # fork() child then spins and a thread start hangs (docs/arm64.md). The multiarch loader and libc are a pair.
@@ -19,7 +27,7 @@ unset QEMU_LD_PREFIX
 reconf=""
 [ -f "$dir/build.ninja" ] && reconf="--reconfigure"
 start=$(date +%s)
-meson setup $reconf "$dir" --cross-file scripts/cross/arm64.ini --fatal-meson-warnings -Dwerror=true \
+meson setup $reconf "$dir" --cross-file scripts/cross/arm64.ini --cross-file "$dir/exe-wrapper.ini" --fatal-meson-warnings -Dwerror=true \
 	-Dbench=false >/dev/null || { echo "arm64: meson setup failed"; exit 1; }
 ninja -C "$dir" >/dev/null || { ninja -C "$dir" | tail -30; echo "arm64: build failed"; exit 1; }
 readelf -h "$dir/tegrawatch" | grep -q AArch64 || { echo "arm64: $dir/tegrawatch is not an aarch64 program"; exit 1; }
@@ -35,9 +43,9 @@ guard_log=$(mktemp)
 	scripts/binfmt.sh
 done) &
 guard=$!
-# TEGRAWATCH_TEST_EMULATOR: the few checks of what qemu-user itself cannot do (PR_SET_CHILD_SUBREAPER, the
-# children's signal state, /proc/self/stat's memory fields) are skipped with the reason, listed below
-TEGRAWATCH_TEST_EMULATOR=qemu-user meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
+# TEGRAWATCH_TEST_EMULATOR: the few checks of what qemu-user itself cannot do (PR_SET_CHILD_SUBREAPER before 9.0,
+# the children's signal state, /proc/self/stat's memory fields) are skipped with the reason, listed below
+TEGRAWATCH_TEST_EMULATOR=qemu-user TEGRAWATCH_TEST_QEMU_VERSION=$qemu_version meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
 	--timeout-multiplier 4 --suite unit --suite integration --no-suite slow
 rc=$?
 kill "$guard" 2>/dev/null

@@ -174,9 +174,15 @@ class TegrastatsChildTest(harness.TestCase):
 
     def assertClean(self, status):
         self.assertEqual(int(status["SigBlk"], 16), 0, status)
-        self.assertEqual(int(status["SigIgn"], 16) & ~self.GLIBC_INTERNAL, 0, status)
+        ignored = int(status["SigIgn"], 16) & ~self.GLIBC_INTERNAL
+        if harness.UNDER_QEMU:
+            # qemu-user gives the guest's 32 and 33 other host numbers among the real-time signals (34 and 35 in
+            # 7.2, 36 and 37 in 10.0), and the guest glibc's posix_spawn ignores those: two of them, no standard one
+            standard = (1 << 31) - 1
+            self.assertLessEqual(bin(ignored & ~standard).count("1"), 2, status)
+            ignored &= standard
+        self.assertEqual(ignored, 0, status)
 
-    @harness.emulator_limit("its host signals 33 and 34 stay ignored in the programs the guest starts")
     def test_signal_state_on_first_start_and_after_a_restart(self):
         fake = FakeTegrastats(self, "restart", 200)
         fake.wait_start(1)
@@ -258,7 +264,8 @@ rules:
         wait_until(lambda: not any(alive(p) for p in pids), seconds, step=0.1)
         return [p for p in pids if alive(p)]
 
-    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes")
+    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes",
+                            fixed_in=(9, 0))
     def test_leftovers_of_a_program_that_ended(self):
         self.start("exit", "5s")
         pids = self.pids()
@@ -270,7 +277,8 @@ rules:
         self.assertEqual(self.live.stop(), 0)
         self.assertLess(self.live.stop_s, 2.0)
 
-    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes")
+    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes",
+                            fixed_in=(9, 0))
     def test_escaped_processes_after_the_timeout(self):
         self.start("stay", "1s")
         pids = self.pids()
@@ -279,7 +287,8 @@ rules:
         self.assertEqual(self.live.stop(), 0)
         self.assertLess(self.live.stop_s, 2.0)
 
-    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes")
+    @harness.emulator_limit("PR_SET_CHILD_SUBREAPER is refused (EINVAL): the agent cannot adopt escaped processes",
+                            fixed_in=(9, 0))
     def test_escaped_processes_at_agent_stop(self):
         self.start("stay", "60s")
         pids = self.pids()

@@ -75,11 +75,19 @@ def recordings(dest=None):
 # The arm64 run (scripts/test-arm64.sh) starts the agent under qemu-user: what the emulator itself cannot do is
 # skipped there, with the reason, and that script lists the skips after the run (docs/arm64.md).
 UNDER_QEMU = os.environ.get("TEGRAWATCH_TEST_EMULATOR") == "qemu-user"
+# the emulator's version ("10.0.2"), which test-arm64.sh reads off the binfmt_misc interpreter
+QEMU_VERSION = tuple(int(p) for p in os.environ.get("TEGRAWATCH_TEST_QEMU_VERSION", "0").split(".") if p.isdigit())
 
 
-def emulator_limit(reason):
-    """Decorator: skip the test under qemu-user because of REASON (a limit of the emulator, not of arm64)."""
-    return unittest.skipIf(UNDER_QEMU, "qemu-user: " + reason)
+def emulator_limit(reason, fixed_in=None):
+    """Decorator: skip the test under qemu-user because of REASON (a limit of the emulator, not of arm64); with
+    FIXED_IN (a version tuple), only under a qemu older than that."""
+    if fixed_in is not None:
+        applies = UNDER_QEMU and QEMU_VERSION < fixed_in
+        reason += " before qemu %s (this is %s)" % (".".join(map(str, fixed_in)), ".".join(map(str, QEMU_VERSION)))
+    else:
+        applies = UNDER_QEMU
+    return unittest.skipIf(applies, "qemu-user: " + reason)
 
 
 def src(*parts):
