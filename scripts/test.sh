@@ -6,8 +6,9 @@
 # the libFuzzer targets for a bounded number of runs (build-fuzz/, clang), the
 # threaded parts under ThreadSanitizer (build-tsan/), and the small static
 # build (build-small/). Then the build floors and arm64 (issue 20): the tree
-# and the package built in Ubuntu 22.04's and 24.04's own userspace (JetPack 6
-# and 7: their meson, gcc and libraries; scripts/ubuntu-floor.sh), the bundle
+# built and tested in Ubuntu 22.04's own userspace, the package built there
+# and in 24.04's (JetPack 6 and 7: their meson, gcc and libraries;
+# scripts/ubuntu-floor.sh), the bundle
 # run by Ubuntu 18.04's and 20.04's systemd (JetPack 4 and 5), a clang build
 # with -funsigned-char and UBSan's alignment check, and the aarch64 cross
 # build with its unit and integration suites under qemu-user
@@ -61,10 +62,13 @@ phase() {
 	printf '== %s [%d:%02d]\n' "$*" $((s / 60)) $((s % 60))
 }
 
-# the Ubuntu userspaces for the floors (below) are mostly downloads: made beside the normal build
-floor_log=$(mktemp)
-(for r in jammy noble bionic focal; do nice -n 10 scripts/ubuntu-floor.sh --prepare $r || exit 1; done) \
-	>"$floor_log" 2>&1 &
+# the Ubuntu userspaces for the floors (below) are mostly downloads: made beside the normal build, one after
+# another; each floor waits for its own (RELEASE.rc appears in $floor_dir when it is made or has failed)
+floor_dir=$(mktemp -d)
+(for r in jammy noble bionic focal; do
+	nice -n 10 scripts/ubuntu-floor.sh --prepare $r >"$floor_dir/$r.log" 2>&1
+	echo $? >"$floor_dir/$r.rc"
+done) &
 floor_pid=$!
 phase "normal build (build/)"
 slow_log=$(mktemp)
@@ -144,20 +148,29 @@ else
 fi
 
 # Issue 20: the floors and the cheap native checks for arm64 bugs. Every JetPack's Ubuntu is made by debootstrap
-# (build-RELEASE/, scripts/ubuntu-floor.sh). JetPack 6 and 7 (22.04, 24.04) build the tree with their own meson
-# (0.61.2, 1.3.2), gcc (11, 13) and libraries (-Werror), run the unit suite and the golden outputs there, then
-# build, install and run the package as a user would. JetPack 4 and 5 (18.04, 20.04) get the portable bundle:
+# (build-RELEASE/, scripts/ubuntu-floor.sh). JetPack 6 (22.04) builds the tree with its own meson 0.61.2, gcc 11
+# and libraries (-Werror), runs the unit suite and the golden outputs there; JetPack 6 and 7 (22.04, 24.04: meson
+# 1.3.2, gcc 13) build, install and run the package as a user would, and its build must not warn. JetPack 4 and 5 (18.04, 20.04) get the portable bundle:
 # install.sh, then the release's own systemd (237, 245) runs the service. clang is the other compiler, and its
 # build also has arm64's char (-funsigned-char: a `char c = -1; c < 0` bug shows here, natively) and
 # -fsanitize=alignment, which traps the misaligned loads that x86_64 forgives and some arm64 instructions do not;
 # it builds everything (tests, benchmarks) with -Werror, runs the unit suite and the golden outputs, byte for
 # byte the signed build's.
 ubuntu_floor() {
-	local log
+	local log rc=""
+	# its userspace: made in the background since the start (or that job has ended without it)
+	while [ ! -e "$floor_dir/$1.rc" ] && kill -0 "$floor_pid" 2>/dev/null; do sleep 1; done
+	[ -e "$floor_dir/$1.rc" ] && rc=$(cat "$floor_dir/$1.rc")
+	if [ "$rc" != 0 ]; then
+		echo "ubuntu-floor: making the Ubuntu $1 userspace failed:"
+		cat "$floor_dir/$1.log" 2>/dev/null
+		total_fail=$((total_fail + 1))
+		return
+	fi
 	log=$(mktemp)
-	scripts/ubuntu-floor.sh "$1" 2>&1 | tee "$log"
-	# the package's two `meson test` summaries (the unit suite, the golden outputs)
-	[ "$2" = bundle ] || count_log "$log" 2
+	scripts/ubuntu-floor.sh ${3:-} "$1" 2>&1 | tee "$log"
+	# the tree's two `meson test` summaries (the unit suite, the golden outputs)
+	[ "$2" = bundle ] || [ "${3:-}" = --package-only ] || count_log "$log" 2
 	if grep -qx "ubuntu-floor $1 $2: ok" "$log"; then
 		total_ok=$((total_ok + 1))
 	else
@@ -166,29 +179,11 @@ ubuntu_floor() {
 	rm -f "$log"
 }
 phase "Ubuntu 22.04 userspace, JetPack 6: the tree and the package (build-jammy/, scripts/ubuntu-floor.sh)"
-if wait "$floor_pid"; then
-	ubuntu_floor jammy package
-	phase "Ubuntu 24.04 userspace, JetPack 7: the tree and the package (build-noble/)"
-	ubuntu_floor noble package
-	# the bundle from the normal build's bundle test's build folder (nothing left to compile)
-	phase "Ubuntu 18.04 and 20.04 userspaces, JetPack 4 and 5: the bundle under systemd 237 and 245 (build-bionic/, build-focal/)"
-	rm -rf build-floor-bundle
-	if BUNDLE_BUILD_DIR=$PWD/build/tests/bundle-amd64 scripts/bundle.sh amd64 build-floor-bundle >/dev/null; then
-		TEGRAWATCH_BUNDLE=$(ls "$PWD"/build-floor-bundle/tegrawatch-*-linux-amd64.tar.gz)
-		export TEGRAWATCH_BUNDLE
-		ubuntu_floor bionic bundle
-		ubuntu_floor focal bundle
-		unset TEGRAWATCH_BUNDLE
-	else
-		echo "ubuntu-floor: scripts/bundle.sh amd64 failed"
-		total_fail=$((total_fail + 2))
-	fi
-else
-	echo "ubuntu-floor: making the Ubuntu userspaces failed:"
-	cat "$floor_log"
-	total_fail=$((total_fail + 4))
-fi
-rm -f "$floor_log"
+ubuntu_floor jammy package
+# 24.04 only builds, installs and runs the package: its tree build and unit suite would prove no floor, and the
+# package build's own compile fails on any gcc 13 warning
+phase "Ubuntu 24.04 userspace, JetPack 7: the package (build-noble/)"
+ubuntu_floor noble package --package-only
 phase "clang build with unsigned char and UBSan's alignment check (build-clang-uchar/)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test_args="--suite unit" CC=clang run_suite build-clang-uchar -Dbuildtype=debugoptimized -Db_lundef=false \
@@ -199,6 +194,23 @@ meson test -C build-clang-uchar --no-rebuild --print-errorlogs golden-outputs 2>
 count_log "$clang_log"
 rm -f "$clang_log"
 unset UBSAN_OPTIONS
+
+# after the clang build, so that the last userspaces are made by then
+phase "Ubuntu 18.04 and 20.04 userspaces, JetPack 4 and 5: the bundle under systemd 237 and 245 (build-bionic/, build-focal/)"
+# the bundle from the normal build's bundle test's build folder (nothing left to compile)
+rm -rf build-floor-bundle
+if BUNDLE_BUILD_DIR=$PWD/build/tests/bundle-amd64 scripts/bundle.sh amd64 build-floor-bundle >/dev/null; then
+	TEGRAWATCH_BUNDLE=$(ls "$PWD"/build-floor-bundle/tegrawatch-*-linux-amd64.tar.gz)
+	export TEGRAWATCH_BUNDLE
+	ubuntu_floor bionic bundle
+	ubuntu_floor focal bundle
+	unset TEGRAWATCH_BUNDLE
+else
+	echo "ubuntu-floor: scripts/bundle.sh amd64 failed"
+	total_fail=$((total_fail + 2))
+fi
+wait "$floor_pid" 2>/dev/null
+rm -rf "$floor_dir"
 
 # The aarch64 build under qemu-user: the unit and integration suites (golden outputs included)
 if [ "$emulated" -eq 1 ]; then
