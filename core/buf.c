@@ -3,6 +3,7 @@
 #include "xalloc.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,6 +36,11 @@ buf_reset(struct buf *b)
 void
 buf_grow(struct buf *b, size_t more)
 {
+	/* no buffer of the agent comes near: a size that would wrap the sums below is a bug, stopped here (gcc 13
+	 * with LTO and _FORTIFY_SOURCE=3 warned of the memcpy such a size would make) */
+	if (more > SIZE_MAX / 4 - b->len) {
+		abort_out_of_memory();
+	}
 	size_t need = b->len + more + 1;
 	if (need <= b->cap) {
 		return;

@@ -26,7 +26,8 @@ void buf_grow(struct buf *b, size_t more);
 static inline void
 buf_reserve(struct buf *b, size_t more)
 {
-	if (b->len + more + 1 > b->cap) {
+	/* no sum that could wrap: cap - len is the room left, NUL included (cap is 0 or more than len) */
+	if (more >= b->cap - b->len) {
 		buf_grow(b, more);
 	}
 }
