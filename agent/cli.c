@@ -162,10 +162,16 @@ cli_option_of(const struct cli_option *opt, const char *name)
 int
 cli_getopt(const char *command, int argc, char **argv)
 {
-	/* one command runs per process: its getopt tables are built at the first call */
+	/* a command's getopt tables are built at its first call; getopt starts again for each new argument list (the
+	 * unit tests run several commands, and one command several times, in one process) */
 	static struct option longopts[64];
 	static char shortopts[64];
 	static const char *built;
+	static char **parsing;
+	if (parsing != argv) {
+		parsing = argv;
+		optind = 0; /* a full getopt reset */
+	}
 	if (built != command) {
 		size_t n = 0, s = 0;
 		for (size_t i = 0; i < cli_option_count && n + 1 < sizeof(longopts) / sizeof(longopts[0]); i++) {
@@ -185,7 +191,7 @@ cli_getopt(const char *command, int argc, char **argv)
 		longopts[n] = (struct option){0};
 		shortopts[s] = '\0';
 		built = command;
-		optind = 0; /* a full getopt reset */
+		optind = 0;
 	}
 	return getopt_long(argc, argv, shortopts, longopts, NULL);
 }

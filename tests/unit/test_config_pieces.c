@@ -359,6 +359,10 @@ test_cmd_check(void **state)
 	assert_int_equal(cmd_check(3, ok), 0);
 	char *bad[] = {"check", "--config", "bad/52-multiple-errors.yaml", NULL};
 	assert_int_equal(cmd_check(3, bad), EX_CONFIG);
+	/* each call parses its own options: a stale getopt would check the default path instead (and pass or fail
+	 * by what that machine has installed) */
+	char *again[] = {"check", "-c", "good/full.yaml", NULL};
+	assert_int_equal(cmd_check(3, again), 0);
 	char *missing[] = {"check", "-c", "good/none-such.yaml", NULL};
 	assert_int_equal(cmd_check(3, missing), EX_CONFIG);
 	char *extra[] = {"check", "-c", "good/full.yaml", "more", NULL};
