@@ -206,7 +206,6 @@ class RemoteWriteTest(Case):
         # every sample once: the refused first batch came again, and no request lacked the tenant
         self.assert_every_sample_once(prom, a.samples(), "rw-lab-1")
 
-    @harness.emulator_limit("tick lateness would be the emulator's (as reliability-jitter, left out there)")
     def test_slow_receiver_leaves_sampling_on_time(self):
         prom = self.prometheus()
         px = self.receiver(target=prom.url("/api/v1/write"), delay=3.0)
@@ -234,11 +233,16 @@ class RemoteWriteTest(Case):
         p_p99, p_max = (int(x) for x in probe.communicate(timeout=60)[0].split())
         machine_p99 = max(p_p99, c_late[int(len(c_late) * 0.99) - 1])
         machine_max = max(p_max, c_late[-1])
-        # a sink that held the loop would make ticks seconds late (the receiver takes 3 s)
-        self.assertLess(p99, 60 + machine_p99,
-                        "ticks p99 %d ms late next to a 3 s receiver (beside it, the agent without the sink and a "
-                        "plain process: %d)" % (p99, machine_p99))
-        self.assertLess(late[-1], 250 + machine_max)
+        what = "ticks p99 %d ms, max %d ms late next to a 3 s receiver (beside it, the agent without the sink and a " \
+            "plain process: %d, %d)" % (p99, late[-1], machine_p99, machine_max)
+        sys.stderr.write(what + "\n")
+        # a sink that held the loop would make ticks seconds late (the receiver takes 3 s): in every build
+        self.assertLess(p99, 1000 + machine_p99, what)
+        # the agent as it ships keeps its ticks within a few tens of ms of the machine's own; under a sanitizer or
+        # qemu-user the encoding of a batch on the loop costs many times more, and that is the tool's
+        if not harness.SANITIZED and not harness.UNDER_QEMU:
+            self.assertLess(p99, 60 + machine_p99, what)
+            self.assertLess(late[-1], 250 + machine_max, what)
         self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)))
         self.assertGreaterEqual(len(px.got()), 2)
 

@@ -19,7 +19,7 @@ The rules every test keeps (tests/README.md):
 import os as _os
 
 from .agent import Agent
-from .base import (BOOT_ID, FIXTURE_BOARD, UNDER_QEMU, clean_env, copy_board, demo_args, emulator_limit, end_process,
+from .base import (BOOT_ID, FIXTURE_BOARD, SANITIZED, UNDER_QEMU, clean_env, copy_board, demo_args, emulator_limit, end_process,
                    flag, free_port, hold, init, main, pid_alive, proc_status_kb, read_bytes, read_jsonl, read_text,
                    recordings, src, stays, tegrawatch, wait_until, write_file)
 from .broker import EARLY_RULE, Broker, Subscriber, dedup_seqs, make_tls, mqtt_keys, mqtt_section, parse_spool, publish
@@ -27,7 +27,7 @@ from .case import TestCase
 from .web import (WEB_PER_IP, WEB_TIMEOUT_S, Receiver, Request, demo_values, forward, header_of, raw_exchange, request,
                   status_of, web_config)
 
-__all__ = ["Agent", "BOOT_ID", "FIXTURE_BOARD", "UNDER_QEMU", "clean_env", "copy_board", "demo_args", "emulator_limit",
+__all__ = ["Agent", "BOOT_ID", "FIXTURE_BOARD", "SANITIZED", "UNDER_QEMU", "clean_env", "copy_board", "demo_args", "emulator_limit",
            "end_process", "flag", "free_port", "hold", "init", "main", "pid_alive", "proc_status_kb", "read_bytes",
            "read_jsonl", "read_text", "recordings", "src", "stays", "tegrawatch", "wait_until", "write_file",
            "EARLY_RULE", "Broker", "Subscriber", "dedup_seqs",

@@ -75,6 +75,9 @@ def recordings(dest=None):
 # The arm64 run (scripts/test-arm64.sh) starts the agent under qemu-user: what the emulator itself cannot do is
 # skipped there, with the reason, and that script lists the skips after the run (docs/arm64.md).
 UNDER_QEMU = os.environ.get("TEGRAWATCH_TEST_EMULATOR") == "qemu-user"
+# a sanitizer build's tests (where tests/meson.build says which): timing bounds meant for the agent as it ships
+# do not hold the sanitizer's own cost against it
+SANITIZED = os.environ.get("TEGRAWATCH_TEST_SANITIZER", "none") != "none"
 # the emulator's version ("10.0.2"), which test-arm64.sh reads off the binfmt_misc interpreter
 QEMU_VERSION = tuple(int(p) for p in os.environ.get("TEGRAWATCH_TEST_QEMU_VERSION", "0").split(".") if p.isdigit())
 
