@@ -44,7 +44,7 @@ guard_log=$(mktemp)
 done) &
 guard=$!
 # TEGRAWATCH_TEST_EMULATOR: the few checks of what qemu-user itself cannot do (PR_SET_CHILD_SUBREAPER before 9.0,
-# the children's signal state, /proc/self/stat's memory fields) are skipped with the reason, listed below
+# /proc/self/stat's memory fields) are skipped or narrowed with the reason; the skipped ones are listed below
 TEGRAWATCH_TEST_EMULATOR=qemu-user TEGRAWATCH_TEST_QEMU_VERSION=$qemu_version meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
 	--timeout-multiplier 4 --suite unit --suite integration --no-suite slow
 rc=$?
