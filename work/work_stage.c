@@ -138,19 +138,20 @@ work_process(struct stage *st, struct sample *s)
 	if (s->metrics.count != ws->scanned_count) {
 		scan(ws, &s->metrics);
 	}
-	if (ws->count == 0) {
-		return 0;
-	}
-	double in_mw;
-	bool have_in = sample_input_power(&s->metrics, &in_mw, NULL);
+	/* the clock runs from the first sample, named work or not: a name's first units fall in an interval */
 	double dt = ws->have_last ? (double)(s->mono_ms - ws->last_ms) : 0;
 	bool restart = !ws->have_last || dt <= 0 || dt > GAP_MS;
-	double keep = restart ? 0 : exp(-dt / WINDOW_MS);
 	if (!ws->have_last) {
 		ws->last_work_ms = s->mono_ms;
 	}
 	ws->have_last = true;
 	ws->last_ms = s->mono_ms;
+	if (ws->count == 0) {
+		return 0;
+	}
+	double in_mw;
+	bool have_in = sample_input_power(&s->metrics, &in_mw, NULL);
+	double keep = restart ? 0 : exp(-dt / WINDOW_MS);
 	double rail_mw[RAILS_MAX];
 	for (int r = 0; r < ws->rail_count; r++) {
 		if (!metric_set_get(&s->metrics, ws->rails[r], &rail_mw[r])) {
@@ -164,8 +165,11 @@ work_process(struct stage *st, struct sample *s)
 		if (!metric_set_get(&s->metrics, w->count_metric, &total)) {
 			continue;
 		}
-		/* a count that went down is a restarted application's or agent's: a new baseline */
-		double du = w->have_last && total >= w->last && !restart ? total - w->last : 0;
+		/* A name absent from the previous sample had 0 units there (count_total counts from the agent's
+		 * start): its first units belong to this interval. A count that went down is a restarted
+		 * application's or agent's: a new baseline. */
+		double before = w->have_last ? w->last : 0;
+		double du = !restart && total >= before ? total - before : 0;
 		w->last = total;
 		w->have_last = true;
 		worked = worked || du > 0;

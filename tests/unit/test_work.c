@@ -144,6 +144,31 @@ test_stage(void **state)
 	stage_destroy(st);
 }
 
+/* Units reported before the first sample that shows the name are that interval's, not a baseline: on a slow
+ * machine a burst can all land before that sample, and was lost from the rate and the energy per unit. */
+static void
+test_stage_name_appears_late(void **state)
+{
+	(void)state;
+	static struct sample s;
+	struct stage *st = work_stage_create();
+	for (int t = 0; t <= 2; t++) {
+		sample_clear(&s);
+		s.mono_ms = s.time_ms = t * 1000LL;
+		metric_set_put(&s.metrics, "power.vdd_in.mw", 10000);
+		if (t > 0) {
+			metric_set_put(&s.metrics, "work.inference.count_total", 10);
+		}
+		st->ops->process(st, &s);
+		if (t == 1) {
+			assert_true(fabs(get(&s, "work.inference.rate_per_s") - 10) < 1e-9);
+			assert_true(fabs(get(&s, "work.inference.joules_per_unit") - 1.0) < 1e-9);
+		}
+	}
+	assert_true(get(&s, "work.inference.rate_per_s") > 0); /* the next interval decays it, never restarts it */
+	stage_destroy(st);
+}
+
 int
 main(void)
 {
@@ -151,6 +176,7 @@ main(void)
 		cmocka_unit_test(test_statsd),
 		cmocka_unit_test(test_ledger_and_post),
 		cmocka_unit_test(test_stage),
+		cmocka_unit_test(test_stage_name_appears_late),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
