@@ -27,6 +27,9 @@ import time
 import unittest
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from harness import free_port, wait_until  # noqa: E402  (the one harness: ports, waiting)
+
 ARCH, SRC, WORK, REF = sys.argv[1:5]
 SRC = os.path.abspath(SRC)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,22 +38,7 @@ OPT = "/opt/tegrawatch"
 COUNT = 12
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 MARKER_TOPIC = "tegrawatch/bundle-test-ready/state"  # matches the subscription's tegrawatch/+/state
-
-
-def wait_until(cond, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
 
 
 class Bundle:

@@ -162,7 +162,6 @@ class LimitsTest(harness.TestCase):
         self.assertGreater(evicted, 0, (evicted, refused))
         self.assertIn("web: connection limits reached", self.agent.stderr())
 
-    @harness.emulator_limit("about 10x slower, 1 of the 240 is closed unanswered (reported on issue 20)")
     def test_burst_from_one_address_is_answered(self):
         # issue 21: 24 clients on 127.0.0.1 each send one GET at the same moment, ten rounds: every one answered
         clients, rounds = 24, 10

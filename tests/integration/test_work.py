@@ -31,18 +31,10 @@ ENV = dict(os.environ, TZ="UTC")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
-def free_port(kind):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 class LiveTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
-        self.web, self.udp = free_port(socket.SOCK_STREAM), free_port(socket.SOCK_DGRAM)
+        self.web, self.udp = harness.free_port(), harness.free_port(socket.SOCK_DGRAM)
         cfg = os.path.join(self.tmp, "c.yaml")
         with open(cfg, "w") as f:
             f.write('agent: {state_file: ""}\nweb: {listen: "127.0.0.1:%d"}\nwork: {listen: "127.0.0.1:%d"}\n'

@@ -138,9 +138,9 @@ def hold(seconds):
 # Files, ports, environment
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
+def free_port(kind=socket.SOCK_STREAM):
+    """A port on 127.0.0.1 (TCP, or KIND: socket.SOCK_DGRAM for UDP) that nothing listens on now."""
+    with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
