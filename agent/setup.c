@@ -398,6 +398,12 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (!o->replay && b && geteuid() != 0) {
 		say_unreadable(b, cfg, o);
 	}
+	char trips[192];
+	if (b) {
+		/* once: which trips count as a throttle (docs/throttling.md, "Which trips throttle") */
+		board_trip_bindings(b, trips, sizeof(trips));
+		log_info("%s", trips);
+	}
 	char gpu_clock[128];
 	if (b && board_gpu_clock(b, gpu_clock, sizeof(gpu_clock))) {
 		log_info("GPU clock from %s", gpu_clock);

@@ -237,6 +237,20 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 		ha_end(&j, ctx, topic, emit, data);
 		n++;
 	}
+	/* Orin's touch warning: a heat problem of its own, never "Throttled" */
+	if (metric_set_find(set, "thermal.hot_surface") &&
+	    ha_begin(&j, ctx, "binary_sensor", "hot_surface", "Hot surface",
+		     "{{ 'ON' if value_json.metrics.get('thermal.hot_surface', 0) >= 1 else 'OFF' }}", topic,
+		     sizeof(topic))) {
+		json_key(&j, "device_class");
+		json_string(&j, "heat");
+		json_key(&j, "payload_on");
+		json_string(&j, "ON");
+		json_key(&j, "payload_off");
+		json_string(&j, "OFF");
+		ha_end(&j, ctx, topic, emit, data);
+		n++;
+	}
 	/* one binary sensor per reason, for automations that care about one cause */
 	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
 		const char *reason = throttle_reason_name((enum throttle_reason)r);
@@ -286,7 +300,7 @@ mqtt_ha_expire_after_s(int64_t interval_ms, int64_t ha_interval_ms)
 static bool
 view_digits(const struct metric_def *def, const char *metric, int *digits)
 {
-	if (strcmp(metric, "agent.alerts_firing") == 0) {
+	if (strcmp(metric, "agent.alerts_firing") == 0 || strcmp(metric, "thermal.hot_surface") == 0) {
 		*digits = 0;
 		return true;
 	}

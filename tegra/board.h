@@ -70,6 +70,13 @@ bool board_gpu_clock(const struct board *b, char *buf, size_t size);
  */
 void board_nvidia_gpus(const struct board *b, unsigned *pci, bool *igpu_without_load);
 
+/**
+ * How the thermal trips were classified, as one sentence in BUF: by their
+ * cooling-device bindings, or (zones without readable bindings) by their
+ * type alone. Returns how many zones showed bindings.
+ */
+size_t board_trip_bindings(const struct board *b, char *buf, size_t size);
+
 /** True when anything at all was found to read (zones, cores, memory, rails, fans, a GPU clock). */
 bool board_has_metrics(const struct board *b);
 

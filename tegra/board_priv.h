@@ -47,6 +47,15 @@ enum trip_kind {
 	TRIP_KIND_COUNT,
 };
 
+/* What a trip drives, from its zone's cdevK bindings (docs/throttling.md). */
+enum trip_role {
+	TRIP_ROLE_UNKNOWN,  /* the zone shows no bindings: today's rules (passive and hot throttle) */
+	TRIP_ROLE_UNBOUND,  /* the zone shows bindings, none to this trip: it drives nothing */
+	TRIP_ROLE_FAN,      /* only fans */
+	TRIP_ROLE_WARNING,  /* the hot-surface alert (and maybe fans), no clock */
+	TRIP_ROLE_THROTTLE, /* at least one device that lowers a clock */
+};
+
 struct zone {
 	char temp_path[BOARD_PATH_LEN];
 	char prefix[BOARD_PREFIX_LEN]; /* "cpu" as in temp.cpu_c / trip.cpu.* */
@@ -56,15 +65,22 @@ struct zone {
 	unsigned trip_count;
 	char trip_path[BOARD_TRIPS_MAX][BOARD_PATH_LEN];
 	enum trip_kind trip_kind[BOARD_TRIPS_MAX];
-	/* lowest trip of each kind, from the last slow refresh */
+	unsigned trip_index[BOARD_TRIPS_MAX]; /* K of trip_point_K_* */
+	enum trip_role trip_role[BOARD_TRIPS_MAX];
+	bool bound; /* the zone shows cdevK bindings: trip_role is known */
+	/* lowest trip of each kind that the role allows, from the last slow refresh */
 	bool trip_ok[TRIP_KIND_COUNT];
 	double trip_c[TRIP_KIND_COUNT];
+	/* lowest trip bound to the hot-surface alert (trip.PREFIX.hot_surface_c) */
+	bool surface_ok;
+	double surface_c;
 };
 
 struct cdev {
 	char cur_path[BOARD_PATH_LEN];
 	char max_path[BOARD_PATH_LEN];
 	char prefix[BOARD_PREFIX_LEN]; /* "cooling.skin_balanced" */
+	bool warning;                  /* a hot-surface alert: thermal.hot_surface, never a throttle */
 	bool max_ok;
 	double max_state;
 };

@@ -4,12 +4,14 @@
  * cooling devices of /sys/class/thermal.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/xalloc.h"
 #include "board_priv.h"
 #include "tegrastats.h"
+#include "throttle.h"
 
 /* What a sensor that is switched off reads (idle CV engines on Orin). */
 #define TEMP_OFFLINE_MC (-256000)
@@ -81,7 +83,63 @@ probe_zone_trips(struct board *b, struct zone *z, const char *dir)
 			continue;
 		}
 		if (board_path(z->trip_path[z->trip_count], BOARD_PATH_LEN, "%s/trip_point_%u_temp", dir, k)) {
+			z->trip_index[z->trip_count] = k;
 			z->trip_kind[z->trip_count++] = kind;
+		}
+	}
+}
+
+static enum trip_role
+role_of(enum cooling_kind kind)
+{
+	switch (kind) {
+	case COOLING_FAN:
+		return TRIP_ROLE_FAN;
+	case COOLING_WARNING:
+		return TRIP_ROLE_WARNING;
+	case COOLING_CLOCK:
+		break;
+	}
+	return TRIP_ROLE_THROTTLE;
+}
+
+/*
+ * What each trip drives, from the zone's bindings: cdevK links to a
+ * cooling device, cdevK_trip_point names the trip it acts at. A trip
+ * takes the strongest role of its devices (a clock over the hot-surface
+ * alert over a fan); in a zone with bindings, a trip with none drives
+ * nothing. Bindings are fixed by the device tree: read once at open.
+ */
+static void
+probe_zone_bindings(struct board *b, struct zone *z, const char *dir)
+{
+	struct board_names *l = board_list_names(b, dir);
+	for (unsigned i = 0; i < l->count; i++) {
+		unsigned k;
+		int end = 0;
+		int64_t trip;
+		char path[BOARD_PATH_LEN];
+		char type[BOARD_NAME_LEN];
+		/* "cdev3_trip_point": board_numbered wants the number last */
+		if (sscanf(l->name[i], "cdev%u_trip_point%n", &k, &end) != 1 || end == 0 || l->name[i][end] != '\0' ||
+		    !board_path(path, sizeof(path), "%s/%s", dir, l->name[i]) ||
+		    sysfs_read_i64(b->fs, path, &trip) < 0 ||
+		    !board_path(path, sizeof(path), "%s/cdev%u/type", dir, k) ||
+		    sysfs_read_str(b->fs, path, type, sizeof(type)) <= 0) {
+			continue;
+		}
+		z->bound = true;
+		enum trip_role role = role_of(cooling_kind_of(type, strlen(type)));
+		for (unsigned t = 0; t < z->trip_count; t++) {
+			if ((int64_t)z->trip_index[t] == trip && role > z->trip_role[t]) {
+				z->trip_role[t] = role;
+			}
+		}
+	}
+	free(l);
+	for (unsigned t = 0; z->bound && t < z->trip_count; t++) {
+		if (z->trip_role[t] == TRIP_ROLE_UNKNOWN) {
+			z->trip_role[t] = TRIP_ROLE_UNBOUND;
 		}
 	}
 }
@@ -121,6 +179,7 @@ probe_zone(struct board *b, unsigned index)
 	}
 	memcpy(z->prefix, norm, strlen(norm) + 1);
 	probe_zone_trips(b, z, dir);
+	probe_zone_bindings(b, z, dir);
 	b->zone_count++;
 }
 
@@ -140,6 +199,7 @@ probe_cdev(struct board *b, unsigned index)
 	struct cdev *c = &b->cdevs[b->cdev_count];
 	memset(c, 0, sizeof(*c));
 	board_path(c->prefix, sizeof(c->prefix), "cooling.%s", seg);
+	c->warning = cooling_kind_of(type, strlen(type)) == COOLING_WARNING;
 	for (unsigned i = 0; i < b->cdev_count; i++) {
 		if (strcmp(b->cdevs[i].prefix, c->prefix) == 0) {
 			board_path(c->prefix, sizeof(c->prefix), "cooling.%s_%u", seg, index);
@@ -177,12 +237,77 @@ board_probe_thermal(struct board *b)
 	free(l);
 }
 
+/*
+ * Whether a trip of kind K and role R is reported as trip.PREFIX.KIND_c:
+ * a passive or hot one only when it lowers a clock (or nothing says what
+ * it drives), so that the throttle stage, headroom and time to throttle
+ * measure the distance to a real slowdown. Critical is the shutdown.
+ */
+static bool
+trip_reported(enum trip_kind k, enum trip_role r)
+{
+	switch (k) {
+	case TRIP_PASSIVE:
+	case TRIP_HOT:
+		return r == TRIP_ROLE_UNKNOWN || r == TRIP_ROLE_THROTTLE;
+	case TRIP_ACTIVE:
+		return r != TRIP_ROLE_WARNING && r != TRIP_ROLE_THROTTLE;
+	case TRIP_CRITICAL:
+	case TRIP_KIND_COUNT:
+		break;
+	}
+	return true;
+}
+
+size_t
+board_trip_bindings(const struct board *b, char *buf, size_t size)
+{
+	unsigned bound = 0, unbound = 0, surface = 0;
+	for (unsigned i = 0; i < b->zone_count; i++) {
+		const struct zone *z = &b->zones[i];
+		bool slows = false; /* only passive and hot trips are in question */
+		for (unsigned t = 0; t < z->trip_count; t++) {
+			slows = slows || z->trip_kind[t] == TRIP_PASSIVE || z->trip_kind[t] == TRIP_HOT;
+		}
+		if (!slows) {
+			continue;
+		}
+		if (z->bound) {
+			bound++;
+		} else {
+			unbound++;
+		}
+		for (unsigned t = 0; t < z->trip_count; t++) {
+			surface += z->trip_role[t] == TRIP_ROLE_WARNING;
+		}
+	}
+	if (size == 0) {
+		return bound;
+	}
+	if (bound + unbound == 0) {
+		snprintf(buf, size, "no passive or hot thermal trips");
+	} else if (unbound == 0) {
+		snprintf(
+			buf, size,
+			"thermal trips classified by their cooling devices in %u zone%s (%u hot-surface warning trip%s)",
+			bound, bound == 1 ? "" : "s", surface, surface == 1 ? "" : "s");
+	} else {
+		snprintf(
+			buf, size,
+			"no trip-to-cooling-device bindings readable in %u of %u zones with passive or hot trips: those "
+			"count as a throttle",
+			unbound, bound + unbound);
+	}
+	return bound;
+}
+
 void
 board_refresh_thermal(struct board *b)
 {
 	for (unsigned i = 0; i < b->zone_count; i++) {
 		struct zone *z = &b->zones[i];
 		memset(z->trip_ok, 0, sizeof(z->trip_ok));
+		z->surface_ok = false;
 		for (unsigned t = 0; t < z->trip_count; t++) {
 			int64_t mc;
 			enum trip_kind k = z->trip_kind[t];
@@ -190,6 +315,16 @@ board_refresh_thermal(struct board *b)
 				continue;
 			}
 			double c = (double)mc / 1000.0;
+			if (z->trip_role[t] == TRIP_ROLE_WARNING && k != TRIP_CRITICAL) {
+				if (!z->surface_ok || c < z->surface_c) {
+					z->surface_ok = true;
+					z->surface_c = c;
+				}
+				continue;
+			}
+			if (!trip_reported(k, z->trip_role[t])) {
+				continue;
+			}
 			if (!z->trip_ok[k] || c < z->trip_c[k]) {
 				z->trip_ok[k] = true;
 				z->trip_c[k] = c;
@@ -236,6 +371,9 @@ board_sample_thermal(struct board *b, struct metric_set *set, bool slow)
 			if (z->trip_ok[k]) {
 				board_put(set, z->trip_c[k], "trip.", z->prefix, trip_suffix[k]);
 			}
+		}
+		if (z->surface_ok) {
+			board_put(set, z->surface_c, "trip.", z->prefix, ".hot_surface_c");
 		}
 	}
 	for (unsigned i = 0; i < b->cdev_count; i++) {

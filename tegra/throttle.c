@@ -97,9 +97,20 @@ add_cause(struct throttle_state *t, enum throttle_reason r, const char *kind, co
 	c->limit = limit;
 }
 
-/* Zones at or above their passive (or hot) trip point. */
+/* The hot-surface alert: a touch warning, never a throttle (thermal.hot_surface). */
+struct hot_surface {
+	bool seen; /* a hot-surface trip or alert device exists */
+	bool on;
+	char why[96];
+};
+
+/*
+ * Zones at or above their passive (or hot) trip point: the board reports
+ * those only for trips that lower a clock. Zones at or above a trip bound
+ * to the hot-surface alert go to HS.
+ */
 static void
-check_trips(const struct metric_set *ms, struct throttle_state *t)
+check_trips(const struct metric_set *ms, struct throttle_state *t, struct hot_surface *hs)
 {
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
@@ -115,6 +126,10 @@ check_trips(const struct metric_set *ms, struct throttle_state *t)
 		} else if (TEXT_ENDS_LIT(m->name, len, ".hot_c")) {
 			kind = "hot";
 			kind_len = strlen(".hot_c");
+		} else if (TEXT_ENDS_LIT(m->name, len, ".hot_surface_c")) {
+			kind = NULL;
+			kind_len = strlen(".hot_surface_c");
+			hs->seen = true;
 		} else {
 			continue;
 		}
@@ -123,25 +138,69 @@ check_trips(const struct metric_set *ms, struct throttle_state *t)
 		char temp_name[METRIC_NAME_MAX * 2];
 		int n = snprintf(temp_name, sizeof(temp_name), "temp.%.*s_c", (int)sensor_len, sensor);
 		double temp;
-		if (n <= 0 || (size_t)n >= sizeof(temp_name) || !metric_set_get(ms, temp_name, &temp)) {
+		if (n <= 0 || (size_t)n >= sizeof(temp_name) || !metric_set_get(ms, temp_name, &temp) ||
+		    temp < m->value) {
 			continue;
 		}
-		if (temp >= m->value) {
-			set_reason(t, THROTTLE_THERMAL);
-			add_cause(t, THROTTLE_THERMAL, "trip", sensor, (int)sensor_len, temp, m->value);
-			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "%.*s at %.1f C >= %s trip %.1f C",
-				(int)sensor_len, sensor, temp, kind, m->value);
+		if (!kind) {
+			/* no live temperature: the context changes only when the state does (MQTT's throttle topic) */
+			if (!hs->on) {
+				snprintf(hs->why, sizeof(hs->why), "%.*s over its %.1f C hot-surface trip",
+					 (int)sensor_len, sensor, m->value);
+			}
+			hs->on = true;
+			continue;
 		}
+		set_reason(t, THROTTLE_THERMAL);
+		add_cause(t, THROTTLE_THERMAL, "trip", sensor, (int)sensor_len, temp, m->value);
+		appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "%.*s at %.1f C >= %s trip %.1f C", (int)sensor_len,
+			sensor, temp, kind, m->value);
 	}
 }
 
+/* True when TEXT (LEN bytes) holds WORD, '-' and '_' alike. */
+static bool
+holds_word(const char *text, size_t len, const char *word)
+{
+	size_t wlen = strlen(word);
+	for (size_t i = 0; i + wlen <= len; i++) {
+		size_t k = 0;
+		while (k < wlen && (text[i + k] == word[k] || (word[k] == '_' && text[i + k] == '-'))) {
+			k++;
+		}
+		if (k == wlen) {
+			return true;
+		}
+	}
+	return false;
+}
+
+enum cooling_kind
+cooling_kind_of(const char *type, size_t len)
+{
+	/*
+	 * Orin binds its 70 C trips to hot-surface-alert alone: NVIDIA's power
+	 * mode indicator shows it as "Caution - Hot surface", not as throttled.
+	 * Fans ("pwm-fan", "pwmfan") cool. Every other type (cpufreq-cpuN,
+	 * devfreq-*, *-throttle-alert, Xavier's *-balanced, names not seen
+	 * yet) is taken to lower a clock, as before bindings were read.
+	 */
+	if (holds_word(type, len, "hot_surface")) {
+		return COOLING_WARNING;
+	}
+	if (holds_word(type, len, "fan") || holds_word(type, len, "pwm")) {
+		return COOLING_FAN;
+	}
+	return COOLING_CLOCK;
+}
+
 /*
- * Cooling devices other than fans with a non-zero state: on L4T these are
- * the *-balanced throttle devices (seen on Xavier); other names are
- * unconfirmed, so any non-fan device counts.
+ * Cooling devices that lower a clock, with a non-zero state: the
+ * *-balanced devices seen on Xavier, Orin's *-throttle-alert, cpufreq and
+ * devfreq. Fans and the hot-surface alert slow nothing.
  */
 static void
-check_cooling(const struct metric_set *ms, struct throttle_state *t)
+check_cooling(const struct metric_set *ms, struct throttle_state *t, struct hot_surface *hs)
 {
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
@@ -151,11 +210,20 @@ check_cooling(const struct metric_set *ms, struct throttle_state *t)
 		}
 		const char *type = m->name + 8;
 		size_t type_len = len - 8 - strlen(".state");
-		char typebuf[METRIC_NAME_MAX];
-		snprintf(typebuf, sizeof(typebuf), "%.*s", (int)type_len, type);
-		if (strstr(typebuf, "fan") || strstr(typebuf, "pwm") || m->value <= 0) {
+		enum cooling_kind kind = cooling_kind_of(type, type_len);
+		if (kind == COOLING_WARNING) {
+			hs->seen = true;
+			if (m->value > 0 && !hs->on) {
+				snprintf(hs->why, sizeof(hs->why), "cooling device %.*s at state %.0f", (int)type_len,
+					 type, m->value);
+				hs->on = true;
+			}
+		}
+		if (m->value <= 0 || kind != COOLING_CLOCK) {
 			continue;
 		}
+		char typebuf[METRIC_NAME_MAX];
+		snprintf(typebuf, sizeof(typebuf), "%.*s", (int)type_len, type);
 		char max_name[METRIC_NAME_MAX * 2];
 		double max_state = 0;
 		snprintf(max_name, sizeof(max_name), "cooling.%s.max_state", typebuf);
@@ -552,11 +620,12 @@ void
 throttle_detector_update(struct throttle_detector *det, struct sample *s)
 {
 	struct throttle_state *t = &s->throttle;
+	struct hot_surface hs = {0};
 	bool gpu_capped;
 	memset(t, 0, sizeof(*t));
 
-	check_trips(&s->metrics, t);
-	check_cooling(&s->metrics, t);
+	check_trips(&s->metrics, t, &hs);
+	check_cooling(&s->metrics, t, &hs);
 	check_oc(det, &s->metrics, t);
 	check_rail_alarms(&s->metrics, t);
 	check_gpu_events(&s->metrics, t, false);
@@ -566,6 +635,13 @@ throttle_detector_update(struct throttle_detector *det, struct sample *s)
 		check_unexplained(&s->metrics, t, gpu_capped);
 	}
 	describe_context(s, t);
+	if (hs.on) {
+		appendf(t->context, THROTTLE_CONTEXT_MAX, "hot surface, do not touch (a warning, not a throttle): %s",
+			hs.why);
+	}
+	if (hs.seen) {
+		metric_set_put(&s->metrics, "thermal.hot_surface", hs.on ? 1 : 0);
+	}
 
 	metric_set_put(&s->metrics, "throttle.active", t->active ? 1 : 0);
 	for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {

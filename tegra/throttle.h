@@ -29,4 +29,17 @@ void throttle_detector_update(struct throttle_detector *det, struct sample *s);
  */
 size_t throttle_detector_history(const struct throttle_detector *det, char *buf, size_t size);
 
+/* What a cooling device does when engaged (docs/throttling.md, "Which trips throttle"). */
+enum cooling_kind {
+	COOLING_CLOCK,   /* lowers a clock: cpufreq, devfreq, *-throttle-alert, *-balanced, and any unknown type */
+	COOLING_FAN,     /* a fan: cools, slows nothing */
+	COOLING_WARNING, /* hot-surface-alert: a touch warning, slows nothing */
+};
+
+/**
+ * The kind of a cooling device by its type, LEN bytes of TYPE: the sysfs
+ * `type` ("hot-surface-alert") or its metric segment ("hot_surface_alert").
+ */
+enum cooling_kind cooling_kind_of(const char *type, size_t len);
+
 #endif

@@ -60,13 +60,20 @@ class DemoTimelineTest(harness.TestCase):
         # the input power spike: once
         self.assertEqual(count[("input-power-high", "power.vdd_in.mw", "firing")], 1)
         self.assertEqual(count[("input-power-high", "power.vdd_in.mw", "resolved")], 1)
-        # tj: warning 10 C below its 95 C passive trip, then critical 3 C below, then back, no flapping
-        tj = [e["transition"] for e in events if e["metric"] == "temp.tj_c"]
-        self.assertEqual(tj, ["pending", "firing", "escalated", "deescalated", "resolved"])
-        tj_fire = [e for e in events if e["metric"] == "temp.tj_c" and e["transition"] == "firing"][0]
-        self.assertEqual(tj_fire["threshold"], 85)
-        esc = [e for e in events if e["metric"] == "temp.tj_c" and e["transition"] == "escalated"][0]
-        self.assertEqual(esc["threshold"], 92)
+        # gpu: warning 10 C below its 99 C throttle trip, then critical 3 C below, then back, no flapping; tj has
+        # no throttle trip of its own (Orin's are on cpu-thermal and gpu-thermal): the fallbacks 85 and 95 C
+        for zone, warn, crit in (("gpu", 89, 96), ("tj", 85, 95)):
+            seq = [e for e in events if e["metric"] == "temp.%s_c" % zone]
+            self.assertEqual([e["transition"] for e in seq], ["pending", "firing", "escalated", "deescalated", "resolved"])
+            self.assertEqual(seq[1]["threshold"], warn)
+            self.assertEqual(seq[2]["threshold"], crit)
+        # the 70 C hot-surface trip: one warning that says what it is, long before the throttle, and no throttle then
+        hot = [e for e in events if e["rule"] == "hot-surface"]
+        self.assertEqual([e["transition"] for e in hot], ["pending", "firing", "resolved"])
+        self.assertEqual(hot[1]["severity"], "warning")
+        self.assertIn("hot surface, do not touch", hot[1]["summary"])
+        self.assertIn("not a throttle", hot[1]["summary"])
+        self.assertLess(hot[1]["at"], fired["at"])
         # every alert that fired also resolved, in time order
         firing = {e["fingerprint"] for e in events if e["transition"] == "firing"}
         resolved = {e["fingerprint"] for e in events if e["transition"] == "resolved"}

@@ -308,7 +308,8 @@ class SnapshotTest(unittest.TestCase):
                          {"temp.cpu_c": 44.562, "oc.3.events": 0, "power.vin_sys_5v0.mw": 4025}),
         "orin-nano-jp6": ("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", "tegra234",
                           "36.4.3", "6.2", "MAXN_SUPER",
-                          {"temp.cpu_c": 47.875, "power.vdd_in.crit_ma": 7784, "trip.cpu.passive_c": 95}),
+                          {"temp.cpu_c": 47.875, "power.vdd_in.crit_ma": 7784, "trip.cpu.passive_c": 99,
+                           "trip.cpu.hot_surface_c": 70}),
     }
 
     def test_trees(self):

@@ -51,10 +51,11 @@ class MqttTest(harness.TestCase):
         # limits: once for the 40 samples (the demo's limits never change), with the first state's seq
         limits = s.json("tegrawatch/t1/limits")
         self.assertEqual([x["seq"] for x in limits], [states[0]["seq"]])
-        self.assertEqual(limits[0]["metrics"]["trip.tj.passive_c"], 95)
+        self.assertEqual(limits[0]["metrics"]["trip.gpu.passive_c"], 99)
+        self.assertEqual(limits[0]["metrics"]["trip.gpu.hot_surface_c"], 70)
         for st in states:
             self.assertEqual(list(st), STATE_KEYS)
-            self.assertNotIn("trip.tj.passive_c", st["metrics"])
+            self.assertNotIn("trip.gpu.passive_c", st["metrics"])
             self.assertEqual(st["boot_id"], BOOT_ID)
             self.assertEqual(st["power_mode"], "MAXN_SUPER")
             for c in AGENT_COUNTERS:
@@ -87,7 +88,7 @@ class MqttTest(harness.TestCase):
         self.assertEqual(metric_topics, ["tegrawatch/t1/metric/gpu.load_pct", "tegrawatch/t1/metric/temp.tj_c"])
         tj = s.payloads("tegrawatch/t1/metric/temp.tj_c")
         self.assertGreaterEqual(len(tj), 35)
-        self.assertTrue(all(40 < float(v) < 50 for v in tj), tj)
+        self.assertTrue(all(44 < float(v) < 54 for v in tj), tj)
 
         # a subscriber arriving later gets the retained topics
         late = self.sub(b.port, ["tegrawatch/#", "homeassistant/#"])
@@ -167,6 +168,12 @@ class MqttTest(harness.TestCase):
         self.assertEqual(env.from_string(thr).render(value_json=state), "ON")
         thr = configs["homeassistant/binary_sensor/ha1_throttled_freq_cap/config"]["value_template"]
         self.assertEqual(env.from_string(thr).render(value_json=state), "OFF")
+        # Orin's hot-surface alert: a heat warning of its own, OFF where the view lacks it
+        hot = configs["homeassistant/binary_sensor/ha1_hot_surface/config"]
+        self.assertEqual(hot["device_class"], "heat")
+        tmpl = env.from_string(hot["value_template"])
+        self.assertEqual(tmpl.render(value_json=dict(state, metrics={"thermal.hot_surface": 1})), "ON")
+        self.assertEqual(tmpl.render(value_json=state), "OFF")
         # the real view: every template renders; a metric the view carries gives its value, one it lacks None
         self.assertTrue(views)
         for view in views:
@@ -197,7 +204,7 @@ class MqttTest(harness.TestCase):
         for c in causes:
             self.assertEqual(set(c), {"reason", "kind", "source", "value", "limit"})
             self.assertIn(c["reason"], ("thermal", "overcurrent", "rail_alarm", "freq_cap"))
-        self.assertIn(("thermal", "trip", "tj"), {(c["reason"], c["kind"], c["source"]) for c in causes})
+        self.assertIn(("thermal", "trip", "gpu"), {(c["reason"], c["kind"], c["source"]) for c in causes})
         self.assertFalse(pubs[-1]["active"])
 
     def test_late_metrics_get_entities(self):

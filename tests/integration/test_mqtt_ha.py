@@ -31,7 +31,7 @@ def digits(metric):
 def read_by_ha(metric):
     """The metrics an entity reads (docs/mqtt.md, the entity table)."""
     fixed = {"cpu.load_pct", "gpu.load_pct", "emc.load_pct", "gpu.freq_mhz", "emc.freq_mhz", "ram.used_mb",
-             "swap.used_mb", "agent.alerts_firing"}
+             "swap.used_mb", "agent.alerts_firing", "thermal.hot_surface"}
     parts = metric.split(".")
     return (metric in fixed or (metric.startswith("temp.") and metric.endswith("_c"))
             or (len(parts) == 3 and parts[0] == "power" and parts[2] == "mw")

@@ -201,17 +201,19 @@ class BoardAndRules(unittest.TestCase):
                           "-c", os.path.join(SRC, "configs/demo/tegrawatch.yaml")])
         self.assertEqual(r["board"]["soc"], "tegra234")
         self.assertEqual(r["power_modes"], {"MAXN_SUPER": 900})
-        tj = r["peaks"]["tj"]
-        self.assertEqual(tj["max_c"], 96.062)
-        self.assertEqual(tj["trips"]["passive"], 95)
-        self.assertAlmostEqual(tj["margin_c"], -1.062)
+        gpu = r["peaks"]["gpu"]
+        self.assertEqual(gpu["max_c"], 100.062)
+        self.assertEqual(gpu["trips"]["passive"], 99)
+        self.assertAlmostEqual(gpu["margin_c"], -1.062)
+        # Orin's 70 C trip is the hot-surface warning: no passive trip of its own, not the margin's reference
+        self.assertNotIn("passive", r["peaks"]["tj"].get("trips", {}))
         # the alert timeline is the rules engine's, as `replay` prints it
         events = [json.loads(l) for l in replay.stdout.splitlines()]
         self.assertEqual([(a["rule"], a["metric"], a["transition"], a["at_ms"]) for a in r["alerts"]],
                          [(e["rule"], e["metric"], e["transition"], e["at_ms"]) for e in events])
         self.assertIn(("input-power-high", "firing"), {(a["rule"], a["transition"]) for a in r["alerts"]})
         zones = {z["sensor"]: z for z in r["recommendations"][0]["evidence"]["zones"]}
-        self.assertAlmostEqual(zones["cpu"]["margin_c"], 95 - 93.093, places=3)
+        self.assertAlmostEqual(zones["cpu"]["margin_c"], 99 - 97.093, places=3)
 
 
 class CalmAndPhases(unittest.TestCase):

@@ -53,10 +53,16 @@ class ScenarioTest(harness.TestCase):
         self.assertFalse(s["throttle"]["active"])
 
     def test_trip_crossed(self):
-        self.write(CPU_ZONE + "/temp", 96000)
+        # past the 70 C hot-surface trip only: a warning, no throttle
+        self.write(CPU_ZONE + "/temp", 77000)
+        s = self.live.next_sample(lambda s: s["metrics"].get("thermal.hot_surface") == 1, what="hot surface")
+        self.assertFalse(s["throttle"]["active"], s["throttle"])
+        self.assertIn("hot surface, do not touch", s["throttle"]["context"])
+        # past the 99 C trip that lowers the clocks: a thermal throttle
+        self.write(CPU_ZONE + "/temp", 99500)
         s = self.live.next_sample(lambda s: s["throttle"]["active"], what="thermal")
         self.assertEqual(list(reasons(s)), ["thermal"])
-        self.assertEqual(reasons(s)["thermal"], "cpu at 96.0 C >= passive trip 95.0 C")
+        self.assertEqual(reasons(s)["thermal"], "cpu at 99.5 C >= passive trip 99.0 C")
         self.write(CPU_ZONE + "/temp", 60000)
         self.live.next_sample(lambda s: not s["throttle"]["active"], what="recovery")
 

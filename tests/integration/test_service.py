@@ -204,8 +204,9 @@ class JournalTest(unittest.TestCase):
 
             def queued():
                 return struct.unpack("i", fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"))[0]
-            # the pipe full (less than two lines of room left): the agent waits for its reader
-            room = fcntl.fcntl(r, fcntl.F_GETPIPE_SZ) - 8192
+            # the pipe full: the agent waits for its reader. A pipe holds its bytes in pages and a write of a
+            # ~5.3 KB demo line takes pages of its own, so a full 64 KiB pipe holds ~51 KB of them: wait for half
+            room = fcntl.fcntl(r, fcntl.F_GETPIPE_SZ) // 2
             self.assertTrue(wait_until(lambda: queued() >= room, 30), (queued(), room, p.stderr()))
             self.assertTrue(p.running())
             with os.fdopen(r, "rb") as f:

@@ -18,7 +18,7 @@
 #define DEMO_ROOT FIXTURES_DIR "/../../configs/demo/root"
 
 /* the metrics of orin-nano-jp6 over two samples (test_orin_nano_jp6 checks its table holds them all) */
-#define NANO6_METRICS 87
+#define NANO6_METRICS 113
 
 /* the board's clock (ms): a test moves it */
 extern int64_t fake_ms;
@@ -40,6 +40,22 @@ struct expect {
 	{"cpu." #n ".online", 1}, {"cpu." #n ".freq_mhz", mhz}, {"cpu." #n ".max_freq_mhz", max}, \
 		{"cpu." #n ".min_freq_mhz", min}, {"cpu." #n ".hw_max_freq_mhz", hw},           \
 		{"cpu." #n ".load_pct", load}
+
+/* a cooling device's state and maximum */
+#define COOL(t, cur, max) {"cooling." t ".state", cur}, {"cooling." t ".max_state", max}
+
+/*
+ * Orin's L4T trips on zones cpu and gpu (make-trees.sh orin_thermal): 99 C
+ * throttle, 104.5 C critical, the 70 C hot-surface trip; and every cooling
+ * device but the cpufreq ones (ORIN_CPUFREQ) and the fan.
+ */
+#define ORIN_TRIPS(z) {"trip." z ".passive_c", 99}, {"trip." z ".critical_c", 104.5}, {"trip." z ".hot_surface_c", 70}
+#define ORIN_ALERTS(gpu_state, alert, surface)                                                                  \
+	COOL("devfreq_17000000_gpu", gpu_state, 7), COOL("cpu_throttle_alert", alert, 1),                       \
+		COOL("gpu_throttle_alert", alert, 1), COOL("cv0_throttle_alert", 0, 1),                         \
+		COOL("cv1_throttle_alert", 0, 1), COOL("cv2_throttle_alert", 0, 1),                             \
+		COOL("soc0_throttle_alert", 0, 1), COOL("soc1_throttle_alert", 0, 1),                           \
+		COOL("soc2_throttle_alert", 0, 1), COOL("hot_surface_alert", surface, 1)
 
 /* power.R.mw/.mv/.ma/.crit_ma, and the hwmon alarms */
 #define RAIL(r, mw, mv, ma, crit)                                                            \

@@ -202,15 +202,15 @@ static const struct expect orin_want[] = {
 	{"temp.tdiode_c", 33},
 	{"temp.tboard_c", 32},
 	/* trips stay even when the zone reads -256 */
-	{"trip.cpu.critical_c", 104.5},
-	{"trip.cpu.hot_c", 99},
-	{"trip.cpu.passive_c", 95},
-	{"trip.gpu.critical_c", 104.5},
-	{"trip.gpu.passive_c", 95},
+	ORIN_TRIPS("cpu"),
+	ORIN_TRIPS("gpu"),
 	{"trip.tj.critical_c", 105},
 	{"trip.tj.active_c", 74},
-	{"cooling.pwm_fan.state", 0},
-	{"cooling.pwm_fan.max_state", 2},
+	COOL("cpufreq_cpu0", 0, 9),
+	COOL("cpufreq_cpu4", 0, 9),
+	COOL("cpufreq_cpu8", 0, 9),
+	ORIN_ALERTS(0, 0, 0),
+	COOL("pwm_fan", 0, 3),
 	{"gpu.freq_mhz", 306},
 	{"gpu.max_freq_mhz", 1300.5},
 	{"gpu.min_freq_mhz", 306},
@@ -263,7 +263,7 @@ test_agx_orin_jp5(void **state)
 	char *root;
 	snapshot(BOARDS "/agx-orin-jp5", orin_stat2, orin_want,
 		 sizeof(orin_want) / sizeof(orin_want[0]), "MAXN", &b, &root);
-	assert_int_equal(sizeof(orin_want) / sizeof(orin_want[0]), 133);
+	assert_int_equal(sizeof(orin_want) / sizeof(orin_want[0]), 160);
 	check_identity(b, "Jetson AGX Orin", "tegra234", "p3701-0005", "35.4.1", "5.1.2");
 	board_destroy(b);
 	th_rmtree(root);
@@ -288,14 +288,14 @@ static const struct expect nano6_want[] = {
 	{"temp.soc1_c", 48.281},
 	{"temp.soc2_c", 46.75},
 	{"temp.tj_c", 50.218},
-	/* mainline DT values */
-	{"trip.cpu.critical_c", 104.5},
-	{"trip.cpu.hot_c", 99},
-	{"trip.cpu.passive_c", 95},
-	{"trip.cpu.active_c", 50},
+	/* L4T's trips, classified by their bindings (test_trips.c) */
+	ORIN_TRIPS("cpu"),
+	ORIN_TRIPS("gpu"),
 	{"trip.tj.active_c", 74},
-	{"cooling.pwm_fan.state", 1},
-	{"cooling.pwm_fan.max_state", 3},
+	COOL("cpufreq_cpu0", 0, 9),
+	COOL("cpufreq_cpu4", 0, 9),
+	ORIN_ALERTS(0, 0, 0),
+	COOL("pwm_fan", 1, 3),
 	{"gpu.freq_mhz", 306},
 	{"gpu.max_freq_mhz", 1020},
 	{"gpu.min_freq_mhz", 306},
@@ -347,7 +347,7 @@ test_orin_nano_jp6(void **state)
 	th_rmtree(root);
 }
 
-/* The demo root is orin-nano-jp6 plus a passive trip on tj at 95 C. */
+/* The demo root is orin-nano-jp6: its throttle trip is gpu-thermal's 99 C. */
 static void
 test_demo_root(void **state)
 {
@@ -359,11 +359,12 @@ test_demo_root(void **state)
 	assert_int_equal(take(b, &s), 0);
 	assert_string_equal(s.power_mode, "MAXN_SUPER");
 	double v;
-	assert_true(metric_set_get(&s.metrics, "trip.tj.passive_c", &v));
-	assert_true(v == 95);
+	assert_true(metric_set_get(&s.metrics, "trip.gpu.passive_c", &v));
+	assert_true(v == 99);
+	assert_null(metric_set_find(&s.metrics, "trip.tj.passive_c"));
 	assert_true(metric_set_get(&s.metrics, "gpu.max_freq_mhz", &v));
 	assert_true(v == 1020);
-	assert_int_equal(s.metrics.count, NANO6_COUNT - 7 + 1);
+	assert_int_equal(s.metrics.count, NANO6_COUNT - 7);
 	board_destroy(b);
 }
 

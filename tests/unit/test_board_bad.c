@@ -220,7 +220,7 @@ static void
 test_bad_dir(void **state)
 {
 	(void)state;
-	static const char *const gone[] = {"cooling.pwm_fan.state"};
+	static const char *const gone[] = {"cooling.cpufreq_cpu0.state"};
 	bad_case(break_dir, gone, 1, true);
 }
 
@@ -354,7 +354,7 @@ test_duplicate_zone_names(void **state)
 	assert_true(metric_set_get(&s.metrics, "temp.cpu_c", &v) && v == 47.875);
 	assert_true(metric_set_get(&s.metrics, "temp.cpu_9_c", &v) && v == 61.5);
 	assert_true(metric_set_get(&s.metrics, "trip.cpu_9.hot_c", &v) && v == 90);
-	assert_true(metric_set_get(&s.metrics, "trip.cpu.hot_c", &v) && v == 99);
+	assert_true(metric_set_get(&s.metrics, "trip.cpu.passive_c", &v) && v == 99);
 	assert_int_equal(s.metrics.count, NANO6_METRICS - 7 + 2);
 	board_destroy(b);
 	th_rmtree(root);

@@ -1,0 +1,192 @@
+/*
+ * Which trips throttle (docs/throttling.md): a trip counts as a throttle only
+ * when a device bound to it lowers a clock. Orin's 70 C trip drives only the
+ * hot-surface alert; its 99 C trip drives cpufreq, devfreq and the throttle
+ * alerts. The trees orin-nano-jp6-warm (77 C under load, clocks at their
+ * ceiling) and orin-nano-jp6-hot (99.5 C, clocks lowered) hold both cases.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "board_checks.h"
+#include "helpers.h"
+#include "tegra/throttle.h"
+
+/* One sample of TREE (a copy of it when COPY), judged by a fresh detector. */
+static void
+judge(const char *root, struct sample *s)
+{
+	struct board *b = open_board(root);
+	struct throttle_detector *det = throttle_detector_create();
+	assert_int_equal(take(b, s), 0);
+	throttle_detector_update(det, s);
+	throttle_detector_destroy(det);
+	board_destroy(b);
+}
+
+static double
+get(const struct sample *s, const char *name)
+{
+	double v = -1;
+	if (!metric_set_get(&s->metrics, name, &v)) {
+		fail_msg("%s missing", name);
+	}
+	return v;
+}
+
+static void
+test_cooling_kinds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *type;
+		enum cooling_kind kind;
+	} cases[] = {
+		{"hot-surface-alert", COOLING_WARNING},   {"hot_surface_alert", COOLING_WARNING},
+		{"pwm-fan", COOLING_FAN},                 {"pwmfan", COOLING_FAN},
+		{"cpufreq-cpu0", COOLING_CLOCK},          {"devfreq-17000000.gpu", COOLING_CLOCK},
+		{"cpu-throttle-alert", COOLING_CLOCK},    {"skin-balanced", COOLING_CLOCK},
+		{"soc012-throttle-alert", COOLING_CLOCK}, {"something-new", COOLING_CLOCK},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(cooling_kind_of(cases[i].type, strlen(cases[i].type)), cases[i].kind);
+	}
+	/* only LEN bytes count */
+	assert_int_equal(cooling_kind_of("cpu-fan", 3), COOLING_CLOCK);
+}
+
+/* The idle board: the throttle trip is 99 C, the 70 C trip is the hot-surface one; no warning below it. */
+static void
+test_trips_from_bindings(void **state)
+{
+	(void)state;
+	struct sample s;
+	judge(BOARDS "/orin-nano-jp6", &s);
+	assert_true(get(&s, "trip.cpu.passive_c") == 99);
+	assert_true(get(&s, "trip.gpu.passive_c") == 99);
+	assert_true(get(&s, "trip.gpu.hot_surface_c") == 70);
+	assert_true(get(&s, "trip.gpu.critical_c") == 104.5);
+	assert_true(get(&s, "trip.tj.active_c") == 74);
+	assert_true(get(&s, "thermal.hot_surface") == 0);
+	assert_false(s.throttle.active);
+	char text[256];
+	struct board *b = open_board(BOARDS "/orin-nano-jp6");
+	assert_int_equal(board_trip_bindings(b, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "classified by their cooling devices in 2 zones (2 hot-surface warning trips)"));
+	board_destroy(b);
+}
+
+/* 77 C under full load, every clock at its ceiling: a hot-surface warning, not a throttle. */
+static void
+test_warm_board_is_not_throttled(void **state)
+{
+	(void)state;
+	struct sample s;
+	judge(BOARDS "/orin-nano-jp6-warm", &s);
+	assert_true(get(&s, "temp.gpu_c") == 77);
+	assert_true(get(&s, "gpu.freq_mhz") == get(&s, "gpu.hw_max_freq_mhz"));
+	assert_true(get(&s, "cooling.hot_surface_alert.state") == 1);
+	assert_true(get(&s, "thermal.hot_surface") == 1);
+	assert_false(s.throttle.active);
+	assert_true(get(&s, "throttle.thermal") == 0);
+	assert_int_equal(s.throttle.cause_count, 0);
+	assert_non_null(strstr(s.throttle.context, "hot surface, do not touch (a warning, not a throttle)"));
+	assert_non_null(strstr(s.throttle.context, "over its 70.0 C hot-surface trip"));
+}
+
+/* 99.5 C with the clocks lowered: throttled, reason thermal, at the 99 C trip and by the clock devices only. */
+static void
+test_hot_board_is_throttled(void **state)
+{
+	(void)state;
+	struct sample s;
+	judge(BOARDS "/orin-nano-jp6-hot", &s);
+	assert_true(s.throttle.active);
+	assert_true(get(&s, "throttle.thermal") == 1);
+	assert_true(get(&s, "thermal.hot_surface") == 1);
+	assert_non_null(strstr(s.throttle.why[THROTTLE_THERMAL], "gpu at 99.5 C >= passive trip 99.0 C"));
+	bool trip = false;
+	for (int i = 0; i < s.throttle.cause_count; i++) {
+		const struct throttle_cause *c = &s.throttle.causes[i];
+		assert_null(strstr(c->source, "hot_surface"));
+		assert_null(strstr(c->source, "fan"));
+		trip = trip || (strcmp(c->kind, "trip") == 0 && strcmp(c->source, "gpu") == 0 && c->limit == 99);
+	}
+	assert_true(trip);
+	assert_null(strstr(s.throttle.why[THROTTLE_THERMAL], "hot_surface"));
+}
+
+/* A zone that shows no bindings keeps the old rule: its lowest passive trip throttles, and -v says so. */
+static void
+test_no_bindings_fall_back(void **state)
+{
+	(void)state;
+	char *root = th_copytree(BOARDS "/orin-nano-jp6-warm", "trips");
+	char path[4096];
+	const char *zone = "/sys/devices/virtual/thermal/thermal_zone1";
+	for (unsigned k = 0; k < 16; k++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s/cdev%u", zone, k);
+		th_join(path, sizeof(path), root, name);
+		unlink(path);
+		snprintf(name, sizeof(name), "%s/cdev%u_trip_point", zone, k);
+		th_join(path, sizeof(path), root, name);
+		unlink(path);
+	}
+	struct sample s;
+	judge(root, &s);
+	/* gpu-thermal: no bindings, the 70 C passive trip is taken for a throttle as before */
+	assert_true(get(&s, "trip.gpu.passive_c") == 70);
+	assert_null(metric_set_find(&s.metrics, "trip.gpu.hot_surface_c"));
+	assert_true(s.throttle.active);
+	assert_non_null(strstr(s.throttle.why[THROTTLE_THERMAL], "gpu at 77.0 C >= passive trip 70.0 C"));
+	/* the hot-surface alert device is still no throttle: it is judged by its type */
+	assert_null(strstr(s.throttle.why[THROTTLE_THERMAL], "hot_surface_alert"));
+	/* cpu-thermal keeps its bindings */
+	assert_true(get(&s, "trip.cpu.passive_c") == 99);
+	struct board *b = open_board(root);
+	char text[256];
+	assert_int_equal(board_trip_bindings(b, text, sizeof(text)), 1);
+	assert_non_null(strstr(text, "no trip-to-cooling-device bindings readable in 1 of 2 zones with passive or hot trips"));
+	board_destroy(b);
+	th_rmtree(root);
+}
+
+/* A binding to a trip that does not exist, or a garbage trip number, changes nothing. */
+static void
+test_bad_bindings(void **state)
+{
+	(void)state;
+	char *root = th_copytree(BOARDS "/orin-nano-jp6", "trips");
+	char path[4096];
+	th_join(path, sizeof(path), root, "/sys/devices/virtual/thermal/thermal_zone0/cdev0_trip_point");
+	th_write_text(path, "garbage\n");
+	th_join(path, sizeof(path), root, "/sys/devices/virtual/thermal/thermal_zone0/cdev1_trip_point");
+	th_write_text(path, "42\n");
+	struct sample s;
+	judge(root, &s);
+	/* the throttle alert and devfreq still bind trip 0: it throttles */
+	assert_true(get(&s, "trip.cpu.passive_c") == 99);
+	assert_true(get(&s, "trip.cpu.hot_surface_c") == 70);
+	th_rmtree(root);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cooling_kinds),
+		cmocka_unit_test(test_trips_from_bindings),
+		cmocka_unit_test(test_warm_board_is_not_throttled),
+		cmocka_unit_test(test_hot_board_is_throttled),
+		cmocka_unit_test(test_no_bindings_fall_back),
+		cmocka_unit_test(test_bad_bindings),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
