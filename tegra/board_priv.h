@@ -224,7 +224,7 @@ void board_sample_thermal(struct board *b, struct metric_set *set, bool slow);
 /** Finds the GPU devfreq device, the CPU cores with their cpufreq policies and the EMC clock. */
 void board_probe_clocks(struct board *b);
 
-/** Re-reads the GPU and CPU floors and hardware maxima (slow group). */
+/** Re-reads the GPU and CPU floors and hardware maxima (slow group); looks again for a GPU not found yet. */
 void board_refresh_clocks(struct board *b);
 
 /** Reads the GPU clock, limits and load into SET. */
