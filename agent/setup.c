@@ -340,7 +340,9 @@ predict_options_for(const struct config *cfg, const struct board *b, bool dry_ru
 	const struct nvpmodel_conf *modes = b ? board_power_modes(b) : NULL;
 	if (power_mode_expectation_resolve(&out->expect, modes) < 0) {
 		/* still watched: a later nvpmodel.conf may have it, and the alert says which one was asked for */
-		log_warn("agent.expected_power_mode: the board's nvpmodel.conf has no power mode %s", out->expect.text);
+		char why[512];
+		power_mode_expectation_missing(&out->expect, modes, b ? board_identity(b) : NULL, why, sizeof(why));
+		log_warn("agent.expected_power_mode: %s", why);
 	}
 	return 0;
 }

@@ -235,6 +235,8 @@ static const struct metric_def table[] = {
 	 "Id of the nvpmodel power mode.", {0}, false},
 	{"nvpmodel.unexpected", "0/1", GAUGE, "tegrawatch_power_mode_unexpected", 1, "1", {{0}},
 	 "1 when the board runs another power mode than agent.expected_power_mode.", {0}, false},
+	{"nvpmodel.mismatch", "0/1", GAUGE, "tegrawatch_power_mode_mismatch", 1, "1", {{0}},
+	 "1 when the clocks run other ceilings than the power mode nvpmodel's status names.", {0}, false},
 	{"jetson_clocks.active", "0/1", GAUGE, "tegrawatch_jetson_clocks_active", 1, "1", {{0}},
 	 "1 when every online CPU core and the GPU have their clock floor at their ceiling (jetson_clocks).", {0}, false},
 	{"jetson_clocks.unexpected", "0/1", GAUGE, "tegrawatch_jetson_clocks_unexpected", 1, "1", {{0}},

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/buf.h"
 #include "predict.h"
 #include "predict_priv.h"
 
@@ -134,6 +135,51 @@ power_mode_expectation_resolve(struct power_mode_expectation *e, const struct nv
 	const char *jc = e->jetson_clocks < 0 ? "" : e->jetson_clocks ? "jetson_clocks on" : "jetson_clocks off";
 	snprintf(e->text, sizeof(e->text), "%s%s%s", mode, mode[0] && jc[0] ? ", " : "", jc);
 	return r;
+}
+
+/*
+ * The JetPack 7.2 installer flashed Orin Nano Super developer kits without
+ * their Super configuration: only 15W and 7W, the GPU at 624.75 MHz (a
+ * Jetson environment report, 2026-09-04; NVIDIA known issue 6279443, fixed
+ * in 7.2.1's ISO per the Juxi tutorial: issue 30). A JetPack 6 board flashed
+ * with the plain configuration lacks the same modes.
+ */
+static void
+add_super_hint(struct buf *b, const struct power_mode_expectation *e, const struct board_identity *id)
+{
+	if (!id || !strstr(id->model, "Orin Nano") || !strcasestr(e->name, "SUPER")) {
+		return;
+	}
+	buf_adds(b, ": this Orin Nano may have been flashed without its Super configuration");
+	if (strncmp(id->l4t, "39.", 3) == 0) {
+		buf_adds(b, " (the JetPack 7.2 installer does that, NVIDIA known issue 6279443: a firmware and "
+			    "bootloader update, or JetPack 7.2.1's ISO, fixes it)");
+	} else {
+		buf_adds(b, " (flash it with a -super board configuration: jetson-orin-nano-devkit-super on the "
+			    "developer kit)");
+	}
+}
+
+void
+power_mode_expectation_missing(const struct power_mode_expectation *e, const struct nvpmodel_conf *modes,
+			       const struct board_identity *id, char *buf, size_t size)
+{
+	struct buf b;
+	buf_init(&b);
+	buf_addf(&b, "the board's nvpmodel.conf has no power mode %s", e->text);
+	for (int i = 0; modes && i < modes->mode_count; i++) {
+		const struct nvpmodel_mode *m = &modes->modes[i];
+		buf_adds(&b, i == 0 ? " (only " : ", ");
+		if (m->name[0]) {
+			buf_adds(&b, m->name);
+		} else {
+			buf_addf(&b, "id %d", m->id);
+		}
+		buf_adds(&b, i + 1 == modes->mode_count ? ")" : "");
+	}
+	add_super_hint(&b, e, id);
+	snprintf(buf, size, "%s", b.buf);
+	buf_free(&b);
 }
 
 void

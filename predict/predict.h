@@ -45,6 +45,15 @@ int power_mode_expectation_parse(const char *text, struct power_mode_expectation
  */
 int power_mode_expectation_resolve(struct power_mode_expectation *e, const struct nvpmodel_conf *modes);
 
+/**
+ * What to log when MODES lacks the mode *E asks for (resolve said -ENOENT):
+ * a sentence in BUF that says so, names the modes the board has and, for an
+ * Orin Nano asked for a Super mode, why it may lack it (ID: the board's
+ * identity, may be NULL). Pure.
+ */
+void power_mode_expectation_missing(const struct power_mode_expectation *e, const struct nvpmodel_conf *modes,
+				    const struct board_identity *id, char *buf, size_t size);
+
 struct predict_options {
 	struct power_mode_expectation expect; /* nothing set = no guard */
 	const char *state_path;               /* cooling statistics kept across restarts; NULL or "" = not kept */

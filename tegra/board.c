@@ -310,7 +310,7 @@ board_sample(struct board *b, struct sample *s)
 	sample_memory(b, set);
 	board_sample_emc(b, set);
 	board_sample_power(b, set);
-	board_sample_nvpmodel(b, s);
+	board_sample_nvpmodel(b, s, slow);
 	if (b->reads_ok == 0) {
 		return b->first_err ? b->first_err : -ENODATA;
 	}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "board_priv.h"
+#include "core/log.h"
 
 #define STAT_MAX (256u * 1024)
 /* measured below this share of the request: the measurement is the clock */
@@ -517,9 +518,27 @@ board_probe_clocks(struct board *b)
 	probe_emc(b);
 }
 
+/*
+ * On JetPack 7.2 an Orin's GPU devfreq node can appear after an early-boot
+ * service started (jetson_stats PR #889): a Jetson whose GPU was not found
+ * looks again with each slow refresh. Elsewhere no GPU is no news.
+ */
+static void
+reprobe_gpu(struct board *b)
+{
+	if (b->gpu.found || !b->slow_done || (strncmp(b->id.soc, "tegra", 5) != 0 && !b->id.l4t[0])) {
+		return;
+	}
+	probe_gpu(b);
+	if (b->gpu.found) {
+		log_info("GPU clock found late: devfreq %s", b->gpu.name);
+	}
+}
+
 void
 board_refresh_clocks(struct board *b)
 {
+	reprobe_gpu(b);
 	refresh_gpu(b);
 	refresh_cpus(b);
 }

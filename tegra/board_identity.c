@@ -1,7 +1,8 @@
 /*
  * Identity and power mode of the sysfs board source: the model, SoC and
  * L4T release read once at open, the nvpmodel modes from
- * /etc/nvpmodel.conf, and the current mode (slow group).
+ * /etc/nvpmodel.conf, the current mode (slow group) and whether the clocks
+ * run that mode's ceilings.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "board_priv.h"
+#include "core/log.h"
 #include "identity.h"
 #include "nvpmodel.h"
 
@@ -97,8 +99,61 @@ board_refresh_nvpmodel(struct board *b)
 	}
 }
 
+/* The ceilings the clocks run under: this sample's GPU ceiling and the online CPU policies'. */
+static struct nvpmodel_clocks
+clocks_now(const struct board *b, const struct metric_set *set)
+{
+	struct nvpmodel_clocks c = {0};
+	c.gpu_ok = metric_set_get(set, "gpu.max_freq_mhz", &c.gpu_max_mhz);
+	c.gpu_hw_ok = b->gpu.found && b->gpu.hw_max_ok;
+	c.gpu_hw_max_mhz = b->gpu.hw_max_mhz;
+	c.gpu_mhz_per_unit = b->gpu.mhz_per_unit;
+	for (unsigned i = 0; i < b->policy_count; i++) {
+		const struct policy *p = &b->policies[i];
+		if (p->wanted && p->max_ok && (!c.cpu_ok || p->max_mhz > c.cpu_max_mhz)) {
+			c.cpu_ok = true;
+			c.cpu_max_mhz = p->max_mhz;
+		}
+		if (p->wanted && p->hw_max_ok && (!c.cpu_hw_ok || p->hw_max_mhz > c.cpu_hw_max_mhz)) {
+			c.cpu_hw_ok = true;
+			c.cpu_hw_max_mhz = p->hw_max_mhz;
+		}
+	}
+	return c;
+}
+
+/*
+ * nvpmodel failing at boot can leave its status naming one mode while the
+ * clocks run another's ceilings (unconfirmed by a capture: issue 30). The
+ * status is re-read with the slow group only, so a mode switched by hand
+ * shows new clocks next to the old status until then: two checks in a row
+ * (a slow refresh apart) must disagree before it is reported.
+ */
+static void
+check_clocks(struct board *b, struct sample *s)
+{
+	struct nvpmodel_clocks now = clocks_now(b, &s->metrics);
+	struct nvpmodel_verdict v;
+	if (!b->conf_ok || nvpmodel_check_clocks(&b->conf, b->mode_id, &now, &v) < 0) {
+		return; /* cannot tell now: the last verdict stands */
+	}
+	if (!v.mismatch) {
+		if (b->mismatch_now) {
+			log_info("nvpmodel: the clocks' ceilings agree with power mode id %d again", b->mode_id);
+		}
+		b->mismatch_checks = 0;
+		b->mismatch_now = false;
+		return;
+	}
+	if (++b->mismatch_checks == 2) {
+		log_warn("%s", v.why);
+		b->mismatch_now = true;
+		b->mismatch_seen = true;
+	}
+}
+
 void
-board_sample_nvpmodel(struct board *b, struct sample *s)
+board_sample_nvpmodel(struct board *b, struct sample *s, bool slow)
 {
 	if (!b->mode_ok) {
 		return;
@@ -107,5 +162,11 @@ board_sample_nvpmodel(struct board *b, struct sample *s)
 	metric_set_put(&s->metrics, "nvpmodel.id", b->mode_id);
 	if (mode) {
 		snprintf(s->power_mode, sizeof(s->power_mode), "%s", mode->name);
+	}
+	if (slow) {
+		check_clocks(b, s);
+	}
+	if (b->mismatch_seen) {
+		metric_set_put(&s->metrics, "nvpmodel.mismatch", b->mismatch_now);
 	}
 }

@@ -214,6 +214,10 @@ struct board {
 	struct nvpmodel_conf conf;
 	bool mode_ok;
 	int mode_id;
+	/* the status against the clocks' ceilings, checked with each slow refresh (nvpmodel.mismatch) */
+	unsigned mismatch_checks; /* checks in a row that disagreed */
+	bool mismatch_now;        /* two did: reported */
+	bool mismatch_seen;       /* reported since start: nvpmodel.mismatch is emitted from then on */
 
 	uint64_t parse_errors; /* text that read fine but did not parse */
 	/* per sample */
@@ -240,7 +244,7 @@ void board_sample_thermal(struct board *b, struct metric_set *set, bool slow);
 /** Finds the GPU devfreq device, the CPU cores with their cpufreq policies and the EMC clock. */
 void board_probe_clocks(struct board *b);
 
-/** Re-reads the GPU and CPU floors and hardware maxima (slow group). */
+/** Re-reads the GPU and CPU floors and hardware maxima (slow group); looks again for a GPU not found yet. */
 void board_refresh_clocks(struct board *b);
 
 /** Reads the GPU clock, limits and load into SET. */
@@ -263,8 +267,11 @@ void board_probe_nvpmodel(struct board *b);
 /** Re-reads the current power mode (slow group). */
 void board_refresh_nvpmodel(struct board *b);
 
-/** Puts nvpmodel.id into S and names S->power_mode. */
-void board_sample_nvpmodel(struct board *b, struct sample *s);
+/**
+ * Puts nvpmodel.id into S and names S->power_mode; with SLOW, checks the
+ * mode against the clocks' ceilings in S (nvpmodel.mismatch).
+ */
+void board_sample_nvpmodel(struct board *b, struct sample *s, bool slow);
 
 /* Probes rails, OC counters and fans (board_power.c). */
 void board_probe_power(struct board *b);

@@ -67,6 +67,14 @@ hwmon_sensors_chip_skipped(const char *prefix)
 			return true;
 		}
 	}
+	/*
+	 * UCSI's USB-C power supplies (ucsi-source-psy-USBC000:001, or with
+	 * '_' where the kernel cleans hwmon names) show the negotiated USB-PD
+	 * contract, not a measurement: jetson_stats PR #900 skips them too.
+	 */
+	if (strncmp(prefix, "ucsi-", 5) == 0 || strncmp(prefix, "ucsi_", 5) == 0) {
+		return true;
+	}
 	return text_has_suffix(prefix, "_thermal") || text_has_suffix(prefix, "-thermal");
 }
 

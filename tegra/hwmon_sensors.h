@@ -2,7 +2,9 @@
  * Generic hwmon chips (NVMe drives, ACPI zones, add-on fan controllers)
  * read through libsensors. Chips the board code reads itself are skipped:
  * ina3221 rails, soctherm_oc counters, pwmfan/pwm_fan/pwm_tach fans and
- * every "*_thermal"/"*-thermal" chip (thermal zones are read directly).
+ * every "*_thermal"/"*-thermal" chip (thermal zones are read directly),
+ * and UCSI's USB-C power supplies ("ucsi-source-psy-*": negotiated USB-PD
+ * values, not measurements).
  *
  * libsensors always reads the real /sys, so this is used only when the
  * board root is "/". hwmon_sensors.c is the only file that includes

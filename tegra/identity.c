@@ -23,9 +23,14 @@
  * JetPack 7 (issue 22, from public captures of real Thor boards: jtop's
  * `jetson_release` on L4T 38.4.0 named by its user JetPack 7.1, NVIDIA's
  * forum threads): 38.4.0 is 7.1; every 38.2 revision is 7.0, every 39.0 one
- * the 7.2 early access and every 39.2 one 7.2 (R39.2 also runs on AGX Orin):
+ * the 7.2 early access and every other 39.2 one 7.2 (R39.2 also runs on Orin):
  * those go by series, below. Developer previews keep a " DP" suffix, early
- * access an " EA" one; "GA" is dropped.
+ * access an " EA" one; "GA" is dropped. 39.2.1 is named 7.2.1 as JetPack 6's
+ * point releases are (issue 30: the R39.2.1 line of the Juxi tutorial's
+ * JetPack 7.2.1 page, a community capture from an Orin, and NVIDIA's 7.2.1
+ * notes quoted there: "ISO now flashes the Jetson Orin Nano Developer Kit
+ * with Super Mode flashing configuration by default"); later 39.2
+ * revisions go by the series until a capture names them.
  */
 struct jetpack_release {
 	const char *l4t;
@@ -74,6 +79,7 @@ static const struct jetpack_release jetpack_table[] = {
 	{"36.5.0", "6.2.2"},
 	/* JetPack 7: R38 (Thor), R39 (Thor and Orin); the series are below */
 	{"38.4.0", "7.1"},
+	{"39.2.1", "7.2.1"},
 };
 
 /* L4T major.minor -> JetPack for every revision of that series. */

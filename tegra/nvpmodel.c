@@ -11,8 +11,10 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/text.h"
 
 #define LINE_MAX_LEN 512
@@ -333,4 +335,151 @@ nvpmodel_find(const struct nvpmodel_conf *conf, int id)
 		}
 	}
 	return NULL;
+}
+
+/* ---- the clocks against a mode ------------------------------------------------ */
+
+/* sysfs rounds a written ceiling to a clock step: 612000000 may read 624750000 */
+#define CEILING_TOLERANCE 0.03
+
+enum part {
+	PART_GPU,
+	PART_CPU,
+	PART_COUNT
+};
+
+enum agreement {
+	UNKNOWN,
+	AGREE,
+	ABOVE,
+	BELOW
+};
+
+static const char *const part_names[PART_COUNT] = {"GPU", "CPU"};
+
+/* Mode M's ceiling of P in MHz: its cap, or the hardware's where it sets none; false when unknown. */
+static bool
+mode_ceiling(const struct nvpmodel_mode *m, enum part p, const struct nvpmodel_clocks *now, double *mhz)
+{
+	uint64_t cap = p == PART_GPU ? m->gpu_max_hz : m->cpu_max_khz;
+	if (cap) {
+		/* the numbers nvpmodel writes: devfreq's unit (Hz, kHz on Thor) and cpufreq's kHz */
+		double gpu_unit = now->gpu_mhz_per_unit > 0 ? now->gpu_mhz_per_unit : 1e-6;
+		*mhz = (double)cap * (p == PART_GPU ? gpu_unit : 1e-3);
+		return true;
+	}
+	*mhz = p == PART_GPU ? now->gpu_hw_max_mhz : now->cpu_hw_max_mhz;
+	return p == PART_GPU ? now->gpu_hw_ok : now->cpu_hw_ok;
+}
+
+static bool
+read_ceiling(const struct nvpmodel_clocks *now, enum part p, double *mhz)
+{
+	*mhz = p == PART_GPU ? now->gpu_max_mhz : now->cpu_max_mhz;
+	return p == PART_GPU ? now->gpu_ok : now->cpu_ok;
+}
+
+static enum agreement
+compare(const struct nvpmodel_mode *m, enum part p, const struct nvpmodel_clocks *now)
+{
+	double want, got;
+	if (!mode_ceiling(m, p, now, &want) || !read_ceiling(now, p, &got) || want <= 0) {
+		return UNKNOWN;
+	}
+	if (got > want * (1 + CEILING_TOLERANCE)) {
+		return ABOVE;
+	}
+	return got < want * (1 - CEILING_TOLERANCE) ? BELOW : AGREE;
+}
+
+/* Every ceiling read agrees with M's, and at least one was compared. */
+static bool
+all_agree(const struct nvpmodel_mode *m, const struct nvpmodel_clocks *now)
+{
+	int agreed = 0;
+	for (int p = 0; p < PART_COUNT; p++) {
+		double got;
+		if (!read_ceiling(now, (enum part)p, &got)) {
+			continue;
+		}
+		if (compare(m, (enum part)p, now) != AGREE) {
+			return false;
+		}
+		agreed++;
+	}
+	return agreed > 0;
+}
+
+/* "15W (id 0)", or "id 0" for a mode without a name. */
+static void
+add_mode(struct buf *b, const struct nvpmodel_mode *m)
+{
+	if (m->name[0]) {
+		buf_addf(b, "%s (id %d)", m->name, m->id);
+	} else {
+		buf_addf(b, "id %d", m->id);
+	}
+}
+
+static void
+describe(const struct nvpmodel_mode *m, const struct nvpmodel_mode *other, const enum agreement *a,
+	 const struct nvpmodel_clocks *now, char *why, size_t size)
+{
+	struct buf b;
+	buf_init(&b);
+	buf_adds(&b, "nvpmodel's status says ");
+	add_mode(&b, m);
+	if (other) {
+		buf_adds(&b, " but the clocks run under the ceilings of ");
+		add_mode(&b, other);
+	} else {
+		buf_adds(&b, " but the clocks run above its ceilings");
+	}
+	const char *sep = ": ";
+	for (int p = 0; p < PART_COUNT; p++) {
+		double got, want;
+		if (a[p] == ABOVE || a[p] == BELOW) {
+			read_ceiling(now, (enum part)p, &got);
+			mode_ceiling(m, (enum part)p, now, &want);
+			buf_addf(&b, "%s%s %g MHz (%s: %g)", sep, part_names[p], got, m->name[0] ? m->name : "its",
+				 want);
+			sep = ", ";
+		}
+	}
+	buf_addf(&b, "; nvpmodel may have failed to apply it at boot ('sudo nvpmodel -m %d' applies it again)", m->id);
+	snprintf(why, size, "%s", b.buf);
+	buf_free(&b);
+}
+
+int
+nvpmodel_check_clocks(const struct nvpmodel_conf *conf, int id, const struct nvpmodel_clocks *now,
+		      struct nvpmodel_verdict *out)
+{
+	const struct nvpmodel_mode *m = nvpmodel_find(conf, id);
+	if (!m) {
+		return -ENOENT;
+	}
+	enum agreement a[PART_COUNT];
+	bool compared = false, above = false, below = false;
+	for (int p = 0; p < PART_COUNT; p++) {
+		a[p] = compare(m, (enum part)p, now);
+		compared = compared || a[p] != UNKNOWN;
+		above = above || a[p] == ABOVE;
+		below = below || a[p] == BELOW;
+	}
+	if (!compared) {
+		return -ENODATA;
+	}
+	const struct nvpmodel_mode *other = NULL;
+	for (int i = 0; i < conf->mode_count && !other && (above || below); i++) {
+		if (conf->modes[i].id != id && all_agree(&conf->modes[i], now)) {
+			other = &conf->modes[i];
+		}
+	}
+	struct nvpmodel_verdict v = {.mismatch = above || (below && other), .other_id = other ? other->id : -1};
+	if (v.mismatch) {
+		describe(m, other, a, now, v.why, sizeof(v.why));
+	}
+	*out = v;
+	return 0;
 }

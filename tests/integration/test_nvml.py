@@ -3,7 +3,7 @@
 libnvidia-ml.so.1 (tests/nvml/fake_nvml.c) through its own dlopen(), found
 first in LD_LIBRARY_PATH, answering a data file: the recorded answers of a
 real H200 (tests/fixtures/nvml/h200.fake, checked against the probe it comes
-from) and of Thor (thor.fake). Also: no library, an init failure, a GPU
+from), of Thor (thor.fake) and of an Orin on JetPack 7.2 (orin-jp72.fake). Also: no library, an init failure, a GPU
 that is lost, a call that hangs (the samples stay on time), NVML kept out
 of a board that does not need it, and `run` on this host, which is not a
 Jetson.
@@ -200,6 +200,39 @@ class ThorTest(Base):
         self.assertFalse([k for k in s["metrics"] if k.startswith("gpu.0.") or "nvml" in k])
         with open("/proc/%d/maps" % a.pid) as f:
             self.assertNotIn("libnvidia-ml", f.read())
+        self.assertEqual(a.stop(), 0)
+
+
+class OrinJetPack72Test(Base):
+    """An Orin on JetPack 7.2 (issue 30): nvgpu's NVML answers NOT_SUPPORTED for nearly everything
+    (tests/fixtures/nvml/orin-jp72.fake says where from)."""
+
+    def test_not_supported_adds_nothing(self):
+        """sources.nvml on: the GPU is counted, and no gpu.0.* value is made up for what NVML did not answer."""
+        a = self.start(fixture("nvml/orin-jp72.fake"),
+                       args=("--interval", "100", "--root", fixture("boards/orin-nano-jp6")))
+        for _ in range(3):
+            s = a.next_sample(lambda s: s["metrics"].get("agent.nvml_gpus") == 1, what="the GPU counted")
+            # only the source's own state (not lost), no value of 0 in place of an answer
+            self.assertEqual(gpu(s), {"lost": 0})
+            # the board's own GPU metrics (devfreq, load file) are still there
+            self.assertEqual(s["metrics"]["gpu.freq_mhz"], 306)
+        self.assertEqual(a.stop(), 0)
+        c = self.calls()
+        for field in ("util_gpu_pct", "temp_gpu_c", "power_mw", "clock_sm_mhz", "clock_mem_mhz", "mem_used_b"):
+            self.assertEqual(c[field], 1, field)  # NOT_SUPPORTED once: never asked again
+        self.assertIn("nvml: GPU 0 (Orin (nvgpu)): nvmlDeviceGetUtilizationRates is not supported", a.stderr())
+
+    def test_auto_stays_off_while_the_devfreq_node_is_missing(self):
+        """jetson_stats PR #889: a monitor started before the GPU's devfreq node exists latched onto NVML. Here auto
+        needs an NVIDIA PCI device or a devfreq GPU without a load file: a missing node is neither."""
+        root = harness.copy_board(self.d)
+        os.unlink(os.path.join(root, "sys/class/devfreq/17000000.gpu"))
+        shutil.rmtree(os.path.join(root, "sys/devices/platform/17000000.gpu/devfreq"))
+        a = self.start(fixture("nvml/orin-jp72.fake"), config="", args=("--interval", "100", "--root", root))
+        s = a.next_sample(lambda s: s["seq"] >= 2, what="two samples")
+        self.assertFalse([k for k in s["metrics"] if k.startswith("gpu.") or "nvml" in k])
+        self.assertNotIn("libnvidia-ml", self.maps(a))
         self.assertEqual(a.stop(), 0)
 
 

@@ -8,7 +8,10 @@
  * The fixture (values invented): hwmon0 nvme with labelled temperatures,
  * hwmon2 acpitz without labels and hwmon5 nct7802 with fans, a voltage and
  * a temperature are reported; hwmon1 ina3221, hwmon3 cpu_thermal and hwmon4
- * pwmfan are read by the board code and must be skipped.
+ * pwmfan are read by the board code and must be skipped; hwmon6 and hwmon7
+ * are UCSI USB-C power supplies (the name format of laptops quoted by
+ * jetson_stats PR #900, unconfirmed on a Jetson: issue 30), negotiated
+ * USB-PD values that must be skipped too.
  *
  * When the namespace cannot be set up the test FAILS with the reason: a
  * silent pass would hide that the wrapper was never exercised.
@@ -85,11 +88,14 @@ test_skip_list(void **state)
 	assert_true(hwmon_sensors_chip_skipped("pwm_tach"));
 	assert_true(hwmon_sensors_chip_skipped("cpu_thermal"));
 	assert_true(hwmon_sensors_chip_skipped("tj-thermal"));
+	assert_true(hwmon_sensors_chip_skipped("ucsi-source-psy-USBC000:001"));
+	assert_true(hwmon_sensors_chip_skipped("ucsi_source_psy_USBC000:001"));
 	assert_false(hwmon_sensors_chip_skipped("nvme"));
 	assert_false(hwmon_sensors_chip_skipped("acpitz"));
 	assert_false(hwmon_sensors_chip_skipped("coretemp"));
 	assert_false(hwmon_sensors_chip_skipped("thermal"));
 	assert_false(hwmon_sensors_chip_skipped("ina3221x"));
+	assert_false(hwmon_sensors_chip_skipped("ucsi"));
 }
 
 static bool

@@ -41,6 +41,28 @@ test_nv_tegra_release(void **state)
 		"# R36 (release), REVISION: 4.7, GCID: 42132812, BOARD: generic, EABI: aarch64, "
 		"DATE: Thu Sep 18 22:54:44 UTC 2025\n# KERNEL_VARIANT: oot\n", l4t, sizeof(l4t)), 0);
 	assert_string_equal(l4t, "36.4.7");
+	/*
+	 * JetPack 7.2 on Orin (issue 30): R39 stamps its DATE on a 12-hour clock with AM/PM. R39.2.0: the AGX Orin
+	 * and Orin Nano environment reports of /tmp/research30.md section 2 (code-index ids 58103012036,
+	 * 68618966171); R39.2.1: the Juxi tutorial's community capture from an Orin (id 70947174191), with the
+	 * day padded to two places as R39.2.0's "Mon Jun  1" is (a fixture, id 69505927062, writes it so).
+	 */
+	assert_int_equal(identity_parse_nv_tegra_release(
+		"# R39 (release), REVISION: 2.0, GCID: 45755727, BOARD: generic, EABI: aarch64, "
+		"DATE: Mon Jun  1 09:28:48 PM UTC 2026\n"
+		"# KERNEL_VARIANT: oot\n"
+		"TARGET_USERSPACE_LIB_DIR=nvidia\n"
+		"TARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n", l4t, sizeof(l4t)), 0);
+	assert_string_equal(l4t, "39.2.0");
+	assert_int_equal(identity_parse_nv_tegra_release(
+		"# R39 (release), REVISION: 2.1, GCID: 46758480, BOARD: generic, EABI: aarch64, "
+		"DATE: Fri Aug  7 05:54:22 AM UTC 2026\n", l4t, sizeof(l4t)), 0);
+	assert_string_equal(l4t, "39.2.1");
+	/* the tutorial's own rendering, one space before the day */
+	assert_int_equal(identity_parse_nv_tegra_release(
+		"# R39 (release), REVISION: 2.1, GCID: 46758480, BOARD: generic, EABI: aarch64, "
+		"DATE: Fri Aug 7 05:54:22 AM UTC 2026", l4t, sizeof(l4t)), 0);
+	assert_string_equal(l4t, "39.2.1");
 	/* only the two fields that matter */
 	assert_int_equal(identity_parse_nv_tegra_release("# R39 (release), REVISION: 2.0", l4t, sizeof(l4t)), 0);
 	assert_string_equal(l4t, "39.2.0");
@@ -101,7 +123,7 @@ test_jetpack(void **state)
 	expect_jetpack("36.4.7", "6.2.1");
 	expect_jetpack("36.5.0", "6.2.2");
 	expect_jetpack("36.5", "6.2.2");
-	/* JetPack 7 (issue 22): 38.2.x = 7.0, 38.4.0 = 7.1, 39.0 = 7.2 EA, 39.2 = 7.2 */
+	/* JetPack 7 (issue 22): 38.2.x = 7.0, 38.4.0 = 7.1, 39.0 = 7.2 EA, 39.2 = 7.2; 39.2.1 = 7.2.1 (issue 30) */
 	expect_jetpack("38.2.0", "7.0");
 	expect_jetpack("38.2.1", "7.0");
 	expect_jetpack("38.2.2", "7.0");
@@ -109,7 +131,8 @@ test_jetpack(void **state)
 	expect_jetpack("39.0.0", "7.2 EA");
 	expect_jetpack("39.0", "7.2 EA");
 	expect_jetpack("39.2.0", "7.2");
-	expect_jetpack("39.2.1", "7.2");
+	expect_jetpack("39.2.1", "7.2.1");
+	expect_jetpack("39.2.2", "7.2");
 	/* a revision the table does not know falls back to the major */
 	expect_jetpack("32.9.9", "4.x");
 	expect_jetpack("34.0.1", "5.x");

@@ -227,6 +227,94 @@ test_status(void **state)
 	assert_int_equal(id, 42);
 }
 
+/*
+ * The clocks against a mode (issue 30; that nvpmodel can fail at boot and
+ * leave such a disagreement is unconfirmed). The modes are the shape of the
+ * Orin Nano Super's (0 15W, 2 MAXN_SUPER without caps); their limits are the
+ * orin-nano-jp6 fixture's, invented there, but for 15W's GPU, written as the
+ * 624.75 MHz a misdetected Orin Nano showed in 15W on JetPack 7.2.
+ */
+static const char orin_modes[] = "< POWER_MODEL ID=0 NAME=15W >\n"
+				 "CPU_A78_0 MAX_FREQ 1497600\n"
+				 "GPU MAX_FREQ 624750000\n"
+				 "< POWER_MODEL ID=2 NAME=MAXN_SUPER >\n"
+				 "CPU_A78_0 MAX_FREQ -1\n"
+				 "GPU MAX_FREQ -1\n"
+				 "< POWER_MODEL ID=5 >\n"
+				 "GPU MAX_FREQ 306000000\n";
+
+static struct nvpmodel_verdict
+verdict(const struct nvpmodel_conf *conf, int id, double gpu, double cpu)
+{
+	struct nvpmodel_clocks now = {
+		.gpu_ok = gpu > 0, .gpu_max_mhz = gpu, .gpu_hw_ok = true, .gpu_hw_max_mhz = 1020,
+		.cpu_ok = cpu > 0, .cpu_max_mhz = cpu, .cpu_hw_ok = true, .cpu_hw_max_mhz = 1728,
+	};
+	struct nvpmodel_verdict v = {.other_id = 99};
+	assert_int_equal(nvpmodel_check_clocks(conf, id, &now, &v), 0);
+	return v;
+}
+
+static void
+test_check_clocks(void **state)
+{
+	(void)state;
+	struct nvpmodel_conf conf;
+	assert_int_equal(nvpmodel_parse_conf(orin_modes, &conf), 0);
+	/* agreeing: a cap to within 3 % (sysfs rounds to a clock step), no cap at the hardware's maximum */
+	struct nvpmodel_verdict v = verdict(&conf, 0, 612, 1497.6);
+	assert_false(v.mismatch);
+	assert_int_equal(v.other_id, -1);
+	assert_false(verdict(&conf, 2, 1020, 1728).mismatch);
+	assert_false(verdict(&conf, 2, 1020, 0).mismatch); /* the CPU unread: the GPU alone */
+
+	/* the status says MAXN_SUPER, the ceilings are 15W's */
+	v = verdict(&conf, 2, 624.75, 1497.6);
+	assert_true(v.mismatch);
+	assert_int_equal(v.other_id, 0);
+	assert_string_equal(v.why, "nvpmodel's status says MAXN_SUPER (id 2) but the clocks run under the ceilings of "
+				   "15W (id 0): GPU 624.75 MHz (MAXN_SUPER: 1020), CPU 1497.6 MHz (MAXN_SUPER: "
+				   "1728); nvpmodel may have failed to apply it at boot ('sudo nvpmodel -m 2' "
+				   "applies it again)");
+	/* the status says 15W, the clocks run without caps */
+	v = verdict(&conf, 0, 1020, 1728);
+	assert_true(v.mismatch);
+	assert_int_equal(v.other_id, 2);
+	/* above the mode's ceiling and no mode's: still a mismatch (no thermal cap raises a ceiling) */
+	v = verdict(&conf, 0, 918, 1497.6);
+	assert_true(v.mismatch);
+	assert_int_equal(v.other_id, -1);
+	assert_string_equal(v.why, "nvpmodel's status says 15W (id 0) but the clocks run above its ceilings: GPU 918 "
+				   "MHz (15W: 624.75); nvpmodel may have failed to apply it at boot ('sudo nvpmodel "
+				   "-m 0' applies it again)");
+	/* below and no other mode's: a thermal cap, not a mismatch */
+	assert_false(verdict(&conf, 2, 816, 1728).mismatch);
+	assert_false(verdict(&conf, 0, 408, 1497.6).mismatch);
+	/* a mode without a name, and without a CPU cap: the hardware's CPU maximum */
+	v = verdict(&conf, 0, 306, 1728);
+	assert_true(v.mismatch);
+	assert_int_equal(v.other_id, 5);
+	assert_non_null(strstr(v.why, "under the ceilings of id 5: GPU 306 MHz (15W: 624.75), CPU 1728 MHz (15W: "
+				      "1497.6);"));
+
+	/* a GPU counting in kHz (Thor's devfreq, per jtop): MAX_FREQ is written in the same unit */
+	static const char khz_modes[] = "< POWER_MODEL ID=1 NAME=120W >\nGPU MAX_FREQ 1575000\n";
+	struct nvpmodel_conf khz;
+	assert_int_equal(nvpmodel_parse_conf(khz_modes, &khz), 0);
+	struct nvpmodel_clocks now = {.gpu_ok = true, .gpu_max_mhz = 1575, .gpu_mhz_per_unit = 1e-3};
+	assert_int_equal(nvpmodel_check_clocks(&khz, 1, &now, &v), 0);
+	assert_false(v.mismatch);
+
+	/* nothing to compare, no such mode: nothing written */
+	v.other_id = 42;
+	now = (struct nvpmodel_clocks){.gpu_ok = true, .gpu_max_mhz = 1020};
+	assert_int_equal(nvpmodel_check_clocks(&conf, 2, &now, &v), -ENODATA); /* no cap, no hardware maximum */
+	now = (struct nvpmodel_clocks){0};
+	assert_int_equal(nvpmodel_check_clocks(&conf, 0, &now, &v), -ENODATA);
+	assert_int_equal(nvpmodel_check_clocks(&conf, 7, &now, &v), -ENOENT);
+	assert_int_equal(v.other_id, 42);
+}
+
 int
 main(void)
 {
@@ -238,6 +326,7 @@ main(void)
 		cmocka_unit_test(test_conf_limits),
 		cmocka_unit_test(test_conf_garbage),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_check_clocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,6 +96,46 @@ test_expectation_resolved(void **state)
 	assert_int_equal(e.id, -1);
 }
 
+/* What the agent logs at start for a mode the board lacks (the JetPack 7.2 case: test_board_jp72.c). */
+static void
+test_expectation_missing(void **state)
+{
+	(void)state;
+	static const struct nvpmodel_conf two = {
+		.mode_count = 2,
+		.default_id = 0,
+		.modes = {{.id = 0, .name = "15W"}, {.id = 1, .name = "7W"}},
+	};
+	struct board_identity nano = {.model = "NVIDIA Jetson Orin Nano Developer Kit", .l4t = "36.4.3"};
+	char why[512];
+	struct power_mode_expectation e = parsed("MAXN_SUPER");
+	assert_int_equal(power_mode_expectation_resolve(&e, &two), -ENOENT);
+	/* JetPack 6: flashed with the plain configuration */
+	power_mode_expectation_missing(&e, &two, &nano, why, sizeof(why));
+	assert_string_equal(why, "the board's nvpmodel.conf has no power mode MAXN_SUPER (only 15W, 7W): this Orin Nano "
+				 "may have been flashed without its Super configuration (flash it with a -super board "
+				 "configuration: jetson-orin-nano-devkit-super on the developer kit)");
+	/* not a Super mode, not an Orin Nano, no identity: the modes only */
+	e = parsed("MAXN");
+	power_mode_expectation_resolve(&e, &two);
+	power_mode_expectation_missing(&e, &two, &nano, why, sizeof(why));
+	assert_string_equal(why, "the board's nvpmodel.conf has no power mode MAXN (only 15W, 7W)");
+	e = parsed("maxn_super");
+	struct board_identity agx = {.model = "NVIDIA Jetson AGX Orin Developer Kit", .l4t = "39.2.0"};
+	power_mode_expectation_missing(&e, &two, &agx, why, sizeof(why));
+	assert_string_equal(why, "the board's nvpmodel.conf has no power mode maxn_super (only 15W, 7W)");
+	power_mode_expectation_missing(&e, &two, NULL, why, sizeof(why));
+	assert_string_equal(why, "the board's nvpmodel.conf has no power mode maxn_super (only 15W, 7W)");
+	/* by id, and a short buffer cut */
+	e = parsed("9");
+	power_mode_expectation_resolve(&e, &modes);
+	power_mode_expectation_missing(&e, &modes, &nano, why, sizeof(why));
+	assert_string_equal(why, "the board's nvpmodel.conf has no power mode id 9 (only 15W, 25W, MAXN_SUPER, 7W)");
+	char tiny[16];
+	power_mode_expectation_missing(&e, &modes, &nano, tiny, sizeof(tiny));
+	assert_string_equal(tiny, "the board's nvp");
+}
+
 static void
 put(struct sample *s, const char *name, double v)
 {
@@ -403,6 +443,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expectation_forms),
 		cmocka_unit_test(test_expectation_resolved),
+		cmocka_unit_test(test_expectation_missing),
 		cmocka_unit_test(test_guard_per_sample),
 		cmocka_unit_test(test_fit_curve_and_eta),
 		cmocka_unit_test(test_fit_steady_rising_falling),
