@@ -64,9 +64,14 @@ const struct cli_option cli_options[] = {
 	{"run", OPT_SPEED, 0, "speed", CLI_ARG_NUMBER, "N",
 	 "replay speed factor (default 1 = real time; 0 = as fast as possible)",
 	 "Replay speed factor: 1 (the default) is real time, 0 as fast as possible."},
-	{"run", OPT_DEMO, 0, "demo", CLI_ARG_NONE, NULL, "run the built-in demo board (a replay of configs/demo/)",
+	{"run", OPT_DEMO, 0, "demo", CLI_ARG_NONE, NULL,
+	 "run the built-in demo board (a replay of configs/demo/, in a loop);\nin a terminal a status line a minute, "
+	 "the samples with --json",
 	 "Replay the demo board installed under\n.Pa /usr/share/tegrawatch/demo\nwith its configuration (the shipped "
-	 "rules plus one)."},
+	 "rules plus one), again from the start at its end (its times go on) unless\n.Fl \\-speed Ar 0 .\nIn a "
+	 "terminal it prints where to look and a status line a minute of the recording instead of the samples\n"
+	 ".Pq Fl \\-json No prints those ;\nits dashboard takes the next free port when\n.Cm web.listen Ns 's\nis "
+	 "taken. With\n.Fl \\-replay Ar file\nit plays\n.Ar file\non the demo board."},
 	{"run", OPT_ROOT, 0, "root", CLI_ARG_DIR, "DIR", "prefix for every path read (sysfs, procfs, /etc, /var/lib)",
 	 ROOT_MAN},
 	{"run", OPT_INTERVAL, 0, "interval", CLI_ARG_NUMBER, "MS", "sampling interval (default 1000)",

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "core/exit_codes.h"
 #include "core/log.h"
 #include "alerting.h"
+#include "demo.h"
 #include "device_id.h"
 #include "fleet_setup.h"
 #include "memory_budget.h"
@@ -130,13 +132,38 @@ add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, i
 }
 
 /*
+ * A configured listener (web.listen, work.listen) that cannot be had: the
+ * agent does not start, so that a second agent on the host (the service
+ * and a hand-run one, two demos) says so instead of running half. A port
+ * another program holds may be free later: EX_TEMPFAIL, which the
+ * service's unit restarts; an address this host cannot give is the
+ * configuration's mistake.
+ */
+static int
+listen_failed(const char *section, const char *listen, int err)
+{
+	if (err == -EADDRINUSE) {
+		log_error("%s: cannot listen on %s: %s: another program listens there (another tegrawatch? the "
+			  "service: systemctl status tegrawatch); give this one another port (%s.listen, or "
+			  "TEGRAWATCH_%s_LISTEN=HOST:PORT) or none (\"\")",
+			  section, listen, strerror(-err), section, strcmp(section, "web") == 0 ? "WEB" : "WORK");
+		return EX_TEMPFAIL;
+	}
+	log_error("%s: cannot listen on %s: %s (%s.listen: an address of this host, a port above 1023 unless "
+		  "run as root, or \"\" for none)",
+		  section, listen, strerror(-err), section);
+	return err == -EADDRNOTAVAIL || err == -EACCES || err == -EPERM || err == -EINVAL ? EX_CONFIG : EX_OSERR;
+}
+
+/*
  * Sources: sysfs (a Jetson, a fixture root, or what any Linux host has),
  * hwmon (the real root), NVML, a replay or a live tegrastats. Sets
  * *SOURCES to how many were added.
  */
 static int
 add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
-	    const char *root, int interval_ms, struct work_ledger *work, bool *board_owned, int *sources)
+	    const char *root, int interval_ms, struct work_ledger *work, struct demo_status *demo, bool *board_owned,
+	    int *sources)
 {
 	struct source *src;
 	int r;
@@ -146,13 +173,9 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		/* never a sample by itself: it adds the application's counts to the board's; not counted here */
 		r = work_source_create(cfg->work.listen, work, &src);
 		if (r < 0) {
-			log_warn("work: cannot listen on %s: %s (POST /api/v1/work still counts)", cfg->work.listen,
-				 strerror(-r));
-			r = work_source_create("", work, &src);
+			return listen_failed("work", cfg->work.listen, r);
 		}
-		if (r == 0) {
-			agent_add_source(agent, src);
-		}
+		agent_add_source(agent, src);
 	}
 	if (b && (jetson || board_has_metrics(b))) {
 		sysfs_source_create(b, &src); /* owns the board from now on */
@@ -177,8 +200,12 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	}
 	if (o->replay) {
 		/* a run --record file replays too, as fast as it can be read (its samples carry their own times) */
-		r = record_file_detect(o->replay) == 1 ? record_source_create(o->replay, &src)
-						       : replay_source_create(o->replay, o->speed, &src);
+		/* the demo plays its recording again at its end, unless as fast as possible (it would never end) */
+		struct replay_loop loop = {demo_status_wrapped, demo};
+		bool again = o->demo && o->speed > 0;
+		r = record_file_detect(o->replay) == 1
+			    ? record_source_create(o->replay, &src)
+			    : replay_source_create(o->replay, o->speed, again ? &loop : NULL, &src);
 		if (r < 0) {
 			log_error("%s: %s", o->replay, strerror(-r));
 			return r == -ENOENT || r == -EACCES || r == -EISDIR ? EX_NOINPUT : EX_IOERR;
@@ -206,10 +233,65 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	return 0;
 }
 
+#if HAVE_WEB
+#define DEMO_PORTS 20 /* the demo tries this many ports from web.listen's on */
+
+/*
+ * The web server on web.listen; for the demo, on the next free port when
+ * that one is taken (a second demo, or the service), said out loud.
+ */
+static int
+add_web(struct agent *agent, const struct config *cfg, const struct agent_info *info, struct work_ledger *work,
+	struct demo_status *demo)
+{
+	struct web_config wc = cfg->web; /* a copy: only its listen address may change */
+	char listen[sizeof("[0000:0000:0000:0000:0000:0000:0000:0000]:65535") + 16];
+	const char *colon = strrchr(cfg->web.listen, ':');
+	char *end;
+	long first = colon ? strtol(colon + 1, &end, 10) : 0;
+	int r;
+	for (int i = 0;; i++) {
+		/* POST /api/v1/work adds to the ledger from the server's thread; the server keeps a reference */
+		struct web_work_hook hook = {work_post_json, work ? work_ledger_ref(work) : NULL, work_ledger_release};
+		struct sink *web;
+		r = web_server_start(&wc, info, work ? &hook : NULL, &web);
+		if (r == 0) {
+			agent_add_sink(agent, web);
+			if (i > 0) {
+				log_warn("web: %s is taken (another agent?): this demo's dashboard is on http://%s/",
+					 cfg->web.listen, wc.listen);
+			}
+			if (demo) {
+				demo_status_set_dashboard(demo, wc.listen);
+			}
+			return 0;
+		}
+		if (r != -EADDRINUSE || !demo || i + 1 >= DEMO_PORTS || first <= 0 || first + i + 1 > 65535) {
+			break;
+		}
+		snprintf(listen, sizeof(listen), "%.*s:%ld", (int)(colon - cfg->web.listen), cfg->web.listen,
+			 first + i + 1);
+		wc.listen = listen;
+	}
+	if (r == -EINVAL || r == -EIO || r == -ENOMEM) {
+		return r == -EINVAL ? EX_CONFIG : EX_OSERR; /* logged by the server */
+	}
+	return listen_failed("web", wc.listen, r);
+}
+#endif
+
+/* Whether `run` writes every sample on stdout: --json/--no-json, else agent.json_lines. */
+static bool
+json_lines_on(const struct config *cfg, const struct setup_options *o)
+{
+	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
+	return json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO));
+}
+
 /* Sinks of `run`: JSON Lines on stdout, the fleet sinks, MQTT and the web server as configured. */
 static int
 add_outputs(struct agent *agent, const struct config *cfg, const struct setup_options *o, const struct agent_info *info,
-	    struct work_ledger *work)
+	    struct work_ledger *work, struct demo_status *demo)
 {
 	int interval_ms = (int)info->interval_ms;
 	/* the loader checked the budget at agent.interval; --interval may change it */
@@ -225,8 +307,7 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 		return EX_CONFIG;
 	}
 	agent_add_sink(agent, memory_budget_sink_create(&budget));
-	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
-	if (json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO))) {
+	if (json_lines_on(cfg, o)) {
 		/* as fast as possible, the reader sets the pace: no sample is dropped for it */
 		agent_add_sink(agent, jsonl_sink_create(STDOUT_FILENO, o->replay && o->speed == 0));
 	}
@@ -250,17 +331,7 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 #if HAVE_WEB
 	/* listen "" = off */
 	if (cfg->web.listen[0]) {
-		/* POST /api/v1/work adds to the ledger from the server's thread; the server keeps a reference */
-		struct web_work_hook hook = {work_post_json, work ? work_ledger_ref(work) : NULL, work_ledger_release};
-		struct sink *web;
-		int r = web_server_start(&cfg->web, info, work ? &hook : NULL, &web);
-		if (r == -EINVAL) {
-			return EX_CONFIG;
-		}
-		if (r == 0) {
-			agent_add_sink(agent, web);
-		}
-		/* other failures (a busy port): sampling and alerting go on without the dashboard */
+		return add_web(agent, cfg, info, work, demo);
 	}
 #else
 	if (cfg->web.listen[0] && cfg->path[0]) {
@@ -410,10 +481,17 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (record) {
 		agent_add_sink(agent, record);
 	}
+	struct demo_status *demo = NULL;
+	if (o->demo && o->outputs) {
+		/* stdout is for the person watching, unless it carries the samples */
+		bool json = json_lines_on(cfg, o);
+		agent_add_sink(agent, demo_status_create(json ? stderr : stdout, !json, cfg->mqtt.host, cfg->mqtt.port,
+							 cfg->mqtt.prefix, &demo));
+	}
 	bool board_owned = false;
 	int sources = 0;
 	struct work_ledger *work = work_ledger_create();
-	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, &board_owned, &sources);
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, demo, &board_owned, &sources);
 	if (r == 0 && sources == 0) {
 		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
 		log_error(
@@ -425,7 +503,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		r = EX_UNAVAILABLE;
 	}
 	if (r == 0 && o->outputs) {
-		r = add_outputs(agent, cfg, o, &info, o->replay ? NULL : work);
+		r = add_outputs(agent, cfg, o, &info, o->replay ? NULL : work, demo);
 	}
 	work_ledger_unref(work); /* the source and the web server hold their own references */
 	if (!board_owned) {

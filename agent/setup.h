@@ -24,6 +24,8 @@ struct setup_options {
 	const char *tegrastats; /* --tegrastats PROGRAM, or NULL */
 	bool dry_run;           /* rules run, actions and the state file do not */
 	bool outputs;           /* JSON Lines, MQTT and web as configured (run); off for replay */
+	bool demo;              /* run --demo: the replay loops, the dashboard takes the next free port when its own is
+				   taken, a short status on stdout (demo.h) */
 	int json_lines;         /* enum json_lines_mode from --json/--no-json; AUTO = agent.json_lines */
 	struct sink *extra;     /* one more sink (replay's timeline), owned from now on; may be NULL */
 	struct source *source;  /* with replay: reads it instead of the tegrastats replay (report's recording
