@@ -42,6 +42,25 @@ setup_log_level(enum log_level level, bool from_command_line)
 	log_level_given = from_command_line;
 }
 
+static bool
+is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *
+setup_rules_dir(void)
+{
+	static const char *const candidates[] = {TEGRAWATCH_RULES_DIR_INSTALLED, TEGRAWATCH_RULES_DIR_SOURCE};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (is_dir(candidates[i])) {
+			return candidates[i];
+		}
+	}
+	return NULL;
+}
+
 int
 setup_load_config(const char *path, struct config **out)
 {
@@ -50,8 +69,11 @@ setup_load_config(const char *path, struct config **out)
 	}
 	struct diag_list diags;
 	diag_list_init(&diags);
-	/* no file: the defaults, still with the environment overrides */
-	int r = path ? config_load(path, out, &diags) : config_load_environment(out, &diags);
+	/* no file: the defaults, still with the environment overrides, and the shipped rules as on a board */
+	const char *rules = path ? NULL : setup_rules_dir();
+	int r = path    ? config_load(path, out, &diags)
+		: rules ? config_load_rules_dir(rules, out, &diags)
+			: config_load_environment(out, &diags);
 	diag_list_print(&diags, stderr);
 	size_t reported = diags.count;
 	diag_list_free(&diags);
@@ -64,14 +86,25 @@ setup_load_config(const char *path, struct config **out)
 	if (!log_level_given) {
 		log_set_level((enum log_level)(*out)->log_level);
 	}
+	if (!path) {
+		/* without this, a replay of a throttling board says "0 alert events" and nobody knows why */
+		size_t n = (*out)->rules.count;
+		log_warn("no configuration (none named with -c FILE, none at %s): %zu rule%s %s%s%s",
+			 CONFIG_DEFAULT_PATH, n, n == 1 ? "" : "s",
+			 rules ? "loaded from the shipped " : "loaded (no shipped rules found)", rules ? rules : "",
+			 rules ? "/*.yaml" : "");
+	}
 	return 0;
 }
 
-static bool
-is_dir(const char *path)
+void
+setup_say_not_jetson(const struct board *b, const char *root)
 {
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!board_is_jetson(b) && board_has_metrics(b)) {
+		log_warn("not a Jetson (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal zones under %s): "
+			 "reading what this host has (thermal zones, hwmon, CPU, memory, NVIDIA GPUs through NVML)",
+			 root && root[0] ? root : "/");
+	}
 }
 
 const char *
@@ -429,10 +462,8 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if ((!o->replay || root) && board_open(root ? root : "", &b) < 0) {
 		b = NULL;
 	}
-	if (!o->replay && b && !board_is_jetson(b) && board_has_metrics(b)) {
-		log_warn("not a Jetson (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal zones under %s): "
-			 "reading what this host has (thermal zones, hwmon, CPU, memory, NVIDIA GPUs through NVML)",
-			 root ? root : "/");
+	if (!o->replay && b) {
+		setup_say_not_jetson(b, root);
 	}
 	if (o->board) {
 		*o->board = b ? *board_identity(b) : (struct board_identity){0};

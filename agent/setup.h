@@ -46,8 +46,9 @@ void setup_log_level(enum log_level level, bool from_command_line);
 
 /**
  * Loads PATH (or the default file when it exists, else the defaults with
- * the environment overrides), prints every mistake and applies
- * agent.log_level (setup_log_level). Returns 0 and *OUT, or EX_CONFIG.
+ * the environment overrides and the shipped rules, said in a warning),
+ * prints every mistake and applies agent.log_level (setup_log_level).
+ * Returns 0 and *OUT, or EX_CONFIG.
  */
 int setup_load_config(const char *path, struct config **out);
 
@@ -58,6 +59,14 @@ int setup_load_config(const char *path, struct config **out);
  * *OUT, or an exit status (sysexits) after saying why.
  */
 int setup_agent(struct config *cfg, const struct setup_options *opts, struct agent **out);
+
+struct board;
+
+/** Says once (a warning) when B, read below ROOT (NULL or "": /), is not a Jetson, and what is read instead. */
+void setup_say_not_jetson(const struct board *b, const char *root);
+
+/** The shipped rules' directory (installed under the data directory, or in the source tree), or NULL. */
+const char *setup_rules_dir(void);
 
 /** The demo board's directory (installed or in the source tree), or NULL. */
 const char *setup_demo_dir(void);

@@ -5,6 +5,7 @@ its times going on), and the demo's samples on request.
 
 Usage: test_first_minutes.py TEGRAWATCH SOURCE_ROOT
 """
+import json
 import os
 import pty
 import re
@@ -99,6 +100,108 @@ class Demo(harness.TestCase):
                                env=self.env(), timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(p.stdout.splitlines()), SHORT)
+
+
+RFC3339 = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"
+
+
+class Messages(harness.TestCase):
+    """Commands that used to leave the user guessing: replay without rules, check without a file, snapshot of a
+    host that is not a Jetson, help's manual, and the words of a resolved alert."""
+
+    def test_replay_without_c_runs_the_shipped_rules_and_says_so(self):
+        log = harness.src("configs/demo/tegrastats.log")
+        bare = harness.tegrawatch(["replay", log, "--dry-run"], timeout=120)
+        self.assertEqual(bare.returncode, 0, bare.stderr)
+        self.assertRegex(bare.stderr, r"no configuration \(none named with -c FILE, none at /etc/tegrawatch/"
+                         r"tegrawatch.yaml\): \d+ rules loaded from the shipped .*/\*\.yaml")
+        # the 125 s throttle of the demo recording is in the timeline, as `run` on a board would see it
+        self.assertRegex(bare.stdout, r"throttling +critical +firing +throttle.active")
+        self.assertRegex(bare.stderr, r"900 samples, [1-9]\d* alert events from \d+ rules")
+        named = harness.tegrawatch(["replay", log, "--dry-run", "-c", harness.src("configs/demo/tegrawatch.yaml")],
+                                   timeout=120)
+        self.assertEqual(named.returncode, 0, named.stderr)
+        self.assertNotIn("no configuration", named.stderr)
+        self.assertIn("input-power-high", named.stdout)  # the demo configuration's own rule
+
+    def test_report_without_c_says_why_no_timeline(self):
+        p = harness.tegrawatch(["report", harness.src("configs/demo/tegrastats.log")], timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("no alert timeline: no rules were named (-c FILE", p.stderr)
+
+    def test_check_without_c_names_the_file_it_looked_for(self):
+        if os.path.exists("/etc/tegrawatch/tegrawatch.yaml"):
+            self.skipTest("a configuration is installed here")
+        p = harness.tegrawatch(["check"])
+        self.assertEqual(p.returncode, 66, p.stderr)
+        self.assertIn("none at /etc/tegrawatch/tegrawatch.yaml", p.stderr)
+        self.assertIn("-c FILE", p.stderr)
+        self.assertNotIn("cannot open", p.stderr)
+
+    def test_snapshot_says_not_a_jetson_as_run_does(self):
+        # this host (the tests run on x86-64 machines; a Jetson would be one)
+        if os.path.exists("/etc/nv_tegra_release"):
+            self.skipTest("a Jetson")
+        snap = harness.tegrawatch(["snapshot"])
+        self.assertEqual(snap.returncode, 0, snap.stderr)
+        self.assertIn("(not a Jetson)", snap.stdout.splitlines()[0])
+        run = harness.tegrawatch(["run", "--no-tegrastats", "--count", "1", "--interval", "100", "--no-json"])
+        said = [line for line in snap.stderr.splitlines() if "not a Jetson" in line]
+        self.assertTrue(said, snap.stderr)
+        self.assertEqual(said, [line for line in run.stderr.splitlines() if "not a Jetson" in line])
+
+    def test_help_names_a_manual_that_exists(self):
+        p = harness.tegrawatch(["help"])
+        page = re.search(r"`man -l (\S+)`", p.stdout)
+        self.assertIsNotNone(page, p.stdout)  # a build tree installs no manual: the page of its source
+        self.assertTrue(os.path.isfile(page.group(1)), page.group(1))
+
+    def test_resolved_alert_says_it_ended_and_how_long(self):
+        p = harness.tegrawatch(["run", "--demo", "--speed", "0", "--no-json"], timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ended = [line for line in p.stderr.splitlines() if "alert resolved throttling" in line]
+        self.assertEqual(len(ended), 1, p.stderr)
+        # the recording throttles t 423-547; the rule's for: 5s and clear_for: 10s make it 2 min 10 s
+        self.assertTrue(ended[0].endswith("demo-orin-nano: throttling ended after 2m10s (throttle.active: now 0)"),
+                        ended[0])
+        eta = [line for line in p.stderr.splitlines() if "alert resolved throttle-predicted" in line]
+        self.assertTrue(eta)
+        for line in eta:
+            self.assertIn("will not throttle at this load", line)
+            self.assertNotIn("n/a", line)
+
+
+class OneTimeFormat(harness.TestCase):
+    """One time format, RFC 3339 in UTC, across run, replay, report and the API, whatever the time zone."""
+
+    def test_utc_everywhere(self):
+        tz = {"TZ": "America/New_York"}
+        log = harness.src("configs/demo/tegrastats.log")
+        port = harness.free_port()
+        a = self.agent(harness.demo_args(20) + ["--json"], env=dict(tz, TEGRAWATCH_WEB_LISTEN="127.0.0.1:%d" % port),
+                       port=port)
+        sample = a.next_sample()
+        a.wait_web()
+        self.assertRegex(sample["ts"], RFC3339)
+        snap = a.snapshot()
+        self.assertRegex(snap["ts"], RFC3339)
+        self.assertEqual(a.stop(), 0)
+        # the same instant, said the same way: the stamp is the board's local time, read in the zone we run in
+        first = harness.tegrawatch(["replay", log, "--dry-run", "--json"], env=tz, timeout=120)
+        events = [json.loads(line) for line in first.stdout.splitlines()]
+        self.assertTrue(events)
+        timeline = harness.tegrawatch(["replay", log, "--dry-run"], env=tz, timeout=120)
+        stamps = [line.split()[0] for line in timeline.stdout.splitlines()]
+        self.assertEqual(stamps, [e["at"] for e in events])
+        for s in stamps:
+            self.assertRegex(s, RFC3339)
+        self.assertEqual(stamps[0][:15], "2025-03-14T14:0")  # 10:0x in New York (EDT, UTC-4) is 14:0x UTC
+        rep = harness.tegrawatch(["report", log, "--json", "-"], env=tz, timeout=120)
+        r = json.loads(rep.stdout)
+        self.assertEqual(r["start"], "2025-03-14T14:00:00Z")
+        text = harness.tegrawatch(["report", log], env=tz, timeout=120)
+        self.assertIn("14:00:00Z", text.stdout)
+        self.assertEqual(sample["ts"][:11], "2025-03-14T")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ class MqttTest(harness.TestCase):
             self.assertEqual(st["power_mode"], "MAXN_SUPER")
             for c in AGENT_COUNTERS:
                 self.assertIn(c, st["metrics"])
-        self.assertEqual(states[0]["ts"], "2025-03-14T10:00:00")
+        self.assertEqual(states[0]["ts"], "2025-03-14T10:00:00Z")
         self.assertEqual(states[0]["time_ms"], 1741946400000)
         self.assertEqual(states[0]["metrics"]["agent.samples_total"], 1)
         self.assertEqual(states[-1]["metrics"]["agent.mqtt_connected"], 1)
