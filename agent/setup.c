@@ -49,16 +49,17 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The installed directory, else the source tree's, else NULL. */
+static const char *
+installed_or_source(const char *installed, const char *source)
+{
+	return is_dir(installed) ? installed : is_dir(source) ? source : NULL;
+}
+
 const char *
 setup_rules_dir(void)
 {
-	static const char *const candidates[] = {TEGRAWATCH_RULES_DIR_INSTALLED, TEGRAWATCH_RULES_DIR_SOURCE};
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		if (is_dir(candidates[i])) {
-			return candidates[i];
-		}
-	}
-	return NULL;
+	return installed_or_source(TEGRAWATCH_RULES_DIR_INSTALLED, TEGRAWATCH_RULES_DIR_SOURCE);
 }
 
 int
@@ -110,13 +111,7 @@ setup_say_not_jetson(const struct board *b, const char *root)
 const char *
 setup_demo_dir(void)
 {
-	static const char *const candidates[] = {TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE};
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		if (is_dir(candidates[i])) {
-			return candidates[i];
-		}
-	}
-	return NULL;
+	return installed_or_source(TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE);
 }
 
 static bool
