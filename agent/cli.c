@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/exit_codes.h"
 #include "build_config.h"
@@ -58,15 +59,22 @@ const struct cli_option cli_options[] = {
 
 	{"run", OPT_CONFIG, 'c', "config", CLI_ARG_YAML, "FILE",
 	 "configuration (default " CONFIG_DEFAULT_PATH " when it exists)",
-	 "The configuration; default\n.Pa " CONFIG_DEFAULT_PATH "\nwhen it exists, otherwise the built-in defaults."},
+	 "The configuration; default\n.Pa " CONFIG_DEFAULT_PATH "\nwhen it exists, otherwise the built-in defaults "
+	 "with the shipped rules\n.Pq Pa /usr/share/tegrawatch/rules.d ,\nor those of the source tree; a warning says "
+	 "how many."},
 	{"run", OPT_REPLAY, 0, "replay", CLI_ARG_FILE, "FILE", "use a recorded tegrastats log as the source",
 	 "Use a recorded tegrastats log as the source, paced by its time stamps."},
 	{"run", OPT_SPEED, 0, "speed", CLI_ARG_NUMBER, "N",
 	 "replay speed factor (default 1 = real time; 0 = as fast as possible)",
 	 "Replay speed factor: 1 (the default) is real time, 0 as fast as possible."},
-	{"run", OPT_DEMO, 0, "demo", CLI_ARG_NONE, NULL, "run the built-in demo board (a replay of configs/demo/)",
+	{"run", OPT_DEMO, 0, "demo", CLI_ARG_NONE, NULL,
+	 "run the built-in demo board (a replay of configs/demo/, in a loop);\nin a terminal a status line a minute, "
+	 "the samples with --json",
 	 "Replay the demo board installed under\n.Pa /usr/share/tegrawatch/demo\nwith its configuration (the shipped "
-	 "rules plus one)."},
+	 "rules plus one), again from the start at its end (its times go on) unless\n.Fl \\-speed Ar 0 .\nIn a "
+	 "terminal it prints where to look and a status line a minute of the recording instead of the samples\n"
+	 ".Pq Fl \\-json No prints those ;\nits dashboard takes the next free port when\n.Cm web.listen Ns 's\nis "
+	 "taken. With\n.Fl \\-replay Ar file\nit plays\n.Ar file\non the demo board."},
 	{"run", OPT_ROOT, 0, "root", CLI_ARG_DIR, "DIR", "prefix for every path read (sysfs, procfs, /etc, /var/lib)",
 	 ROOT_MAN},
 	{"run", OPT_INTERVAL, 0, "interval", CLI_ARG_NUMBER, "MS", "sampling interval (default 1000)",
@@ -97,8 +105,10 @@ const struct cli_option cli_options[] = {
 	 "the configuration (default " CONFIG_DEFAULT_PATH ")",
 	 "The configuration to check; default\n.Pa " CONFIG_DEFAULT_PATH " ."},
 
-	{"replay", OPT_CONFIG, 'c', "config", CLI_ARG_YAML, "FILE", "the configuration whose rules and actions run",
-	 "The configuration whose rules and actions are used."},
+	{"replay", OPT_CONFIG, 'c', "config", CLI_ARG_YAML, "FILE",
+	 "the configuration whose rules and actions run (default " CONFIG_DEFAULT_PATH ",\nelse the shipped rules)",
+	 "The configuration whose rules and actions are used; default\n.Pa " CONFIG_DEFAULT_PATH "\nwhen it exists, "
+	 "otherwise the shipped rules (as for\n.Cm run ;\nsaid on standard error with their number)."},
 	{"replay", OPT_DRY_RUN, 0, "dry-run", CLI_ARG_NONE, NULL, "run no action; only print the timeline",
 	 "Run no action; only print the timeline."},
 	{"replay", OPT_ROOT, 0, "root", CLI_ARG_DIR, "DIR", "a board tree that adds what a log lacks (trip points...)",
@@ -277,9 +287,12 @@ cli_usage(FILE *out, const char *command)
 		}
 		fprintf(out, "\nOptions of every command, anywhere on the line:\n");
 		print_options(out, "", true);
-		fprintf(out,
-			"\n`tegrawatch COMMAND --help` lists the options of COMMAND; `man tegrawatch` has it all.\n"
-			"Metric names are listed in docs/metrics.md.\n");
+		/* a source build installs no manual: name the page of the tree it was built from, while it is there */
+		bool tree = access(TEGRAWATCH_SOURCE_ROOT "/docs/man/tegrawatch.1", R_OK) == 0;
+		fprintf(out, "\n`tegrawatch COMMAND --help` lists the options of COMMAND; %s has it all.\n",
+			tree ? "`man -l " TEGRAWATCH_SOURCE_ROOT "/docs/man/tegrawatch.1`" : "`man tegrawatch`");
+		fprintf(out, "Metric names are listed in %s.\n",
+			tree ? TEGRAWATCH_SOURCE_ROOT "/docs/metrics.md" : TEGRAWATCH_DOC_DIR "/metrics.md");
 		return;
 	}
 	fprintf(out, "Usage: tegrawatch %s%s%s%s\n%s\n", c->name, cli_has_options(c->name) ? " [OPTIONS]" : "",

@@ -6,22 +6,26 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/exit_codes.h"
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "build_config.h"
 #include "core/diag.h"
 
 int
 cmd_check(int argc, char **argv)
 {
 	const char *path = CONFIG_DEFAULT_PATH;
+	bool named = false;
 	int c;
 	while ((c = cli_getopt("check", argc, argv)) != -1) {
 		switch (c) {
 		case OPT_CONFIG:
 			path = optarg;
+			named = true;
 			break;
 		case OPT_HELP:
 			cli_usage(stdout, "check");
@@ -34,6 +38,16 @@ cmd_check(int argc, char **argv)
 	if (optind != argc) {
 		fprintf(stderr, "tegrawatch check: unexpected argument '%s'\n", argv[optind]);
 		return EX_USAGE;
+	}
+	if (!named && access(path, F_OK) != 0 && errno == ENOENT) {
+		/* a source build installs none: say what was looked for, and what to name */
+		bool example = access(TEGRAWATCH_CONFIG_SOURCE, R_OK) == 0;
+		fprintf(stderr,
+			"tegrawatch check: no configuration named, and none at %s (installing the package puts one "
+			"there): name one with -c FILE%s%s\n",
+			path, example ? ", e.g. the example of the source tree: -c " : "",
+			example ? TEGRAWATCH_CONFIG_SOURCE : "");
+		return EX_NOINPUT;
 	}
 	struct diag_list diags;
 	diag_list_init(&diags);

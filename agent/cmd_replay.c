@@ -31,7 +31,7 @@ print_event(struct sink *sink, const struct alert_event *ev)
 {
 	struct timeline *tl = (struct timeline *)sink;
 	char ts[32];
-	iso_local_time(ev->at_ms, ts, sizeof(ts));
+	rfc3339_utc(ev->at_ms, ts, sizeof(ts));
 	(*tl->events)++;
 	if (tl->as_json) {
 		struct json *j = &tl->json;
@@ -104,6 +104,7 @@ cmd_replay(int argc, char **argv)
 	if (r != 0) {
 		return r;
 	}
+	size_t rules = cfg->rules.count;
 	unsigned long events = 0;
 	struct timeline *tl = xcalloc(1, sizeof(*tl));
 	tl->base.ops = &timeline_ops;
@@ -126,7 +127,8 @@ cmd_replay(int argc, char **argv)
 	uint64_t samples = agent_sample_count(agent);
 	agent_destroy(agent);
 	fflush(stdout);
-	fprintf(stderr, "tegrawatch replay: %llu samples, %lu alert events%s\n", (unsigned long long)samples, events,
+	fprintf(stderr, "tegrawatch replay: %llu samples, %lu alert events from %zu rule%s%s\n",
+		(unsigned long long)samples, events, rules, rules == 1 ? "" : "s",
 		dry_run ? " (dry run: no action was run)" : "");
 	if (fflush(stdout) != 0 || r < 0) {
 		return EX_IOERR;

@@ -33,6 +33,15 @@ open_config(const char *path, struct config **cfg)
 		return setup_load_config(path, cfg);
 	}
 	*cfg = config_default(); /* no rules: the alert timeline needs -c */
+	static bool told;        /* --compare opens it twice */
+	const char *rules = setup_rules_dir();
+	if (told) {
+		return 0;
+	}
+	told = true;
+	fprintf(stderr,
+		"tegrawatch report: no alert timeline: no rules were named (-c FILE runs a configuration's%s%s%s)\n",
+		rules ? "; the shipped rules are " : "", rules ? rules : "", rules ? "/*.yaml" : "");
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/exit_codes.h"
 #include "core/log.h"
@@ -46,7 +47,6 @@ cmd_run(int argc, char **argv)
 			snprintf(demo_log, sizeof(demo_log), "%s/tegrastats.log", dir);
 			snprintf(demo_root, sizeof(demo_root), "%s/root", dir);
 			snprintf(demo_config, sizeof(demo_config), "%s/tegrawatch.yaml", dir);
-			so.replay = demo_log;
 			so.root = demo_root;
 			demo = true;
 			break;
@@ -104,10 +104,19 @@ cmd_run(int argc, char **argv)
 		log_error("run: unexpected argument '%s'", argv[optind]);
 		return EX_USAGE;
 	}
+	/* --replay FILE next to --demo: the demo board with another recording */
+	if (demo && !so.replay) {
+		so.replay = demo_log;
+	}
 	/* the demo brings its own configuration, with the shipped rules */
 	if (demo && !config_path) {
 		config_path = demo_config;
 	}
+	/* a person watching the demo in a terminal gets a short status there; the samples with --json */
+	if (demo && so.json_lines == JSON_LINES_AUTO && isatty(STDOUT_FILENO)) {
+		so.json_lines = JSON_LINES_OFF;
+	}
+	so.demo = demo;
 	so.record_max_bytes = (uint64_t)(record_max_mb * 1048576);
 	struct config *cfg;
 	int r = setup_load_config(config_path, &cfg);

@@ -14,6 +14,7 @@
 #include "core/xalloc.h"
 #include "cli.h"
 #include "commands.h"
+#include "setup.h"
 #include "tegra/board.h"
 #include "tegra/sources.h"
 #include "tegra/throttle.h"
@@ -40,7 +41,7 @@ print_snapshot_text(const struct board *b, const struct sample *s, const struct 
 {
 	const struct board_identity *id = board_identity(b);
 	double mode_id;
-	printf("board:       %s\n", or_unknown(id->model));
+	printf("board:       %s%s\n", or_unknown(id->model), board_is_jetson(b) ? "" : " (not a Jetson)");
 	printf("soc:         %s", or_unknown(id->soc));
 	if (id->module[0]) {
 		printf(" (module %s)", id->module);
@@ -107,6 +108,7 @@ cmd_snapshot(int argc, char **argv)
 			strerror(-r));
 		return EX_UNAVAILABLE;
 	}
+	setup_say_not_jetson(b, root); /* the words of `run` */
 	struct sample *s = xcalloc(1, sizeof(*s));
 	struct throttle_detector *det = throttle_detector_create();
 	/* two readings: CPU load and OC counter deltas need a previous one */

@@ -494,6 +494,34 @@ config_load_environment(struct config **out, struct diag_list *diags)
 	return load_buffer("", "", 0, true, out, diags);
 }
 
+int
+config_load_rules_dir(const char *dir, struct config **out, struct diag_list *diags)
+{
+	/* a main file of one include, as if it lay in DIR: the pattern is DIR's, escaped by the loader */
+	static const char main[] = "include: ['*.yaml']\n";
+	size_t size = strlen(dir) + sizeof("/(no configuration)");
+	char *name = xrealloc(NULL, size, 1);
+	snprintf(name, size, "%s/(no configuration)", dir);
+	struct loader ld;
+	loader_init(&ld, name, diags);
+	struct cfg_tree *tree;
+	int r = cfg_tree_load_buffer(name, main, sizeof(main) - 1, &tree, diags);
+	if (r == 0) {
+		ld.trees = xrealloc(ld.trees, 1, sizeof(*ld.trees));
+		ld.trees[ld.tree_count++] = tree;
+		r = finish_load(&ld, tree, name, true, true, out);
+	} else {
+		config_destroy(ld.cfg);
+		loader_finish(&ld);
+	}
+	free(name);
+	if (r == 0) {
+		free((*out)->path);
+		(*out)->path = cfg_strdup(""); /* no file of its own: a reload has nothing to read */
+	}
+	return r;
+}
+
 /* ---- what a reload cannot apply ---- */
 
 static bool

@@ -104,6 +104,13 @@ int config_load_buffer(const char *name, const char *buf, size_t len, struct con
  */
 int config_load_environment(struct config **out, struct diag_list *diags);
 
+/**
+ * The defaults with the environment overrides and the rule files DIR/\*.yaml
+ * (the shipped rules), for a command given no configuration file where
+ * none is installed: as config_load_environment(), its path is "".
+ */
+int config_load_rules_dir(const char *dir, struct config **out, struct diag_list *diags);
+
 /** A configuration with every default and no rules (no file given). */
 struct config *config_default(void);
 

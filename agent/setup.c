@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "core/exit_codes.h"
 #include "core/log.h"
 #include "alerting.h"
+#include "demo.h"
 #include "device_id.h"
 #include "fleet_setup.h"
 #include "memory_budget.h"
@@ -40,6 +42,26 @@ setup_log_level(enum log_level level, bool from_command_line)
 	log_level_given = from_command_line;
 }
 
+static bool
+is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The installed directory, else the source tree's, else NULL. */
+static const char *
+installed_or_source(const char *installed, const char *source)
+{
+	return is_dir(installed) ? installed : is_dir(source) ? source : NULL;
+}
+
+const char *
+setup_rules_dir(void)
+{
+	return installed_or_source(TEGRAWATCH_RULES_DIR_INSTALLED, TEGRAWATCH_RULES_DIR_SOURCE);
+}
+
 int
 setup_load_config(const char *path, struct config **out)
 {
@@ -48,8 +70,11 @@ setup_load_config(const char *path, struct config **out)
 	}
 	struct diag_list diags;
 	diag_list_init(&diags);
-	/* no file: the defaults, still with the environment overrides */
-	int r = path ? config_load(path, out, &diags) : config_load_environment(out, &diags);
+	/* no file: the defaults, still with the environment overrides, and the shipped rules as on a board */
+	const char *rules = path ? NULL : setup_rules_dir();
+	int r = path    ? config_load(path, out, &diags)
+		: rules ? config_load_rules_dir(rules, out, &diags)
+			: config_load_environment(out, &diags);
 	diag_list_print(&diags, stderr);
 	size_t reported = diags.count;
 	diag_list_free(&diags);
@@ -62,26 +87,31 @@ setup_load_config(const char *path, struct config **out)
 	if (!log_level_given) {
 		log_set_level((enum log_level)(*out)->log_level);
 	}
+	if (!path) {
+		/* without this, a replay of a throttling board says "0 alert events" and nobody knows why */
+		size_t n = (*out)->rules.count;
+		log_warn("no configuration (none named with -c FILE, none at %s): %zu rule%s %s%s%s",
+			 CONFIG_DEFAULT_PATH, n, n == 1 ? "" : "s",
+			 rules ? "loaded from the shipped " : "loaded (no shipped rules found)", rules ? rules : "",
+			 rules ? "/*.yaml" : "");
+	}
 	return 0;
 }
 
-static bool
-is_dir(const char *path)
+void
+setup_say_not_jetson(const struct board *b, const char *root)
 {
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!board_is_jetson(b) && board_has_metrics(b)) {
+		log_warn("not a Jetson (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal zones under %s): "
+			 "reading what this host has (thermal zones, hwmon, CPU, memory, NVIDIA GPUs through NVML)",
+			 root && root[0] ? root : "/");
+	}
 }
 
 const char *
 setup_demo_dir(void)
 {
-	static const char *const candidates[] = {TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE};
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		if (is_dir(candidates[i])) {
-			return candidates[i];
-		}
-	}
-	return NULL;
+	return installed_or_source(TEGRAWATCH_DEMO_DIR_INSTALLED, TEGRAWATCH_DEMO_DIR_SOURCE);
 }
 
 static bool
@@ -130,13 +160,38 @@ add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, i
 }
 
 /*
+ * A configured listener (web.listen, work.listen) that cannot be had: the
+ * agent does not start, so that a second agent on the host (the service
+ * and a hand-run one, two demos) says so instead of running half. A port
+ * another program holds may be free later: EX_TEMPFAIL, which the
+ * service's unit restarts; an address this host cannot give is the
+ * configuration's mistake.
+ */
+static int
+listen_failed(const char *section, const char *listen, int err)
+{
+	if (err == -EADDRINUSE) {
+		log_error("%s: cannot listen on %s: %s: another program listens there (another tegrawatch? the "
+			  "service: systemctl status tegrawatch); give this one another port (%s.listen, or "
+			  "TEGRAWATCH_%s_LISTEN=HOST:PORT) or none (\"\")",
+			  section, listen, strerror(-err), section, strcmp(section, "web") == 0 ? "WEB" : "WORK");
+		return EX_TEMPFAIL;
+	}
+	log_error("%s: cannot listen on %s: %s (%s.listen: an address of this host, a port above 1023 unless "
+		  "run as root, or \"\" for none)",
+		  section, listen, strerror(-err), section);
+	return err == -EADDRNOTAVAIL || err == -EACCES || err == -EPERM || err == -EINVAL ? EX_CONFIG : EX_OSERR;
+}
+
+/*
  * Sources: sysfs (a Jetson, a fixture root, or what any Linux host has),
  * hwmon (the real root), NVML, a replay or a live tegrastats. Sets
  * *SOURCES to how many were added.
  */
 static int
 add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
-	    const char *root, int interval_ms, struct work_ledger *work, bool *board_owned, int *sources)
+	    const char *root, int interval_ms, struct work_ledger *work, struct demo_status *demo, bool *board_owned,
+	    int *sources)
 {
 	struct source *src;
 	int r;
@@ -146,13 +201,9 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		/* never a sample by itself: it adds the application's counts to the board's; not counted here */
 		r = work_source_create(cfg->work.listen, work, &src);
 		if (r < 0) {
-			log_warn("work: cannot listen on %s: %s (POST /api/v1/work still counts)", cfg->work.listen,
-				 strerror(-r));
-			r = work_source_create("", work, &src);
+			return listen_failed("work", cfg->work.listen, r);
 		}
-		if (r == 0) {
-			agent_add_source(agent, src);
-		}
+		agent_add_source(agent, src);
 	}
 	if (b && (jetson || board_has_metrics(b))) {
 		sysfs_source_create(b, &src); /* owns the board from now on */
@@ -177,8 +228,12 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	}
 	if (o->replay) {
 		/* a run --record file replays too, as fast as it can be read (its samples carry their own times) */
-		r = record_file_detect(o->replay) == 1 ? record_source_create(o->replay, &src)
-						       : replay_source_create(o->replay, o->speed, &src);
+		/* the demo plays its recording again at its end, unless as fast as possible (it would never end) */
+		struct replay_loop loop = {demo_status_wrapped, demo};
+		bool again = o->demo && o->speed > 0;
+		r = record_file_detect(o->replay) == 1
+			    ? record_source_create(o->replay, &src)
+			    : replay_source_create(o->replay, o->speed, again ? &loop : NULL, &src);
 		if (r < 0) {
 			log_error("%s: %s", o->replay, strerror(-r));
 			return r == -ENOENT || r == -EACCES || r == -EISDIR ? EX_NOINPUT : EX_IOERR;
@@ -206,10 +261,65 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	return 0;
 }
 
+#if HAVE_WEB
+#define DEMO_PORTS 20 /* the demo tries this many ports from web.listen's on */
+
+/*
+ * The web server on web.listen; for the demo, on the next free port when
+ * that one is taken (a second demo, or the service), said out loud.
+ */
+static int
+add_web(struct agent *agent, const struct config *cfg, const struct agent_info *info, struct work_ledger *work,
+	struct demo_status *demo)
+{
+	struct web_config wc = cfg->web; /* a copy: only its listen address may change */
+	char listen[sizeof("[0000:0000:0000:0000:0000:0000:0000:0000]:65535") + 16];
+	const char *colon = strrchr(cfg->web.listen, ':');
+	char *end;
+	long first = colon ? strtol(colon + 1, &end, 10) : 0;
+	int r;
+	for (int i = 0;; i++) {
+		/* POST /api/v1/work adds to the ledger from the server's thread; the server keeps a reference */
+		struct web_work_hook hook = {work_post_json, work ? work_ledger_ref(work) : NULL, work_ledger_release};
+		struct sink *web;
+		r = web_server_start(&wc, info, work ? &hook : NULL, &web);
+		if (r == 0) {
+			agent_add_sink(agent, web);
+			if (i > 0) {
+				log_warn("web: %s is taken (another agent?): this demo's dashboard is on http://%s/",
+					 cfg->web.listen, wc.listen);
+			}
+			if (demo) {
+				demo_status_set_dashboard(demo, wc.listen);
+			}
+			return 0;
+		}
+		if (r != -EADDRINUSE || !demo || i + 1 >= DEMO_PORTS || first <= 0 || first + i + 1 > 65535) {
+			break;
+		}
+		snprintf(listen, sizeof(listen), "%.*s:%ld", (int)(colon - cfg->web.listen), cfg->web.listen,
+			 first + i + 1);
+		wc.listen = listen;
+	}
+	if (r == -EINVAL || r == -EIO || r == -ENOMEM) {
+		return r == -EINVAL ? EX_CONFIG : EX_OSERR; /* logged by the server */
+	}
+	return listen_failed("web", wc.listen, r);
+}
+#endif
+
+/* Whether `run` writes every sample on stdout: --json/--no-json, else agent.json_lines. */
+static bool
+json_lines_on(const struct config *cfg, const struct setup_options *o)
+{
+	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
+	return json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO));
+}
+
 /* Sinks of `run`: JSON Lines on stdout, the fleet sinks, MQTT and the web server as configured. */
 static int
 add_outputs(struct agent *agent, const struct config *cfg, const struct setup_options *o, const struct agent_info *info,
-	    struct work_ledger *work)
+	    struct work_ledger *work, struct demo_status *demo)
 {
 	int interval_ms = (int)info->interval_ms;
 	/* the loader checked the budget at agent.interval; --interval may change it */
@@ -225,8 +335,7 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 		return EX_CONFIG;
 	}
 	agent_add_sink(agent, memory_budget_sink_create(&budget));
-	int json = o->json_lines != JSON_LINES_AUTO ? o->json_lines : cfg->json_lines;
-	if (json == JSON_LINES_ON || (json == JSON_LINES_AUTO && jsonl_wanted_on(STDOUT_FILENO))) {
+	if (json_lines_on(cfg, o)) {
 		/* as fast as possible, the reader sets the pace: no sample is dropped for it */
 		agent_add_sink(agent, jsonl_sink_create(STDOUT_FILENO, o->replay && o->speed == 0));
 	}
@@ -250,17 +359,7 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 #if HAVE_WEB
 	/* listen "" = off */
 	if (cfg->web.listen[0]) {
-		/* POST /api/v1/work adds to the ledger from the server's thread; the server keeps a reference */
-		struct web_work_hook hook = {work_post_json, work ? work_ledger_ref(work) : NULL, work_ledger_release};
-		struct sink *web;
-		int r = web_server_start(&cfg->web, info, work ? &hook : NULL, &web);
-		if (r == -EINVAL) {
-			return EX_CONFIG;
-		}
-		if (r == 0) {
-			agent_add_sink(agent, web);
-		}
-		/* other failures (a busy port): sampling and alerting go on without the dashboard */
+		return add_web(agent, cfg, info, work, demo);
 	}
 #else
 	if (cfg->web.listen[0] && cfg->path[0]) {
@@ -360,10 +459,8 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if ((!o->replay || root) && board_open(root ? root : "", &b) < 0) {
 		b = NULL;
 	}
-	if (!o->replay && b && !board_is_jetson(b) && board_has_metrics(b)) {
-		log_warn("not a Jetson (no Tegra SoC, nv_tegra_release, GPU devfreq or Tegra thermal zones under %s): "
-			 "reading what this host has (thermal zones, hwmon, CPU, memory, NVIDIA GPUs through NVML)",
-			 root ? root : "/");
+	if (!o->replay && b) {
+		setup_say_not_jetson(b, root);
 	}
 	if (o->board) {
 		*o->board = b ? *board_identity(b) : (struct board_identity){0};
@@ -418,10 +515,17 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	if (record) {
 		agent_add_sink(agent, record);
 	}
+	struct demo_status *demo = NULL;
+	if (o->demo && o->outputs) {
+		/* stdout is for the person watching, unless it carries the samples */
+		bool json = json_lines_on(cfg, o);
+		agent_add_sink(agent, demo_status_create(json ? stderr : stdout, !json, cfg->mqtt.host, cfg->mqtt.port,
+							 cfg->mqtt.prefix, &demo));
+	}
 	bool board_owned = false;
 	int sources = 0;
 	struct work_ledger *work = work_ledger_create();
-	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, &board_owned, &sources);
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, demo, &board_owned, &sources);
 	if (r == 0 && sources == 0) {
 		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
 		log_error(
@@ -433,7 +537,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		r = EX_UNAVAILABLE;
 	}
 	if (r == 0 && o->outputs) {
-		r = add_outputs(agent, cfg, o, &info, o->replay ? NULL : work);
+		r = add_outputs(agent, cfg, o, &info, o->replay ? NULL : work, demo);
 	}
 	work_ledger_unref(work); /* the source and the web server hold their own references */
 	if (!board_owned) {

@@ -24,6 +24,8 @@ struct setup_options {
 	const char *tegrastats; /* --tegrastats PROGRAM, or NULL */
 	bool dry_run;           /* rules run, actions and the state file do not */
 	bool outputs;           /* JSON Lines, MQTT and web as configured (run); off for replay */
+	bool demo;              /* run --demo: the replay loops, the dashboard takes the next free port when its own is
+				   taken, a short status on stdout (demo.h) */
 	int json_lines;         /* enum json_lines_mode from --json/--no-json; AUTO = agent.json_lines */
 	struct sink *extra;     /* one more sink (replay's timeline), owned from now on; may be NULL */
 	struct source *source;  /* with replay: reads it instead of the tegrastats replay (report's recording
@@ -44,8 +46,9 @@ void setup_log_level(enum log_level level, bool from_command_line);
 
 /**
  * Loads PATH (or the default file when it exists, else the defaults with
- * the environment overrides), prints every mistake and applies
- * agent.log_level (setup_log_level). Returns 0 and *OUT, or EX_CONFIG.
+ * the environment overrides and the shipped rules, said in a warning),
+ * prints every mistake and applies agent.log_level (setup_log_level).
+ * Returns 0 and *OUT, or EX_CONFIG.
  */
 int setup_load_config(const char *path, struct config **out);
 
@@ -56,6 +59,14 @@ int setup_load_config(const char *path, struct config **out);
  * *OUT, or an exit status (sysexits) after saying why.
  */
 int setup_agent(struct config *cfg, const struct setup_options *opts, struct agent **out);
+
+struct board;
+
+/** Says once (a warning) when B, read below ROOT (NULL or "": /), is not a Jetson, and what is read instead. */
+void setup_say_not_jetson(const struct board *b, const char *root);
+
+/** The shipped rules' directory (installed under the data directory, or in the source tree), or NULL. */
+const char *setup_rules_dir(void);
 
 /** The demo board's directory (installed or in the source tree), or NULL. */
 const char *setup_demo_dir(void);

@@ -5,16 +5,6 @@
 #include <time.h>
 
 void
-iso_local_time(int64_t time_ms, char *buf, size_t size)
-{
-	time_t t = (time_t)(time_ms / 1000);
-	struct tm tm;
-	if (!localtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		snprintf(buf, size, "1970-01-01T00:00:00");
-	}
-}
-
-void
 rfc3339_utc(int64_t time_ms, char *buf, size_t size)
 {
 	/* floor, so a time before 1970 still rounds down to its second */
@@ -105,7 +95,7 @@ void
 sample_to_json(struct json *j, const struct sample *s)
 {
 	char ts[32];
-	iso_local_time(s->time_ms, ts, sizeof(ts));
+	rfc3339_utc(s->time_ms, ts, sizeof(ts));
 	json_object_begin(j);
 	json_key(j, "seq");
 	json_uint(j, s->seq);

@@ -11,13 +11,14 @@
 #include "json.h"
 #include "sample.h"
 
-/** Writes "YYYY-MM-DDTHH:MM:SS" (local time) for TIME_MS into BUF (>= 20 bytes). */
-void iso_local_time(int64_t time_ms, char *buf, size_t size);
-
 /* "YYYY-MM-DDTHH:MM:SSZ" plus a NUL */
 #define RFC3339_LEN 21
 
-/** Writes TIME_MS (unix milliseconds) as RFC 3339 in UTC, whole seconds, into BUF (>= RFC3339_LEN bytes). */
+/**
+ * Writes TIME_MS (unix milliseconds) as RFC 3339 in UTC, whole seconds, into
+ * BUF (>= RFC3339_LEN bytes): the one time format of every output (samples,
+ * MQTT, the API, alerts, replay's timeline, reports, log lines that name a time).
+ */
 void rfc3339_utc(int64_t time_ms, char *buf, size_t size);
 
 /** Writes the metrics as a JSON object {name: number, ...} in set order. */

@@ -255,9 +255,12 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, s
 	}
 	if (cfg->client_id[0]) {
 		s->client_id = xstrdup(cfg->client_id);
+		s->client_id_pinned = true;
 	} else {
-		char id[MQTT_ID_MAX + 16];
-		snprintf(id, sizeof(id), "tegrawatch-%s", s->device_id);
+		/* one per running agent: a second agent of this board (the service and a hand-run one, two
+		 * demos) would otherwise take the first one's session over, and each knock the other off */
+		char id[MQTT_ID_MAX + 32];
+		snprintf(id, sizeof(id), "tegrawatch-%s-%ld", s->device_id, (long)getpid());
 		s->client_id = xstrdup(id);
 	}
 	if (make_topics(s, cfg) < 0) {

@@ -33,6 +33,7 @@
 #define HA_JITTER_MS 5000     /* discovery after a Home Assistant birth message: 0..5 s later */
 #define STABLE_MS 10000       /* a connection that lasts this long resets the back-off */
 #define OS_CA_PATH "/etc/ssl/certs"
+#define REASON_SESSION_TAKEN_OVER 0x8E /* MQTT 5 DISCONNECT: another client connected with this client id */
 
 /* An asynchronous name lookup; leaked on purpose if it cannot be cancelled at exit. */
 struct resolve {
@@ -562,10 +563,54 @@ check_stable(struct mqtt_sink *s, int64_t now)
 	}
 }
 
+/*
+ * Another client connected with this client id, and the broker gave it the
+ * session: said once, with what to change, as each reconnect would take it
+ * back and the two knock each other off. MQTT 5 may say so (DISCONNECT
+ * 0x8E); a 3.1.1 broker, and mosquitto 2.0 for MQTT 5 too, just closes the
+ * connection, so two closes in a row, each soon after a CONNACK, are taken
+ * for it.
+ */
+static void
+tell_takeover(struct mqtt_sink *s, bool certain)
+{
+	if (s->takeover_told) {
+		return;
+	}
+	s->takeover_told = true;
+	log_warn("mqtt: %s:%d: %s client uses the client id '%s' on this broker, and the broker hands the session to "
+		 "whichever connected last: %s",
+		 s->host, s->port,
+		 certain ? "the broker says another"
+			 : "the broker keeps closing the connection soon "
+			   "after accepting it: probably another",
+		 s->client_id,
+		 s->client_id_pinned ? "give each agent its own mqtt.client_id (or leave it unset: the default adds "
+				       "the process id)"
+				     : "stop the other one (another program using this agent's id?)");
+}
+
 static void
 handle_lost(struct mqtt_sink *s, int64_t now)
 {
 	char why[ERROR_TEXT_MAX];
+	bool was_connected = s->state == CONN_CONNECTED;
+	bool quick_close = was_connected && now - s->connected_ms < STABLE_MS &&
+			   (s->lost_rc == 0 || s->lost_rc == MOSQ_ERR_CONN_LOST ||
+			    (s->lost_rc == MOSQ_ERR_ERRNO && s->lost_errno == 0));
+	s->quick_closes = quick_close ? s->quick_closes + 1 : 0;
+	if (s->v5 && s->lost_rc == REASON_SESSION_TAKEN_OVER) {
+		snprintf(
+			why, sizeof(why),
+			"session taken over: another client connected with the client id '%.100s' (MQTT 5 reason 0x8E)",
+			s->client_id);
+		tell_takeover(s, true);
+		fail(s, why, now);
+		return;
+	}
+	if (s->quick_closes >= 2) {
+		tell_takeover(s, false);
+	}
 	if (s->refused) {
 		const char *reason =
 			s->v5 ? mosquitto_reason_string(s->connack_rc) : mosquitto_connack_string(s->connack_rc);

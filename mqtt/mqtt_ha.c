@@ -344,7 +344,7 @@ mqtt_ha_view_json(struct json *j, const struct sample *s, struct metric_dict_cac
 {
 	const struct metric_def *const *defs = metric_dict_classify(dict, &s->metrics);
 	char ts[32];
-	iso_local_time(s->time_ms, ts, sizeof(ts));
+	rfc3339_utc(s->time_ms, ts, sizeof(ts));
 	json_object_begin(j);
 	json_key(j, "ts");
 	json_string(j, ts);

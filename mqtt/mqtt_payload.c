@@ -145,7 +145,7 @@ static void
 open_message(struct json *j, const struct sample *s, const char *boot_id, uint64_t seq)
 {
 	char ts[32];
-	iso_local_time(s->time_ms, ts, sizeof(ts));
+	rfc3339_utc(s->time_ms, ts, sizeof(ts));
 	json_object_begin(j);
 	json_key(j, "ts");
 	json_string(j, ts);

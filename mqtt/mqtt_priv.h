@@ -48,6 +48,7 @@ struct mqtt_sink {
 	char *host;
 	int port;
 	char *client_id;
+	bool client_id_pinned; /* mqtt.client_id set: the advice on a session taken over differs */
 	char *username;
 	char *password;
 	bool v5;
@@ -102,8 +103,10 @@ struct mqtt_sink {
 	unsigned attempt;
 	int64_t next_attempt_ms;
 	int64_t attempt_started_ms;
-	int64_t connected_ms; /* when the CONNACK came */
-	unsigned quick_drops; /* connections in a row lost before they were stable */
+	int64_t connected_ms;  /* when the CONNACK came */
+	unsigned quick_drops;  /* connections in a row lost before they were stable */
+	unsigned quick_closes; /* of those, the broker closed in a row with nothing said (MQTT 3.1.1) */
+	bool takeover_told;    /* a session taken over was explained (once) */
 	/* set by callbacks, acted on outside them */
 	bool connack_ok;
 	bool refused;

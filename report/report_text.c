@@ -16,7 +16,7 @@ static void
 clock_text(int64_t ms, char *buf, size_t size)
 {
 	char iso[32];
-	iso_local_time(ms, iso, sizeof(iso));
+	rfc3339_utc(ms, iso, sizeof(iso));
 	snprintf(buf, size, "%s", strchr(iso, 'T') ? strchr(iso, 'T') + 1 : iso);
 }
 
@@ -85,8 +85,8 @@ report_print_text(const struct report *r, const char *source, FILE *out)
 {
 	const struct report_span *a = &r->all;
 	char from[32], to[32];
-	iso_local_time(a->first_ms, from, sizeof(from));
-	iso_local_time(a->last_ms, to, sizeof(to));
+	rfc3339_utc(a->first_ms, from, sizeof(from));
+	rfc3339_utc(a->last_ms, to, sizeof(to));
 	fprintf(out, "tegrawatch report: %s\n", source);
 	fprintf(out, "  %llu samples, %s .. %s (%.0f s, every %.3g s)\n", (unsigned long long)a->samples, from, to,
 		a->seconds, report_interval_s(r));

@@ -19,7 +19,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	sudo=""
 	[ "$(id -u)" -ne 0 ] && sudo="sudo"
-	echo "setup: installing ${missing[*]}" >&2
+	echo "setup: installing ${#missing[@]} packages (apt-get, a minute or two): ${missing[*]}" >&2
 	# the :arm64 packages (group cross) need the architecture in dpkg before the update
 	if [[ " ${missing[*]}" == *:arm64* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		$sudo dpkg --add-architecture arm64
@@ -58,7 +58,11 @@ if [ "${1:-}" = "--test" ] && ! cmp -s tests/otlp/package-lock.json tests/otlp/n
 fi
 
 if [ ! -f build/build.ninja ]; then
+	echo "setup: configuring the build (meson setup build)..." >&2
 	meson setup build --buildtype=debugoptimized >/dev/null
+fi
+if ninja -C build -n 2>/dev/null | grep -q '^\['; then
+	echo "setup: building (ninja -C build; a minute the first time)..." >&2
 fi
 ninja -C build >/dev/null
 echo "setup: built build/tegrawatch" >&2

@@ -136,6 +136,13 @@ struct replay_source {
 	int64_t no_stamp_ms; /* synthetic clock for logs without stamps */
 	uint64_t parse_errors;
 	uint64_t unknown_tokens;
+	/* looping: what is added to the log's times, and how far this pass got */
+	bool loop;
+	struct replay_loop on_loop;
+	unsigned pass;
+	uint64_t pass_samples;
+	int64_t offset_ms;
+	int64_t last_ms; /* the time of the last sample read, offset included */
 };
 
 /* Reads ahead to the next good data line. Returns true when one was found. */
@@ -169,6 +176,27 @@ replay_advance(struct replay_source *rs)
 	return false;
 }
 
+/* The end of a looping replay: the log again from its start, a second after the last sample. */
+static void
+replay_rewind(struct replay_source *rs)
+{
+	if (rs->pass_samples == 0 || fseek(rs->file, 0, SEEK_SET) != 0) {
+		return; /* an empty log, or one that cannot go back (a pipe): it ends */
+	}
+	rs->lineno = 0;
+	rs->have_next = replay_advance(rs);
+	if (!rs->have_next) {
+		return;
+	}
+	if (rs->on_loop.wrapped) {
+		rs->on_loop.wrapped(rs->on_loop.data, rs->pass + 1, rs->pass_samples);
+	}
+	rs->pass++;
+	rs->pass_samples = 0;
+	int64_t first = rs->next_info.stamp.present ? tegrastats_stamp_to_ms(&rs->next_info.stamp) : rs->no_stamp_ms;
+	rs->offset_ms = rs->last_ms + 1000 - first;
+}
+
 static int
 replay_read(struct source *src, struct sample *s)
 {
@@ -177,15 +205,22 @@ replay_read(struct source *src, struct sample *s)
 		return -ENODATA;
 	}
 	metric_set_merge(&s->metrics, &rs->next);
+	int64_t log_ms;
 	if (rs->next_info.stamp.present) {
-		s->time_ms = tegrastats_stamp_to_ms(&rs->next_info.stamp);
+		log_ms = tegrastats_stamp_to_ms(&rs->next_info.stamp);
 	} else {
-		s->time_ms = rs->no_stamp_ms;
+		log_ms = rs->no_stamp_ms;
 		rs->no_stamp_ms += 1000;
 	}
+	s->time_ms = log_ms + rs->offset_ms;
 	s->mono_ms = s->time_ms; /* durations follow the log's stamps */
+	rs->last_ms = s->time_ms;
+	rs->pass_samples++;
 	struct tegrastats_stamp prev = rs->next_info.stamp;
 	rs->have_next = replay_advance(rs);
+	if (!rs->have_next && rs->loop) {
+		replay_rewind(rs);
+	}
 	metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);
 	metric_set_put(&s->metrics, "agent.unknown_tokens_total", (double)rs->unknown_tokens);
 
@@ -232,7 +267,7 @@ static const struct source_ops replay_source_ops = {
 };
 
 int
-replay_source_create(const char *path, double speed, struct source **out)
+replay_source_create(const char *path, double speed, const struct replay_loop *loop, struct source **out)
 {
 	if (speed < 0) {
 		return -EINVAL;
@@ -247,6 +282,10 @@ replay_source_create(const char *path, double speed, struct source **out)
 	rs->path = xstrdup(path);
 	rs->speed = speed;
 	rs->no_stamp_ms = (int64_t)time(NULL) * 1000;
+	if (loop) {
+		rs->loop = true;
+		rs->on_loop = *loop;
+	}
 	rs->have_next = replay_advance(rs);
 	rs->due_ms = monotonic_ms();
 	*out = &rs->base;

@@ -17,9 +17,17 @@ int sysfs_source_create(struct board *board, struct source **out);
  * ('#' comments and blank lines skipped). SPEED scales the pace: the gaps
  * between line stamps (1 s per line without stamps) are divided by it;
  * 0 replays as fast as possible. Bad lines are reported as PATH:LINE:COL,
- * counted (agent.parse_errors_total) and skipped. Returns 0 and *OUT, or -errno.
+ * counted (agent.parse_errors_total) and skipped. With LOOP (NULL: once) it
+ * plays the log again from the start at its end, its times going on from
+ * the last one (a second after it), so time only moves forward for the
+ * rules and the history; LOOP->wrapped is told each time. Returns 0 and
+ * *OUT, or -errno.
  */
-int replay_source_create(const char *path, double speed, struct source **out);
+struct replay_loop {
+	void (*wrapped)(void *data, unsigned pass, uint64_t samples); /* PASS ended after SAMPLES; may be NULL */
+	void *data;
+};
+int replay_source_create(const char *path, double speed, const struct replay_loop *loop, struct source **out);
 
 /**
  * A source running `PROGRAM --interval MS` (the tegrastats binary, found

@@ -278,6 +278,49 @@ default_summary(const struct rule *r)
 	return "{{rule}} {{transition}}: {{metric}} = {{value}} (threshold {{threshold}})";
 }
 
+/*
+ * What an absent value means, where it means something: a forecast that is
+ * gone is good news, not "n/a".
+ */
+static const struct {
+	const char *prefix;
+	const char *words;
+} absent_words[] = {
+	{"throttle_eta.", "will not throttle at this load"},
+};
+
+/*
+ * A resolved alert in the past tense, with how long it lasted: the rule's
+ * summary is written for the alert while it fires ("is throttling: REASON"),
+ * and rendered at the end it read "is throttling: " with no reason.
+ */
+static void
+render_resolved(const struct engine *e, struct alert_event *ev)
+{
+	char len[48] = "", value[80];
+	if (ev->starts_at_ms > 0 && ev->ends_at_ms >= ev->starts_at_ms) {
+		int64_t ms = (ev->ends_at_ms - ev->starts_at_ms + 500) / 1000 * 1000;
+		char d[40];
+		format_duration(ms, d, sizeof(d));
+		snprintf(len, sizeof(len), " after %s", ms > 0 ? d : "less than a second");
+	}
+	if (isnan(ev->value)) {
+		const char *words = "no longer reported";
+		for (size_t i = 0; i < sizeof(absent_words) / sizeof(absent_words[0]); i++) {
+			if (strncmp(ev->metric, absent_words[i].prefix, strlen(absent_words[i].prefix)) == 0) {
+				words = absent_words[i].words;
+			}
+		}
+		snprintf(value, sizeof(value), "%s", words);
+	} else {
+		char num[48];
+		template_format_number(ev->value, num, sizeof(num));
+		snprintf(value, sizeof(value), "now %s", num);
+	}
+	snprintf(ev->summary, sizeof(ev->summary), "%s%s%s ended%s (%s: %s)", e->board, e->board[0] ? ": " : "",
+		 ev->rule->name, len, ev->metric, value);
+}
+
 static void
 render(const struct engine *e, struct alert_event *ev)
 {
@@ -313,6 +356,8 @@ render(const struct engine *e, struct alert_event *ev)
 			snprintf(ev->summary, sizeof(ev->summary), "%s %s: %s not seen for %s", r->name,
 				 alert_transition_name(ev->transition), ev->metric, dur);
 		}
+	} else if (ev->transition == TRANSITION_RESOLVED) {
+		render_resolved(e, ev);
 	} else {
 		template_render(r->summary ? r->summary : default_summary(r), &ctx, ev->summary, sizeof(ev->summary));
 	}

@@ -74,8 +74,7 @@ template_field_parse(const char *p, struct template_field *f)
 	return 0;
 }
 
-/* Formats V briefly: "96.5", "95", "0.125", "n/a" for NAN (at most 3 decimals). */
-static void
+void
 template_format_number(double v, char *buf, size_t size)
 {
 	int n;

@@ -51,6 +51,9 @@ struct template_ctx {
 	size_t label_count;
 };
 
+/** Formats V briefly, as {{value}} does: "96.5", "95", "0.125", "n/a" for NAN (at most 3 decimals). */
+void template_format_number(double v, char *buf, size_t size);
+
 /**
  * Renders TMPL into OUT (SIZE > 0, always NUL-terminated; cut at a UTF-8
  * character boundary when it does not fit). An unknown or unclosed field

@@ -756,7 +756,7 @@ web_server_start(const struct web_config *cfg, const struct agent_info *info, co
 
 	r = web_listen_socket(&addr, addr_len, LISTEN_BACKLOG, &srv->port);
 	if (r < 0) {
-		log_error("web: cannot listen on %s: %s", cfg->listen, strerror(-r));
+		/* not logged: the caller knows whether it tries another port, and what to advise */
 		web_server_destroy(srv);
 		return r;
 	}

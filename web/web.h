@@ -35,8 +35,9 @@ struct web_work_hook {
  * publishes each sample (snapshot, history, event stream), notify() each
  * alert event (active list, recent transitions, event stream), destroy()
  * stops the server (open event streams are ended) and frees it. Other
- * failures (-EADDRINUSE, -EACCES from bind, -EIO when libmicrohttpd does
- * not start, -EINVAL for an unreadable secret file) are -errno, logged.
+ * failures are -errno: -EADDRINUSE, -EADDRNOTAVAIL, -EACCES from bind (not
+ * logged: the caller says what to do about it), -EIO when libmicrohttpd
+ * does not start, -EINVAL for an unreadable secret file (both logged).
  * INFO gives the identity, the version and the interval (ring sizes,
  * /healthz); WORK (copied; NULL: the route answers 404) takes the work
  * reports. Returns 0 and *OUT.

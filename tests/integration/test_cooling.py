@@ -19,7 +19,7 @@ SRC = None
 REC = None  # the generated recordings
 FAN = "sys/devices/platform/pwm-fan/hwmon/hwmon0/pwm1"
 TACH = "sys/devices/platform/39c0000.tachometer/hwmon/hwmon3/rpm"
-ENV = dict(os.environ, TZ="UTC")
+ENV = dict(os.environ, TZ="UTC", TEGRAWATCH_WEB_LISTEN="")  # 127.0.0.1:9474 is one port for the machine
 
 
 def write(path, text):

@@ -60,7 +60,7 @@ class MqttTest(harness.TestCase):
             self.assertEqual(st["power_mode"], "MAXN_SUPER")
             for c in AGENT_COUNTERS:
                 self.assertIn(c, st["metrics"])
-        self.assertEqual(states[0]["ts"], "2025-03-14T10:00:00")
+        self.assertEqual(states[0]["ts"], "2025-03-14T10:00:00Z")
         self.assertEqual(states[0]["time_ms"], 1741946400000)
         self.assertEqual(states[0]["metrics"]["agent.samples_total"], 1)
         self.assertEqual(states[-1]["metrics"]["agent.mqtt_connected"], 1)
@@ -113,7 +113,8 @@ class MqttTest(harness.TestCase):
         r, w = os.pipe()  # we keep the read end and never read it
         self.addCleanup(os.close, r)
         web_port = harness.free_port()
-        p = self.mqtt_agent("pipe", mqtt_keys(b.port, "pipe"), args=("--demo", "--speed", "15"), stdout=w,
+        p = self.mqtt_agent("pipe", mqtt_keys(b.port, "pipe"), args=("--demo", "--speed", "15", "--count", "900"),
+                            stdout=w,
                             web="127.0.0.1:%d" % web_port, port=web_port,
                             extra="include: [%s/configs/rules.d/*.yaml]\n" % SRC)
         os.close(w)
@@ -280,7 +281,7 @@ class MqttTest(harness.TestCase):
         self.assertStays(lambda: not [m for m in s.all() if m[1].endswith("/config")], 6.0,
                          "configs sent again for a birth topic message that is not 'online'")
         self.assertEqual(a.stop(), 0)
-        self.assertIn("as tegrawatch-ha1 (p5,", b.log_text())
+        self.assertIn("as tegrawatch-ha1-%d (p5," % a.pid, b.log_text())
 
     # ---- availability ----
 

@@ -155,7 +155,7 @@ class HaViewTest(harness.TestCase):
         self.assertEqual(s.json("tegrawatch/%s/info" % dev)[-1]["device_id"], dev)
         # alert events (and so webhooks and exec actions) name the board by the same id
         self.assertEqual(s.json("tegrawatch/%s/alerts" % dev)[0]["board"]["device_id"], dev)
-        self.assertIn("as tegrawatch-%s " % dev, b.log_text())  # one MQTT session per machine
+        self.assertIn("as tegrawatch-%s-%d " % (dev, a.pid), b.log_text())  # one MQTT session per agent
 
         # a readable serial number wins (a cloned image copies machine-id), and is in the device block
         serial = "1422019012345"

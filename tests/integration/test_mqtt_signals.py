@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """MQTT failures the agent must name and pace, against fake brokers written
 here (plain sockets on a free 127.0.0.1 port, never any other address): a
-malformed CONNACK, a broker that stops answering PINGREQ, and a broker that
-accepts every connection and drops it at once.
+malformed CONNACK, a broker that stops answering PINGREQ, a broker that
+accepts every connection and drops it at once, and an MQTT 5 broker that
+hands the session to another client with the same id (DISCONNECT 0x8E).
 
 Usage: test_mqtt_signals.py TEGRAWATCH SOURCE_ROOT
 """
@@ -115,6 +116,13 @@ def drop_after_connack(conn):
     conn.sendall(CONNACK_OK)
 
 
+def taken_over_after_connack(conn):
+    """MQTT 5: CONNACK (no properties), then DISCONNECT with reason 0x8E, session taken over."""
+    conn.sendall(bytes([0x20, 0x03, 0x00, 0x00, 0x00]))
+    conn.sendall(bytes([0xE0, 0x01, 0x8E]))
+    read_packet(conn)  # until the client closes
+
+
 class SignalsTest(harness.TestCase):
     def broker(self, behaviour):
         b = FakeBroker(behaviour)
@@ -171,6 +179,22 @@ class SignalsTest(harness.TestCase):
         late = gaps[len(gaps) // 2:]
         self.assertGreater(sum(late) / len(late), 0.6, gaps)
         self.assertLessEqual(len(warnings), 3, "\n".join(warnings))
+
+
+    def test_session_taken_over_is_named_once(self):
+        b = self.broker(taken_over_after_connack)
+        a = self.mqtt_agent("taken", b.port, "  protocol: 5\n  client_id: pinned\n  backoff_base: 100ms\n"
+                            "  backoff_cap: 1s\n")
+        # the broker takes the session away at every connect: several of them, one explanation
+        self.assertTrue(wait_until(lambda: len(b.connect_times()) >= 4, 20), a.stderr())
+        self.assertEqual(a.stop(), 0)
+        told = a.stderr_lines("the broker says another client uses the client id 'pinned'")
+        self.assertEqual(len(told), 1, a.stderr())
+        self.assertIn("give each agent its own mqtt.client_id", told[0])
+        lost = a.stderr_lines("session taken over: another client connected with the client id 'pinned' "
+                              "(MQTT 5 reason 0x8E)")
+        self.assertTrue(lost, a.stderr())
+        self.assertNotIn("libmosquitto error", a.stderr())
 
 
 if __name__ == "__main__":

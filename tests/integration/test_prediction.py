@@ -24,7 +24,7 @@ TRIP = 99.0  # gpu-thermal's throttle trip in configs/demo/root (Orin's 70 C tri
 def replay(log):
     p = subprocess.run([BIN, "run", "--replay", log, "--speed", "0", "--root", os.path.join(SRC, "configs/demo/root"),
                         "--json", "-c", os.path.join(SRC, "configs/demo/tegrawatch.yaml")],
-                       capture_output=True, text=True, timeout=300, env=dict(os.environ, TZ="UTC"))
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, TZ="UTC", TEGRAWATCH_WEB_LISTEN=""))
     assert p.returncode == 0, p.stderr
     return [json.loads(l)["metrics"] for l in p.stdout.splitlines()]
 

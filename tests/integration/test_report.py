@@ -25,6 +25,8 @@ def run(args, **kw):
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
     kw.setdefault("timeout", 120)
+    if args[:1] == ["run"]:
+        kw["env"] = dict(kw.get("env") or os.environ, **harness.no_default_web(args, kw.get("env")))
     return subprocess.run([BIN] + args, **kw)
 
 

@@ -390,7 +390,7 @@ test_sample_json(void **state)
 	json_init(&j);
 	sample_to_json(&j, s);
 	char ts[32];
-	iso_local_time(0, ts, sizeof(ts));
+	rfc3339_utc(0, ts, sizeof(ts));
 	char want[512];
 	snprintf(want, sizeof(want),
 		 "{\"seq\":7,\"ts\":\"%s\",\"time_ms\":0,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":50.5},"

@@ -137,7 +137,7 @@ test_state_json(void **state)
 	json_init(&j);
 	json_init(&limits);
 	mqtt_state_json(&j, &limits, s, BOOT, 17, false, &dict);
-	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
+	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00Z\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
 				   "\",\"seq\":17,\"power_mode\":\"MAXN\",\"metrics\":{\"temp.cpu_c\":52.9,"
 				   "\"gpu.load_pct\":12},\"throttle\":{\"active\":true,\"reasons\":{\"thermal\":"
 				   "\"cpu at 96 C\"},\"context\":\"\",\"causes\":[]}}");
@@ -211,7 +211,7 @@ test_state_and_limits(void **state)
 					  "\"agent.samples_total\":9},\"throttle\":"));
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
 	mqtt_limits_json(&msg, s, BOOT, 21, &limits);
-	assert_string_equal(msg.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
+	assert_string_equal(msg.out.buf, "{\"ts\":\"2025-03-14T10:00:00Z\",\"time_ms\":1741946400250,\"boot_id\":\"" BOOT
 					 "\",\"seq\":21,\"metrics\":{\"gpu.max_freq_mhz\":1300.5,"
 					 "\"trip.tj.critical_c\":105}}");
 	/* state_full: the old shape, every metric in set order; the limits object is the same */
@@ -674,7 +674,7 @@ test_ha_view_json(void **state)
 	json_init(&j);
 	/* only what the entities read, rounded as they show it; no context, causes, seq or other metrics */
 	size_t body = mqtt_ha_view_json(&j, s, &dict);
-	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00\",\"time_ms\":1741946400000,\"power_mode\":"
+	assert_string_equal(j.out.buf, "{\"ts\":\"2025-03-14T10:00:00Z\",\"time_ms\":1741946400000,\"power_mode\":"
 				   "\"MAXN_SUPER\",\"metrics\":{\"temp.tj_c\":46.4,\"power.vdd_in.mw\":4810,"
 				   "\"gpu.load_pct\":12,\"agent.alerts_firing\":1},\"throttle\":{\"active\":true,"
 				   "\"reasons\":{\"thermal\":\"tj at 95.2 C >= passive trip 95.0 C\"}}}");

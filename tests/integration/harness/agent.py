@@ -21,7 +21,8 @@ class Agent:
     - stderr goes to D/NAME.err (stderr(): all of it so far, also after a crash);
     - stdout goes to D/NAME.jsonl, read as it grows (samples(), next_sample(), last()); STDOUT may name
       another target (subprocess.DEVNULL, a pipe's fd) for a test about stdout itself;
-    - the environment is this one without TEGRAWATCH_*, in UTC, with ENV;
+    - the environment is this one without TEGRAWATCH_*, in UTC, with ENV; without a web server unless the test
+      names web.listen or runs the demo (base.no_default_web: the default port is one for the machine);
     - stop() sends SIGTERM (or SIG) and waits TIMEOUT seconds; a process still there is killed and the test
       fails with its stderr. kill() (the cleanup) is SIGKILL.
     PORT, when given, is the web server's: get(), snapshot(), metrics(), wait_web()."""
@@ -37,6 +38,7 @@ class Agent:
             self.cfg = os.path.join(d, name + ".yaml")
             write_file(self.cfg, config)
             argv += ["-c", self.cfg]
+        env = base.no_default_web(list(args), env, config)
         self._samples, self._offset, self._cursor = [], 0, 0
         self._lock = threading.Lock()
         self.stop_s = None

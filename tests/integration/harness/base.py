@@ -189,6 +189,21 @@ def clean_env(extra=None):
     return env
 
 
+def no_default_web(args, env=None, config=None):
+    """ENV for `run ARGS` with TEGRAWATCH_WEB_LISTEN="" added when nothing names web.listen (neither ENV, nor
+    CONFIG's text, nor the file of -c in ARGS) and it is not the demo (which takes a free port): 127.0.0.1:9474, the
+    default, is one port for the whole machine, and a second agent on it does not start (exit 75)."""
+    env = dict(env or {})
+    if "TEGRAWATCH_WEB_LISTEN" in env or "--demo" in args:
+        return env
+    if config is None and "-c" in args and args.index("-c") + 1 < len(args):
+        with open(args[args.index("-c") + 1], errors="replace") as f:
+            config = f.read()
+    if config is None or "web:" not in config:
+        env["TEGRAWATCH_WEB_LISTEN"] = ""
+    return env
+
+
 def copy_board(d, fixture=FIXTURE_BOARD, name="root"):
     """A copy of a fixture board in D that a test may write (its thermal zones, its machine id)."""
     root = os.path.join(d, name)
@@ -198,6 +213,8 @@ def copy_board(d, fixture=FIXTURE_BOARD, name="root"):
 
 def tegrawatch(args, env=None, timeout=60, **kw):
     """`tegrawatch ARGS` to its end: the CompletedProcess, text output."""
+    if args and args[0] == "run":
+        env = no_default_web(list(args), env)
     return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=timeout,
                           env=clean_env(env), **kw)
 
