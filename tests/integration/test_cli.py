@@ -308,6 +308,8 @@ class SnapshotTest(unittest.TestCase):
                            {"temp.cpu_c": 37.5, "power.sys5v.mw": 1854, "fan.0.rpm": 1170}),
         "agx-orin-jp5": ("Jetson AGX Orin", "tegra234", "35.4.1", "5.1.2", "MAXN",
                          {"temp.cpu_c": 44.562, "oc.3.events": 0, "power.vin_sys_5v0.mw": 4025}),
+        "agx-orin-jp7": ("NVIDIA Jetson AGX Orin Developer Kit", "tegra234", "39.2.0", "7.2", "MAXN",
+                         {"temp.cpu_c": 50.718, "trip.gpu.passive_c": 99, "gpu.max_freq_mhz": 1300.5}),
         "orin-nano-jp6": ("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", "tegra234",
                           "36.4.3", "6.2", "MAXN_SUPER",
                           {"temp.cpu_c": 47.875, "power.vdd_in.crit_ma": 7784, "trip.cpu.passive_c": 99,

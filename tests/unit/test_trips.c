@@ -3,7 +3,8 @@
  * when a device bound to it lowers a clock. Orin's 70 C trip drives only the
  * hot-surface alert; its 99 C trip drives cpufreq, devfreq and the throttle
  * alerts. The trees orin-nano-jp6-warm (77 C under load, clocks at their
- * ceiling) and orin-nano-jp6-hot (99.5 C, clocks lowered) hold both cases.
+ * ceiling) and orin-nano-jp6-hot (99.5 C, clocks lowered) hold both cases;
+ * agx-orin-jp7 is an AGX Orin on JetPack 7.2.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,7 +67,7 @@ static void
 test_trips_from_bindings(void **state)
 {
 	(void)state;
-	struct sample s;
+	static struct sample s;
 	judge(BOARDS "/orin-nano-jp6", &s);
 	assert_true(get(&s, "trip.cpu.passive_c") == 99);
 	assert_true(get(&s, "trip.gpu.passive_c") == 99);
@@ -87,7 +88,7 @@ static void
 test_warm_board_is_not_throttled(void **state)
 {
 	(void)state;
-	struct sample s;
+	static struct sample s;
 	judge(BOARDS "/orin-nano-jp6-warm", &s);
 	assert_true(get(&s, "temp.gpu_c") == 77);
 	assert_true(get(&s, "gpu.freq_mhz") == get(&s, "gpu.hw_max_freq_mhz"));
@@ -105,7 +106,7 @@ static void
 test_hot_board_is_throttled(void **state)
 {
 	(void)state;
-	struct sample s;
+	static struct sample s;
 	judge(BOARDS "/orin-nano-jp6-hot", &s);
 	assert_true(s.throttle.active);
 	assert_true(get(&s, "throttle.thermal") == 1);
@@ -139,7 +140,7 @@ test_no_bindings_fall_back(void **state)
 		th_join(path, sizeof(path), root, name);
 		unlink(path);
 	}
-	struct sample s;
+	static struct sample s;
 	judge(root, &s);
 	/* gpu-thermal: no bindings, the 70 C passive trip is taken for a throttle as before */
 	assert_true(get(&s, "trip.gpu.passive_c") == 70);
@@ -158,6 +159,28 @@ test_no_bindings_fall_back(void **state)
 	th_rmtree(root);
 }
 
+/* JetPack 7.2 on an AGX Orin (L4T R39.2.0): the same trips and bindings, the GPU on 17000000.gpu. */
+static void
+test_agx_orin_jetpack_72(void **state)
+{
+	(void)state;
+	static struct sample s;
+	judge(BOARDS "/agx-orin-jp7", &s);
+	assert_true(get(&s, "trip.cpu.passive_c") == 99);
+	assert_true(get(&s, "trip.gpu.hot_surface_c") == 70);
+	assert_true(get(&s, "temp.cpu_c") == 50.718);
+	assert_true(get(&s, "gpu.max_freq_mhz") == 1300.5);
+	assert_true(get(&s, "thermal.hot_surface") == 0);
+	assert_false(s.throttle.active);
+	struct board *b = open_board(BOARDS "/agx-orin-jp7");
+	check_identity(b, "NVIDIA Jetson AGX Orin Developer Kit", "tegra234", "p3701-0005", "39.2.0", "7.2");
+	char text[256];
+	assert_true(board_gpu_clock(b, text, sizeof(text)));
+	assert_non_null(strstr(text, "17000000.gpu"));
+	assert_int_equal(board_trip_bindings(b, text, sizeof(text)), 2);
+	board_destroy(b);
+}
+
 /* A binding to a trip that does not exist, or a garbage trip number, changes nothing. */
 static void
 test_bad_bindings(void **state)
@@ -169,7 +192,7 @@ test_bad_bindings(void **state)
 	th_write_text(path, "garbage\n");
 	th_join(path, sizeof(path), root, "/sys/devices/virtual/thermal/thermal_zone0/cdev1_trip_point");
 	th_write_text(path, "42\n");
-	struct sample s;
+	static struct sample s;
 	judge(root, &s);
 	/* the throttle alert and devfreq still bind trip 0: it throttles */
 	assert_true(get(&s, "trip.cpu.passive_c") == 99);
@@ -187,6 +210,7 @@ main(void)
 		cmocka_unit_test(test_hot_board_is_throttled),
 		cmocka_unit_test(test_no_bindings_fall_back),
 		cmocka_unit_test(test_bad_bindings),
+		cmocka_unit_test(test_agx_orin_jetpack_72),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
