@@ -54,6 +54,15 @@ class Listeners(harness.TestCase):
         self.assertIn("work: cannot listen on 127.0.0.1:%d: Address already in use" % port, p.stderr)
         self.assertIn("TEGRAWATCH_WORK_LISTEN", p.stderr)
 
+    def test_address_not_of_this_host_is_a_configuration_mistake(self):
+        """An address no interface has (192.0.2.1, TEST-NET-1: bind() fails at once, nothing is sent): 78, no
+        restart. A token file first, so that the address gets past the check for authentication on it."""
+        token = self.path("token", "0123456789abcdef0123456789abcdef\n")
+        p = self.run_second('web:\n  listen: "192.0.2.1:9999"\n  token_file: %s\n' % token)
+        self.assertEqual(p.returncode, EX_CONFIG, p.stderr)
+        self.assertIn("web: cannot listen on 192.0.2.1:9999: Cannot assign requested address", p.stderr)
+        self.assertIn("an address of this host", p.stderr)
+
     @unittest.skipIf(os.geteuid() == 0, "root may listen on port 1")
     def test_privileged_port_is_a_configuration_mistake(self):
         p = self.run_second('web:\n  listen: "127.0.0.1:1"\n')
