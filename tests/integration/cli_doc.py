@@ -11,7 +11,7 @@ configs/bash-completion/tegrawatch are what `tegrawatch help --man-synopsis`,
 `--man-options` and `--bash-completion` print; for every command, the options
 of `COMMAND --help`, of the man page and of the completion are the same set;
 the command takes each of them (`COMMAND --OPTION [ARG] --help` exits 0, an
-unknown option exits 64); and the README's overview names no other option.
+unknown option exits 64); and the synopsis in docs/commands.md names no other option.
 """
 import os
 import re
@@ -119,16 +119,17 @@ every = re.findall(r"^  -(\w), (--\w+)", usage.split("anywhere on the line:\n")[
 check([o for _, o in every] == ["--verbose", "--quiet", "--help"], "every command's options are listed", every)
 check(re.search(r"^\.Ss Options of every command$", man, re.M) is not None, "the man page lists them")
 check('local global="-v --verbose -q --quiet -h --help"' in completion, "the completion offers them")
-# the README's overview names no option a command does not have
-readme = open(os.path.join(SRC, "README.md")).read()
-block = readme.split("## Command line\n")[1].split("```")[1]
+# the synopsis of docs/commands.md (its first code block) names no option a command does not have
+commands_md = open(os.path.join(SRC, "docs/commands.md")).read()
+block = commands_md.split("```")[1]
+check(block.lstrip("\n").startswith("tegrawatch parse"), "docs/commands.md opens with the synopsis", block[:200])
 cmd = None
 for line in block.splitlines():
     m = re.match(r"tegrawatch (\w+)", line)
     cmd = m.group(1) if m else cmd
     for opt in re.findall(r"(?<![\w-])(--[\w-]+|-\w)\b", line):
         known = set(help_options(cmd)) | {"-c"} if "--config" in help_options(cmd) else set(help_options(cmd))
-        check(opt in known or opt in ("--help", "--version"), "README: %s %s is in the table" % (cmd, opt))
+        check(opt in known or opt in ("--help", "--version"), "docs/commands.md: %s %s is in the table" % (cmd, opt))
 p = tegrawatch("--quiet", "parse", "/dev/null", "--verbose")
 check(p.returncode == 0, "-v and -q work anywhere on the line", p.stderr)
 

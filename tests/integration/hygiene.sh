@@ -56,11 +56,22 @@ for f in $prod; do
 	done
 done
 
-# The map stays true: every top folder holding C sources has its row in README.md's layout table and its
-# entry in docs/architecture.md.
+# The map stays true: every top folder holding C sources has its row in docs/development.md's source layout
+# table and its entry in docs/architecture.md.
 for d in $(printf '%s\n' $prod | grep -E '\.[ch]$' | cut -d/ -f1 | sort -u); do
-	grep -q "^| \`$d/\` |" README.md || { echo "FAIL: $d/ has no row in README.md's layout table"; fail=1; }
+	grep -q "^| \`$d/\` |" docs/development.md || { echo "FAIL: $d/ has no row in docs/development.md's layout table"; fail=1; }
 	grep -q "^$d/ " docs/architecture.md || { echo "FAIL: $d/ is missing from docs/architecture.md"; fail=1; }
+done
+
+# The documentation's relative links lead to files that exist (README.md and docs/*.md; anchors are not checked).
+for f in README.md docs/*.md; do
+	for link in $(grep -o '](\([^)# ]*\)' "$f" | sed 's/^](//' | grep -vE '^(https?|mailto):'); do
+		[ -e "$(dirname "$f")/$link" ] || { echo "FAIL: $f links to $link, which does not exist"; fail=1; }
+	done
+done
+# and README.md's Documentation list names every page
+for f in docs/*.md; do
+	grep -qF "]($f)" README.md || { echo "FAIL: $f is not in README.md's Documentation list"; fail=1; }
 done
 
 # Each command (agent/cmd_*.c) and main.c export their entry point only: no command calls another or
