@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/atomic_file.h"
 #include "core/exit_codes.h"
 #include "core/xalloc.h"
 #include "core/diag.h"
@@ -96,30 +97,36 @@ run_one(const char *path, const struct report_args *a, struct report *r, struct 
 	return 0;
 }
 
-/* Writes TEXT to PATH ('-' = stdout) through PATH.tmp, so PATH is whole or untouched. */
+/* The JSON with its newline, or the HTML page around it. 0 or -errno. */
+static int
+render(FILE *f, const char *text, size_t len, bool html)
+{
+	if (html) {
+		return report_write_html(text, len, f);
+	}
+	return fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF ? 0 : -EIO;
+}
+
+/* Writes TEXT to PATH ('-' = stdout), whole or not at all (core/atomic_file.h). */
 static int
 write_out(const char *path, const char *text, size_t len, bool html)
 {
-	FILE *f = stdout;
-	char tmp[4096];
-	if (strcmp(path, "-") != 0) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		f = fopen(tmp, "we");
-		if (!f) {
-			fprintf(stderr, "tegrawatch report: %s: %s\n", tmp, strerror(errno));
-			return EX_IOERR;
+	if (strcmp(path, "-") == 0) {
+		int r = render(stdout, text, len, html);
+		return fflush(stdout) == 0 && r == 0 ? 0 : EX_IOERR;
+	}
+	struct atomic_file *af;
+	int r = atomic_file_create(path, 0666, &af); /* the mode fopen() gave it */
+	if (r == 0) {
+		r = render(atomic_file_stream(af), text, len, html);
+		if (r < 0) {
+			atomic_file_abort(af);
+		} else {
+			r = atomic_file_commit(af);
 		}
 	}
-	int r = html ? report_write_html(text, len, f) : (fwrite(text, 1, len, f) == len ? 0 : -EIO);
-	if (!html && r == 0) {
-		fputc('\n', f);
-	}
-	if (f == stdout) {
-		return fflush(f) == 0 && r == 0 ? 0 : EX_IOERR;
-	}
-	if (fclose(f) != 0 || r < 0 || rename(tmp, path) < 0) {
-		fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(r < 0 ? -r : errno));
-		remove(tmp);
+	if (r < 0) {
+		fprintf(stderr, "tegrawatch report: %s: %s\n", path, strerror(-r));
 		return EX_IOERR;
 	}
 	return 0;

@@ -9,7 +9,7 @@
  * libcurl is loaded with dlopen() by the first http_global_init(): linked,
  * it and the libraries it pulls in (Kerberos, LDAP, SSH, RTMP, nghttp2,
  * brotli...) cost ~250 KiB of RssAnon in every process. Its functions are
- * called through CURL_FN(), the pointers dlsym() found.
+ * called through CURL_FN(), the pointers core/dynlib.h found.
  *
  * An evented client drives libcurl's socket interface: the sockets libcurl
  * wants watched and a timerfd for its timeouts sit in one epoll set, whose
@@ -29,11 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dlfcn.h>
-
 #define CURL_DISABLE_TYPECHECK /* CURL_FN(curl_easy_setopt)() and CURL_FN(curl_easy_getinfo)() as plain functions */
 #include <curl/curl.h>
 
+#include "dynlib.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -86,9 +85,10 @@ struct http_client {
 
 #define CURL_FN(name) (curl_lib.name)
 #define CURL_POINTER(name) __typeof__(name) *name;
+#define CURL_SYMBOL(name) {#name, (void **)&curl_lib.name},
 
 static struct {
-	void *handle;
+	struct dynlib *lib;
 	CURL_FUNCTIONS(CURL_POINTER)
 } curl_lib;
 
@@ -96,27 +96,16 @@ static struct {
 static int
 curl_load(const char *who)
 {
-	if (curl_lib.handle) {
+	if (curl_lib.lib) {
 		return 0;
 	}
-	static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4"};
-	void *h = NULL;
-	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++) {
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	}
-	if (!h) {
-		log_error("%s: cannot load libcurl (%s): nothing is sent", who, dlerror());
+	static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
+	static const struct dynlib_symbol symbols[] = {CURL_FUNCTIONS(CURL_SYMBOL)};
+	char why[512];
+	if (dynlib_open(names, symbols, sizeof(symbols) / sizeof(symbols[0]), &curl_lib.lib, why, sizeof(why)) < 0) {
+		log_error("%s: cannot load libcurl 7.68 or later (%s): nothing is sent", who, why);
 		return -ENOENT;
 	}
-#define CURL_RESOLVE(name)                                                                                             \
-	if (!(curl_lib.name = (__typeof__(curl_lib.name))dlsym(h, #name))) {                                           \
-		log_error("%s: libcurl has no %s (7.68 or later is needed): nothing is sent", who, #name);             \
-		dlclose(h);                                                                                            \
-		return -ENOENT;                                                                                        \
-	}
-	CURL_FUNCTIONS(CURL_RESOLVE)
-#undef CURL_RESOLVE
-	curl_lib.handle = h;
 	return 0;
 }
 

@@ -65,7 +65,7 @@
  * plus topic and payload. Compaction (more than half of the file dead, or
  * the next append would pass max_file_bytes) writes an ack record and the
  * live records to PATH.tmp, fsyncs it, renames it over PATH and fsyncs the
- * directory.
+ * directory (core/atomic_file.h).
  *
  * Recovery on open: the file is scanned from the start; anything that is not
  * a valid record (bad magic, impossible length, bad CRC, invalid fields, an id

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "clock.h"
 #include "log.h"
 
@@ -167,28 +168,6 @@ wbuf_add_ack(struct spool *sp, uint64_t marker)
 	sp->wlen += encode_ack(sp->wbuf + sp->wlen, marker);
 }
 
-static void
-fsync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
-	if (!slash) {
-		snprintf(dir, sizeof(dir), ".");
-	} else if (slash == path) {
-		snprintf(dir, sizeof(dir), "/");
-	} else if ((size_t)(slash - path) < sizeof(dir)) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	} else {
-		return;
-	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		/* Best effort: the rename itself already happened. */
-		(void)fsync(fd);
-		close(fd);
-	}
-}
-
 /* Counts a failed write and warns, at most once a minute. */
 static void
 spool_count_write_error(struct spool *sp, int err, const char *what, int64_t now)
@@ -299,24 +278,25 @@ copy_run(struct spool *sp, int tfd, uint64_t *off, uint64_t *count, uint64_t *by
 
 /*
  * Rewrites the file from the queue: an ack record, then every live record
- * (the head, the run copied from the old file, the tail) into PATH.tmp;
- * fsync; rename over PATH. On failure the old file stays.
+ * (the head, the run copied from the old file, the tail), replacing PATH
+ * whole (atomic_file.h); the new file stays open as the spool's. On failure
+ * the old file stays.
  */
 static int
 spool_file_compact(struct spool *sp)
 {
-	int tfd = open(sp->tmp_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (tfd < 0) {
-		return -errno;
+	/* PATH.tmp is locked before it gets the real name, so a second opener never sees it unlocked. */
+	struct atomic_file *af;
+	int ret = atomic_file_create(sp->path, 0600, &af);
+	if (ret < 0) {
+		return ret;
 	}
-	/* Locked before it gets the real name, so a second opener never sees it unlocked. */
-	(void)flock(tfd, LOCK_EX | LOCK_NB);
+	int tfd = atomic_file_fd(af);
 	uint64_t marker = spool_marker(sp), off = 0, last_id = 0;
 	struct run_state saved = run_save(sp);
 	uint64_t run_count = 0, run_bytes = 0, run_first = saved.first_id;
 	sp->wlen = 0;
 	wbuf_add_ack(sp, marker);
-	int ret = 0;
 	for (size_t i = 0; i < sp->head.count && ret == 0; i++) {
 		const struct slot *s = mem_at(sp, i);
 		if (for_file(s)) {
@@ -339,20 +319,16 @@ spool_file_compact(struct spool *sp)
 	if (ret == 0 && sp->wlen > 0) {
 		ret = wbuf_flush(sp, tfd, &off);
 	}
-	if (ret == 0 && fsync(tfd) < 0) {
-		ret = -errno;
-	}
-	if (ret == 0 && rename(sp->tmp_path, sp->path) < 0) {
-		ret = -errno;
+	if (ret == 0) {
+		ret = atomic_file_commit_keep(af, &tfd);
+	} else {
+		atomic_file_abort(af);
 	}
 	sp->wlen = 0;
 	if (ret < 0) {
-		close(tfd);
-		unlink(sp->tmp_path);
 		run_restore(sp, &saved);
 		return ret;
 	}
-	fsync_dir(sp->path);
 	close(sp->fd);
 	sp->fd = tfd;
 	spool_reader_free(&sp->rd); /* its window showed the old file */

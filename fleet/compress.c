@@ -1,7 +1,8 @@
 /*
  * Compression through libsnappy and zlib, the only file that includes
- * them, both loaded with dlopen() on first use (see compress.h). libsnappy
- * is C++ and brings libstdc++ with it: only a remote_write sink pays that.
+ * them, both loaded on first use through core/dynlib.h (see compress.h).
+ * libsnappy is C++ and brings libstdc++ with it: only a remote_write sink
+ * pays that.
  */
 #include "compress.h"
 
@@ -9,10 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <dlfcn.h>
 #include <snappy-c.h>
 #include <zlib.h>
 
+#include "core/dynlib.h"
 #include "core/log.h"
 
 #define GZIP_WINDOW_BITS (15 + 16) /* zlib's window, and a gzip header and trailer */
@@ -20,13 +21,13 @@
 #define GZIP_LEVEL 6
 
 static struct {
-	void *handle;
+	struct dynlib *lib;
 	__typeof__(snappy_compress) *compress;
 	__typeof__(snappy_max_compressed_length) *max_length;
 } snappy_lib;
 
 static struct {
-	void *handle;
+	struct dynlib *lib;
 	__typeof__(deflateInit2_) *init;
 	__typeof__(deflate) *deflate;
 	__typeof__(deflateEnd) *end;
@@ -34,80 +35,41 @@ static struct {
 	__typeof__(zlibVersion) *version;
 } zlib_lib;
 
-static void *
-open_lib(const char *soname, const char *who)
-{
-	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		log_error("%s: cannot load %s (%s): nothing is sent", who, soname, dlerror());
-	}
-	return h;
-}
+static const struct dynlib_symbol snappy_symbols[] = {
+	{"snappy_compress", (void **)&snappy_lib.compress},
+	{"snappy_max_compressed_length", (void **)&snappy_lib.max_length},
+};
 
-static bool
-resolve(void *h, const char *name, void **slot, const char *who)
-{
-	*slot = dlsym(h, name);
-	if (!*slot) {
-		log_error("%s: the library has no %s: nothing is sent", who, name);
-	}
-	return *slot != NULL;
-}
+static const struct dynlib_symbol zlib_symbols[] = {
+	{"deflateInit2_", (void **)&zlib_lib.init},  {"deflate", (void **)&zlib_lib.deflate},
+	{"deflateEnd", (void **)&zlib_lib.end},      {"deflateBound", (void **)&zlib_lib.bound},
+	{"zlibVersion", (void **)&zlib_lib.version},
+};
 
+/* Loads SONAME into *LIB once. 0 or -ENOENT (logged). */
 static int
-load_snappy(const char *who)
+load(struct dynlib **lib, const char *soname, const struct dynlib_symbol *symbols, size_t count, const char *who)
 {
-	void *h = open_lib("libsnappy.so.1", who);
-	void *f[2];
-	if (!h || !resolve(h, "snappy_compress", &f[0], who) ||
-	    !resolve(h, "snappy_max_compressed_length", &f[1], who)) {
-		if (h) {
-			dlclose(h);
-		}
+	if (*lib) {
+		return 0;
+	}
+	const char *const names[] = {soname, NULL};
+	char why[512];
+	if (dynlib_open(names, symbols, count, lib, why, sizeof(why)) < 0) {
+		log_error("%s: cannot load %s (%s): nothing is sent", who, soname, why);
 		return -ENOENT;
 	}
-	snappy_lib.compress = (__typeof__(snappy_lib.compress))f[0];
-	snappy_lib.max_length = (__typeof__(snappy_lib.max_length))f[1];
-	snappy_lib.handle = h;
 	return 0;
-}
-
-static int
-load_zlib(const char *who)
-{
-	void *h = open_lib("libz.so.1", who);
-	void *f[5];
-	if (!h || !resolve(h, "deflateInit2_", &f[0], who) || !resolve(h, "deflate", &f[1], who) ||
-	    !resolve(h, "deflateEnd", &f[2], who) || !resolve(h, "deflateBound", &f[3], who) ||
-	    !resolve(h, "zlibVersion", &f[4], who)) {
-		if (h) {
-			dlclose(h);
-		}
-		return -ENOENT;
-	}
-	zlib_lib.init = (__typeof__(zlib_lib.init))f[0];
-	zlib_lib.deflate = (__typeof__(zlib_lib.deflate))f[1];
-	zlib_lib.end = (__typeof__(zlib_lib.end))f[2];
-	zlib_lib.bound = (__typeof__(zlib_lib.bound))f[3];
-	zlib_lib.version = (__typeof__(zlib_lib.version))f[4];
-	zlib_lib.handle = h;
-	return 0;
-}
-
-/* True once the library of CODEC is mapped. */
-static bool
-fleet_codec_loaded(enum fleet_codec codec)
-{
-	return (codec == FLEET_CODEC_SNAPPY ? snappy_lib.handle : zlib_lib.handle) != NULL;
 }
 
 int
 fleet_codec_load(enum fleet_codec codec, const char *who)
 {
-	if (fleet_codec_loaded(codec)) {
-		return 0;
+	if (codec == FLEET_CODEC_SNAPPY) {
+		return load(&snappy_lib.lib, "libsnappy.so.1", snappy_symbols,
+			    sizeof(snappy_symbols) / sizeof(snappy_symbols[0]), who);
 	}
-	return codec == FLEET_CODEC_SNAPPY ? load_snappy(who) : load_zlib(who);
+	return load(&zlib_lib.lib, "libz.so.1", zlib_symbols, sizeof(zlib_symbols) / sizeof(zlib_symbols[0]), who);
 }
 
 static int
@@ -155,7 +117,7 @@ gzip_into(const void *in, size_t len, struct buf *out)
 int
 fleet_compress(enum fleet_codec codec, const void *in, size_t len, struct buf *out)
 {
-	if (!fleet_codec_loaded(codec)) {
+	if (!(codec == FLEET_CODEC_SNAPPY ? snappy_lib.lib : zlib_lib.lib)) {
 		return -EIO;
 	}
 	return codec == FLEET_CODEC_SNAPPY ? snappy_into(in, len, out) : gzip_into(in, len, out);

@@ -4,7 +4,7 @@
  * (docs.nvidia.com/deploy/nvml-api, "Device Queries", "Initialization and
  * Cleanup", "Error reporting", "Clocks Event Reasons"; nvml.h of the CUDA
  * toolkit holds the same values), so neither nvml.h nor the library is
- * needed to build. The library is loaded with dlopen() by name
+ * needed to build. The library is loaded at run time (core/dynlib.h) by name
  * (libnvidia-ml.so.1, the soname every NVIDIA driver installs), never
  * linked: a host without an NVIDIA driver runs the same binary. Values
  * checked against what a real H200 (driver 580.159, NVML 13.580) answered,
@@ -12,13 +12,13 @@
  */
 #include "nvml_lib.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "build_config.h"
+#include "core/dynlib.h"
 #include "core/xalloc.h"
 
 /* nvmlReturn_t (API reference, "Error reporting"): the codes handled by name */
@@ -90,7 +90,7 @@ typedef void *nvml_device;
 typedef int (*reasons_fn)(nvml_device, unsigned long long *);
 
 struct nvml_lib {
-	void *handle;
+	struct dynlib *dl;
 	int initialised;
 #define NVML_FIELD(name, type) __typeof__(type) name;
 	NVML_FUNCTIONS(NVML_FIELD)
@@ -131,15 +131,6 @@ nvml_event_in(uint64_t mask, enum nvml_event ev)
 	return (unsigned)ev < NVML_EV_COUNT && (mask & event_bit[ev]) != 0;
 }
 
-#if HAVE_NVML
-static void *
-find(void *h, const char *name, const char *old_name)
-{
-	void *f = dlsym(h, name);
-	return f || !old_name ? f : dlsym(h, old_name);
-}
-#endif
-
 #if !HAVE_NVML
 /* Built without it (-Dnvml=disabled: the small static build, which cannot load a shared library). */
 int
@@ -151,30 +142,30 @@ nvml_lib_open(const char *soname, struct nvml_lib **out, char *why, size_t why_s
 	return -ENOENT;
 }
 #else
+/* An optional function: NAME, or OLD_NAME in drivers that predate it. */
+static void *
+find(const struct dynlib *dl, const char *name, const char *old_name)
+{
+	void *f = dynlib_find(dl, name);
+	return f || !old_name ? f : dynlib_find(dl, old_name);
+}
+
 int
 nvml_lib_open(const char *soname, struct nvml_lib **out, char *why, size_t why_size)
 {
-	const char *name = soname ? soname : "libnvidia-ml.so.1";
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(why, why_size, "%s", e ? e : name);
+	const char *const names[] = {soname ? soname : "libnvidia-ml.so.1", NULL};
+	struct nvml_lib *lib = xcalloc(1, sizeof(*lib));
+#define NVML_SYMBOL(fn, type) {#fn, (void **)&lib->fn},
+	const struct dynlib_symbol symbols[] = {NVML_FUNCTIONS(NVML_SYMBOL)};
+#undef NVML_SYMBOL
+	if (dynlib_open(names, symbols, sizeof(symbols) / sizeof(symbols[0]), &lib->dl, why, why_size) < 0) {
+		free(lib);
 		return -ENOENT;
 	}
-	struct nvml_lib *lib = xcalloc(1, sizeof(*lib));
-	lib->handle = h;
-#define NVML_RESOLVE(fn, type)                                                                                         \
-	if (!(*(void **)&lib->fn = dlsym(h, #fn))) {                                                                   \
-		snprintf(why, why_size, "%s has no %s", name, #fn);                                                    \
-		nvml_lib_close(lib);                                                                                   \
-		return -ENOENT;                                                                                        \
-	}
-	NVML_FUNCTIONS(NVML_RESOLVE)
-#undef NVML_RESOLVE
 	*(void **)&lib->current_reasons =
-		find(h, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons");
-	*(void **)&lib->supported_reasons =
-		find(h, "nvmlDeviceGetSupportedClocksEventReasons", "nvmlDeviceGetSupportedClocksThrottleReasons");
+		find(lib->dl, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons");
+	*(void **)&lib->supported_reasons = find(lib->dl, "nvmlDeviceGetSupportedClocksEventReasons",
+						 "nvmlDeviceGetSupportedClocksThrottleReasons");
 	*out = lib;
 	return 0;
 }
@@ -343,7 +334,7 @@ nvml_lib_close(struct nvml_lib *lib)
 		lib->nvmlShutdown();
 	}
 #if HAVE_NVML
-	dlclose(lib->handle);
+	dynlib_close(lib->dl);
 #endif
 	free(lib);
 }

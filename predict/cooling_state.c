@@ -1,19 +1,18 @@
 /*
  * The thermal resistance per power mode across restarts: one text file
  * next to the alert state (agent.state_file's directory, thermal.state),
- * written whole through a temporary file and a rename. Parsing is pure;
+ * written whole (core/atomic_file.h). Parsing is pure;
  * a bad line is reported with its number and skipped.
  *
  *   tegrawatch-thermal 1
  *   MODE <TAB> average <TAB> steady ms <TAB> baseline sum <TAB> baseline ms <TAB> frozen 0/1 <TAB> baseline
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/log.h"
 #include "core/readfile.h"
 #include "predict_priv.h"
@@ -119,15 +118,12 @@ cooling_state_load(struct cooling *c, const char *path)
 int
 cooling_state_save(const struct cooling *c, const char *path)
 {
-	char tmp[4096];
-	int n = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		return -ENAMETOOLONG;
+	struct atomic_file *af;
+	int r = atomic_file_create(path, 0666, &af); /* the mode fopen() gave it */
+	if (r < 0) {
+		return r;
 	}
-	FILE *f = fopen(tmp, "we");
-	if (!f) {
-		return -errno;
-	}
+	FILE *f = atomic_file_stream(af);
 	fprintf(f, "# thermal resistance per power mode (docs/prediction.md); delete it to measure new baselines\n%s\n",
 		HEADER);
 	for (int i = 0; i < c->mode_count; i++) {
@@ -135,15 +131,5 @@ cooling_state_save(const struct cooling *c, const char *path)
 		fprintf(f, "%s\t%.17g\t%.17g\t%.17g\t%.17g\t%d\t%.17g\n", m->mode, m->avg, m->steady_ms,
 			m->baseline_sum, m->baseline_ms, m->baseline_frozen ? 1 : 0, m->baseline);
 	}
-	int err = fflush(f) != 0 || fsync(fileno(f)) != 0 ? -errno : 0;
-	if (fclose(f) != 0 && !err) {
-		err = -errno;
-	}
-	if (!err && rename(tmp, path) != 0) {
-		err = -errno;
-	}
-	if (err) {
-		unlink(tmp);
-	}
-	return err;
+	return atomic_file_commit(af);
 }

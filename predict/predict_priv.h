@@ -83,7 +83,7 @@ int cooling_state_parse(char *text, struct cooling *c, const char *path);
 /** Loads PATH into C (a missing file is nothing). 0 or -errno, said in the log. */
 int cooling_state_load(struct cooling *c, const char *path);
 
-/** Writes C to PATH whole (a temporary file, fsync, rename). 0 or -errno. */
+/** Writes C to PATH whole (core/atomic_file.h: fsync, rename, fsync of the directory). 0 or -errno. */
 int cooling_state_save(const struct cooling *c, const char *path);
 
 #endif

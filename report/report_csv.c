@@ -1,16 +1,16 @@
 /*
  * The CSV of a report: rows go to an unnamed temporary file as they come;
  * the header (known only at the end, when every name has been seen) is
- * written first into PATH.tmp, the rows copied after it, and PATH.tmp
- * renamed over PATH, so PATH is written whole or not at all.
+ * written first, the rows copied after it, and PATH replaced whole
+ * (core/atomic_file.h).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/json.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
@@ -158,30 +158,21 @@ copy_rows(struct csv_writer *w, FILE *out)
 int
 csv_finish(struct csv_writer *w)
 {
-	size_t n = strlen(w->path) + 8;
-	char *tmp = xcalloc(n, 1);
-	snprintf(tmp, n, "%s.tmp", w->path);
-	FILE *out = fopen(tmp, "we");
-	if (!out) {
-		int e = errno;
-		free(tmp);
-		return -e;
+	struct atomic_file *af;
+	int r = atomic_file_create(w->path, 0666, &af); /* the mode fopen() gave it */
+	if (r < 0) {
+		return r;
 	}
+	FILE *out = atomic_file_stream(af);
 	fputs("time,time_ms,power_mode", out);
 	for (size_t c = 0; c < w->columns.count; c++) {
 		fprintf(out, ",%s", w->columns.items[c].name);
 	}
 	fputc('\n', out);
-	int r = copy_rows(w, out);
-	if (fclose(out) != 0 && r == 0) {
-		r = -errno;
-	}
-	if (r == 0 && rename(tmp, w->path) < 0) {
-		r = -errno;
-	}
+	r = copy_rows(w, out);
 	if (r < 0) {
-		unlink(tmp);
+		atomic_file_abort(af);
+		return r;
 	}
-	free(tmp);
-	return r;
+	return atomic_file_commit(af);
 }

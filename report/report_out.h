@@ -22,7 +22,7 @@ struct csv_writer;
 int csv_create(const char *path, struct csv_writer **out);
 /** Adds one row. 0 or -errno. */
 int csv_add(struct csv_writer *w, const struct sample *s);
-/** Writes PATH (header, then the rows) through a temporary file renamed over it. 0 or -errno. */
+/** Writes PATH (header, then the rows) whole or not at all (core/atomic_file.h). 0 or -errno. */
 int csv_finish(struct csv_writer *w);
 /** Frees W; without csv_finish() PATH is not touched. NULL is a no-op. */
 void csv_destroy(struct csv_writer *w);

@@ -9,15 +9,12 @@
  * KIND is value|absent, STATE pending|firing, SEVERITY warning|critical.
  * Fields are separated by one space; bytes <= 0x20, '%' and 0x7f inside a
  * field are written as %XX. SINCE_MS is when a pending condition began
- * (changes/increases rules: the last change). Written atomically: a
- * temporary file in the same directory, fsync, rename, fsync of the
- * directory.
+ * (changes/increases rules: the last change). Written whole, mode 0600,
+ * through core/atomic_file.h.
  */
 #include "engine_impl.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/readfile.h"
 
 #define STATE_HEADER "# tegrawatch alert state 1"
@@ -98,70 +96,16 @@ write_all(FILE *f, const struct engine *e)
 	}
 }
 
-/* The directory part of PATH ("." when there is none). */
-static void
-dir_of(const char *path, char *out, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		snprintf(out, size, ".");
-	} else if (slash == path) {
-		snprintf(out, size, "/");
-	} else {
-		snprintf(out, size, "%.*s", (int)(slash - path), path);
-	}
-}
-
 int
 engine_save_state(const struct engine *engine, const char *path)
 {
-	char tmp[PATH_MAX];
-	char dir[PATH_MAX];
-	FILE *f;
-	int fd, dfd, err = 0;
-	int n = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		return -ENAMETOOLONG;
+	struct atomic_file *af;
+	int r = atomic_file_create(path, 0600, &af);
+	if (r < 0) {
+		return r;
 	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		return -errno;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		unlink(tmp);
-		return err;
-	}
-	write_all(f, engine);
-	if (fflush(f) != 0 || ferror(f)) {
-		err = errno ? -errno : -EIO;
-	} else if (fsync(fileno(f)) != 0) {
-		err = -errno;
-	}
-	if (fclose(f) != 0 && err == 0) {
-		err = -errno;
-	}
-	if (err == 0 && rename(tmp, path) != 0) {
-		err = -errno;
-	}
-	if (err != 0) {
-		unlink(tmp);
-		return err;
-	}
-	/* the rename itself is durable only once the directory is synced */
-	dir_of(path, dir, sizeof(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		if (fsync(dfd) != 0 && errno != EINVAL) {
-			err = -errno;
-		}
-		close(dfd);
-	}
-	return err;
+	write_all(atomic_file_stream(af), engine);
+	return atomic_file_commit(af);
 }
 
 /* ---- loading ----------------------------------------------------------- */

@@ -65,8 +65,8 @@ void engine_evaluate(struct engine *engine, const struct sample *s);
 void engine_adopt(struct engine *engine, struct engine *old);
 
 /**
- * Writes the pending and firing alerts to PATH atomically (temporary file,
- * fsync, rename). Returns 0 or -errno.
+ * Writes the pending and firing alerts to PATH whole or not at all
+ * (core/atomic_file.h). Returns 0 or -errno.
  */
 int engine_save_state(const struct engine *engine, const char *path);
 
