@@ -459,8 +459,7 @@ actions_destroy(struct actions *act)
 	int64_t until = monotonic_ms() + KILL_GRACE_MS;
 	while ((act->running_count > 0 || act->queue_count > 0) && monotonic_ms() < until) {
 		actions_poll(act);
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		clock_sleep_ms(20);
 	}
 	while (act->queue_count > 0) {
 		act->stats.dropped++;
@@ -477,8 +476,7 @@ actions_destroy(struct actions *act)
 	/* and what they left behind, escaped from their groups or not: the agent stops with nothing left over */
 	until = monotonic_ms() + KILL_GRACE_MS + 1000;
 	while (child_sweep(KILL_GRACE_MS, NULL) > 0 && monotonic_ms() < until) {
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		clock_sleep_ms(20);
 	}
 	child_sweep(0, NULL); /* reaps the last of them */
 	free(act);

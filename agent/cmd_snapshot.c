@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/exit_codes.h"
 #include "core/json.h"
 #include "core/sample_json.h"
@@ -115,11 +116,10 @@ cmd_snapshot(int argc, char **argv)
 	sample_clear(s);
 	board_sample(b, s);
 	throttle_detector_update(det, s);
-	struct timespec gap = {.tv_sec = 0, .tv_nsec = 250 * 1000 * 1000};
-	nanosleep(&gap, NULL);
+	clock_sleep_ms(250);
 	sample_clear(s);
 	s->seq = 1;
-	s->time_ms = (int64_t)time(NULL) * 1000;
+	s->time_ms = clock_wall_ms() / 1000 * 1000; /* whole seconds */
 	r = board_sample(b, s);
 	if (!root[0] || strcmp(root, "/") == 0) {
 		/* generic hwmon chips: libsensors reads the real /sys only */

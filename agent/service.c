@@ -117,7 +117,7 @@ service_reload(struct stage *st)
 {
 	struct service *sv = (struct service *)st;
 	char msg[64];
-	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)clock_ms(CLOCK_MONOTONIC) * 1000);
+	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)monotonic_ms() * 1000);
 	tell(sv, msg);
 	sv->reloading = true;
 	return 0;

@@ -174,7 +174,7 @@ agent_tick(struct agent *agent)
 		start(agent);
 	}
 	sample_clear(s);
-	s->time_ms = clock_ms(CLOCK_REALTIME);
+	s->time_ms = clock_wall_ms();
 	s->mono_ms = monotonic_ms(); /* a replay's source sets both from the recording */
 	for (int i = 0; i < agent->source_count; i++) {
 		struct source *src = agent->sources[i];
@@ -336,7 +336,7 @@ agent_run(struct agent *agent)
 		if (wait < 0) {
 			wait = 0;
 		}
-		int n = poll(pfds, (nfds_t)nfds, (int)(wait > 1000 ? 1000 : wait));
+		int n = poll(pfds, (nfds_t)nfds, (int)clock_poll_ms(wait > 1000 ? 1000 : wait));
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
 			break;

@@ -128,8 +128,7 @@ child_stop(pid_t pid, int grace_ms)
 	int64_t until = monotonic_ms() + grace_ms;
 	int r;
 	while ((r = leader_ended(pid)) == 0 && monotonic_ms() < until) {
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		clock_sleep_ms(5);
 	}
 	if (r < 0) {
 		return r;

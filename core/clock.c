@@ -1,5 +1,116 @@
-/* Wall clock steps seen against the monotonic clock (clock.h). */
+/* The one clock (clock.h): the real clocks, the process-wide source, and wall clock steps. */
 #include "clock.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include "clock_source.h"
+
+static int64_t
+read_ms(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+clock_real_mono_ms(void)
+{
+	return read_ms(CLOCK_MONOTONIC);
+}
+
+static int64_t
+real_wall_ms(void)
+{
+	return read_ms(CLOCK_REALTIME);
+}
+
+static int64_t
+real_boot_ms(void)
+{
+	return read_ms(CLOCK_BOOTTIME);
+}
+
+static void
+real_sleep_ms(int64_t ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+	}
+}
+
+static int
+real_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t until_ms)
+{
+	struct timespec ts = {.tv_sec = until_ms / 1000, .tv_nsec = (long)(until_ms % 1000) * 1000000L};
+	return pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT ? -ETIMEDOUT : 0;
+}
+
+static int64_t
+real_poll_ms(int64_t ms)
+{
+	return ms;
+}
+
+const struct clock_source clock_real = {
+	.mono_ms = clock_real_mono_ms,
+	.wall_ms = real_wall_ms,
+	.boot_ms = real_boot_ms,
+	.sleep_ms = real_sleep_ms,
+	.cond_wait = real_cond_wait,
+	.poll_ms = real_poll_ms,
+};
+
+const struct clock_source *clock_current = &clock_real;
+
+int64_t
+monotonic_ms(void)
+{
+	return clock_current->mono_ms();
+}
+
+int64_t
+clock_wall_ms(void)
+{
+	return clock_current->wall_ms();
+}
+
+int64_t
+clock_boot_ms(void)
+{
+	return clock_current->boot_ms();
+}
+
+void
+clock_sleep_ms(int64_t ms)
+{
+	if (ms > 0) {
+		clock_current->sleep_ms(ms);
+	}
+}
+
+void
+clock_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+int
+clock_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t until_ms)
+{
+	return clock_current->cond_wait(cv, mu, until_ms);
+}
+
+int64_t
+clock_poll_ms(int64_t ms)
+{
+	return ms > 0 ? clock_current->poll_ms(ms) : 0;
+}
 
 int64_t
 clock_watch_step(struct clock_watch *w, int64_t wall_ms, int64_t mono_ms)

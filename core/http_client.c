@@ -32,6 +32,7 @@
 #define CURL_DISABLE_TYPECHECK /* CURL_FN(curl_easy_setopt)() and CURL_FN(curl_easy_getinfo)() as plain functions */
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "dynlib.h"
 #include "log.h"
 #include "xalloc.h"
@@ -298,7 +299,7 @@ on_header(char *data, size_t size, size_t n, void *arg)
 	}
 	time_t when = CURL_FN(curl_getdate)(value, NULL);
 	if (when != (time_t)-1) {
-		int64_t ms = ((int64_t)when - (int64_t)time(NULL)) * 1000;
+		int64_t ms = ((int64_t)when - clock_wall_ms() / 1000) * 1000;
 		r->retry_after_ms = ms > 0 ? ms : 0;
 	}
 	return len;

@@ -252,7 +252,7 @@ done(void *ctx, void *owner, const struct http_result *res)
 	if (res->outcome == HTTP_SENT) {
 		ack_batch(s);
 		s->samples_sent += s->batch_n;
-		s->last_success_s = (int64_t)time(NULL);
+		s->last_success_s = clock_wall_ms() / 1000;
 		if (s->failing) {
 			log_info("%s: the receiver takes samples again (%s)", s->kind.name, res->why);
 		}
@@ -384,7 +384,7 @@ flush_on_stop(struct push_sink *s)
 		pump(s, now);
 		int64_t until = s->inflight || s->next_attempt_ms <= now ? end : s->next_attempt_ms;
 		struct pollfd p = {.fd = http_client_fd(s->http), .events = POLLIN};
-		poll(&p, 1, (int)(until - now));
+		poll(&p, 1, (int)clock_poll_ms(until - now));
 		http_run(s->http, done, s);
 	}
 }
@@ -617,5 +617,5 @@ otlp_sink_create(const struct fleet_config *cfg, const struct fleet_info *info, 
 		.headers = "Content-Type: application/x-protobuf",
 	};
 	return push_create(cfg->compression == FLEET_COMPRESSION_GZIP ? &gzip : &plain,
-			   otlp_encoder_create(cfg, info, clock_ms(CLOCK_REALTIME)), cfg, info, out);
+			   otlp_encoder_create(cfg, info, clock_wall_ms()), cfg, info, out);
 }

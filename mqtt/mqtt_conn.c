@@ -715,7 +715,7 @@ say_goodbye(struct mqtt_sink *s)
 		if (mosquitto_want_write(s->mosq)) {
 			p.events |= POLLOUT;
 		}
-		if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
+		if (poll(&p, 1, (int)clock_poll_ms(left)) < 0 && errno != EINTR) {
 			break;
 		}
 		int rc = MOSQ_ERR_SUCCESS;

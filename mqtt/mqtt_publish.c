@@ -24,7 +24,7 @@
 void
 mqtt_pub_seq_open(struct mqtt_sink *s, const char *spool_file)
 {
-	uint64_t uptime_base = mqtt_seq_base_from_uptime(clock_ms(CLOCK_BOOTTIME));
+	uint64_t uptime_base = mqtt_seq_base_from_uptime(clock_boot_ms());
 	s->seq = uptime_base;
 	s->seq_fd = -1;
 	if (!spool_file || !spool_file[0]) {

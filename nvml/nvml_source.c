@@ -309,12 +309,11 @@ poll_gpu(struct nvml_source *ns, unsigned index, int64_t now)
 	}
 }
 
-/* Waits on ns->cv (mu held) until UNTIL_MS on the monotonic clock, the clock the condition uses. */
+/* Waits on ns->cv (mu held) until UNTIL_MS on the clock (a driven one in tests wakes it too). */
 static void
 wait_until(struct nvml_source *ns, int64_t until_ms)
 {
-	struct timespec ts = {.tv_sec = until_ms / 1000, .tv_nsec = (long)(until_ms % 1000) * 1000000L};
-	pthread_cond_timedwait(&ns->cv, &ns->mu, &ts);
+	clock_cond_wait(&ns->cv, &ns->mu, until_ms);
 }
 
 static bool
@@ -576,11 +575,7 @@ nvml_source_create(const struct nvml_options *opts, struct source **out, char *w
 	ns->created_ms = monotonic_ms();
 	atomic_init(&ns->in_call, -1);
 	pthread_mutex_init(&ns->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ns->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	clock_cond_init(&ns->cv);
 	/* the worker takes no signal: SIGTERM and the others belong to the loop (signalfd) */
 	sigset_t all, old;
 	sigfillset(&all);

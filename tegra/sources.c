@@ -281,7 +281,7 @@ replay_source_create(const char *path, double speed, const struct replay_loop *l
 	rs->file = f;
 	rs->path = xstrdup(path);
 	rs->speed = speed;
-	rs->no_stamp_ms = (int64_t)time(NULL) * 1000;
+	rs->no_stamp_ms = clock_wall_ms() / 1000 * 1000;
 	if (loop) {
 		rs->loop = true;
 		rs->on_loop = *loop;

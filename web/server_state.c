@@ -105,11 +105,7 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 	pthread_mutex_init(&st->hist_lock, NULL);
 	pthread_mutex_init(&st->dict_lock, NULL);
 	st->prom_dict = xcalloc(1, sizeof(*st->prom_dict));
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&st->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	clock_cond_init(&st->wake);
 	json_init(&st->j);
 	buf_init(&st->text);
 	st->event_next = 1;
@@ -606,11 +602,8 @@ notifier_main(void *arg)
 	 * wake_cap may wait: a full round is followed by another at once */
 	bool full = false;
 	for (;;) {
-		/* the wake condition waits on CLOCK_MONOTONIC (server_state_init) */
-		int64_t until_ms = monotonic_ms() + 1000;
-		struct timespec until = {.tv_sec = until_ms / 1000, .tv_nsec = (until_ms % 1000) * 1000000};
 		if (!st->stopping && !full) {
-			pthread_cond_timedwait(&st->wake, &st->lock, &until);
+			clock_cond_wait(&st->wake, &st->lock, monotonic_ms() + 1000);
 		}
 		bool stop = st->stopping;
 		int64_t now = monotonic_ms();

@@ -252,7 +252,7 @@ done(void *ctx, void *owner, const struct http_result *res)
 	ep->next_attempt_ms = 0;
 	if (o == HTTP_SENT) {
 		ep->own.sent++;
-		ep->own.last_success_s = (int64_t)time(NULL);
+		ep->own.last_success_s = clock_wall_ms() / 1000;
 		if (ep->failing) {
 			dlog(d, LOG_WARN, "webhook %s: the receiver takes notifications again", ep->name);
 			ep->failing = false;
@@ -436,7 +436,7 @@ deliver_main(void *arg)
 			wait_ms = deadline - now > 0 ? deadline - now : 0;
 		}
 		if (wait_ms > 0) {
-			http_wait(d->http, wait_ms);
+			http_wait(d->http, clock_poll_ms(wait_ms));
 		}
 	}
 	/* stopped: cut what still runs (it stays queued, unacknowledged) and close the queues */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/xalloc.h"
 
 #define FIXED_HEADERS 5 /* Content-Type, Authorization, the three signature headers */
@@ -48,7 +49,7 @@ http_post(struct http_client *c, const struct endpoint_conf *conf, const char *i
 	}
 	char id_line[WEBHOOK_SIGNATURE_MAX + 32], ts_line[64], sig_line[WEBHOOK_SIGNATURE_MAX + 32];
 	if (conf->nkeys) {
-		int64_t ts = (int64_t)time(NULL); /* of this attempt: receivers refuse stale ones */
+		int64_t ts = clock_wall_ms() / 1000; /* of this attempt: receivers refuse stale ones */
 		char sig[WEBHOOK_SIGNATURE_MAX];
 		snprintf(id_line, sizeof(id_line), "webhook-id: %s", id);
 		headers[n++] = id_line;

@@ -90,8 +90,28 @@ if grep -nE '\babort\s*\(' $prod | grep -v '^core/xalloc.h:'; then
 	echo "FAIL: abort() outside core/xalloc.h (use xcalloc/xrealloc/xstrdup)"
 	fail=1
 fi
-if grep -n 'clock_gettime' $prod | grep -v '^core/clock.h:'; then
-	echo "FAIL: clock_gettime outside core/clock.h (use clock_ms/monotonic_ms)"
+# One clock (core/clock.h): the product reads the time and waits only through it, so a test build can
+# drive it. The exceptions, one file a line with its reason:
+clock_exceptions='
+core/clock.c            the real clock source itself
+core/clock_driven.c     the driven clock (tests only): bounds its waits on the real monotonic clock
+'
+clock_allowed=$(printf '%s' "$clock_exceptions" | awk 'NF { printf "%s^%s:", sep, $1; sep = "|" }')
+clock_calls='\b(clock_gettime|clock_nanosleep|nanosleep|usleep|sleep|time|gettimeofday|timespec_get)\(|timedwait'
+# comments aside (a "/* ... */" or "// ..." on the line, or a line of a block comment)
+if grep -nE "$clock_calls" $prod | grep -vE "$clock_allowed" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*\*' |
+	sed 's#/\*.*\*/##; s#/\*.*##; s#//.*##' | grep -E "$clock_calls"; then
+	echo "FAIL: the time read or waited for directly above (use core/clock.h: monotonic_ms, clock_wall_ms,"
+	echo "      clock_sleep_ms, clock_cond_wait, clock_poll_ms; or name the file in hygiene.sh's clock_exceptions)"
+	fail=1
+fi
+# The clock's seam stays private: its source type to core/clock*.c, the driven clock to the tests.
+if grep -n '#include "clock_source.h"' $prod | grep -vE '^core/clock(_driven)?\.c:'; then
+	echo "FAIL: core/clock_source.h is private to core/clock.c and core/clock_driven.c"
+	fail=1
+fi
+if grep -nE '#include "(core/)?clock_driven.h"' $prod | grep -v '^core/clock_driven\.c:'; then
+	echo "FAIL: the driven clock (core/clock_driven.h) is for tests only"
 	fail=1
 fi
 

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "core/clock_driven.h"
 #include "core/log.h"
 #include "core/spool.h"
 #include "helpers.h"
@@ -505,6 +506,7 @@ static void
 write_error_child(void)
 {
 	signal(SIGXFSZ, SIG_IGN);
+	clock_driven_start(1000, 1700000000000LL); /* the back-offs pass at an advance, not in real seconds */
 	struct spool_options o = {.max_records = 1000, .path = spool_path};
 	struct spool *sp = NULL;
 	CHILD_CHECK(spool_open(&o, &sp) == 0);
@@ -540,11 +542,10 @@ write_error_child(void)
 	CHILD_CHECK(st.depth == 0);
 
 	/* Still failing after the back-off: counted, but no second warning within the minute. */
-	struct timespec pause = {.tv_sec = 1, .tv_nsec = 100000000};
 	for (int i = 0; i < 10; i++) {
 		CHILD_CHECK(spool_push(sp, "tw/dev/state", payload, sizeof(payload), 1, false) == 0);
 	}
-	nanosleep(&pause, NULL);
+	clock_driven_advance(1100);
 	CHILD_CHECK(spool_sync(sp) == -EFBIG);
 	spool_get_stats(sp, &st);
 	CHILD_CHECK(st.write_errors == 2);
@@ -554,8 +555,9 @@ write_error_child(void)
 	lim.rlim_cur = RLIM_INFINITY;
 	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
 	CHILD_CHECK(spool_sync(sp) == -EFBIG); /* still backing off */
-	pause.tv_sec = 2;
-	nanosleep(&pause, NULL);
+	clock_driven_advance(999); /* not yet */
+	CHILD_CHECK(spool_sync(sp) == -EFBIG);
+	clock_driven_advance(1101);
 	CHILD_CHECK(spool_sync(sp) == 0);
 	spool_get_stats(sp, &st);
 	CHILD_CHECK(st.file_bytes == 10 * (24 + 12 + 200));
