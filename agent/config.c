@@ -90,6 +90,7 @@ static const struct section {
 	{&remote_write_config_section, offsetof(struct config, remote_write)},
 	{&otlp_config_section, offsetof(struct config, otlp)},
 	{&work_config_section, offsetof(struct config, work)},
+	{&host_config_section, offsetof(struct config, host)},
 };
 
 static void *
@@ -99,7 +100,7 @@ section_obj(const struct config *cfg, const struct section *sec)
 }
 
 static const char *const top_keys[] = {"agent",   "sources", "mqtt",   "web",   "remote_write", "otlp",
-				       "include", "actions", "notify", "rules", "work"};
+				       "include", "actions", "notify", "rules", "work",         "host"};
 
 bool
 config_is_top_key(const char *name)

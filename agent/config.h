@@ -15,6 +15,7 @@
 #include "core/diag.h"
 #include "core/exit_codes.h"
 #include "fleet/fleet_config.h"
+#include "host/host_config.h"
 #include "work/work.h"
 #include "mqtt/mqtt_config.h"
 #include "webhook/webhook_config.h"
@@ -73,6 +74,7 @@ struct config {
 	struct fleet_config remote_write; /* fleet/fleet_config.h; url "" = off */
 	struct fleet_config otlp;
 	struct work_config work; /* work/work.h; listen "" = no StatsD listener */
+	struct host_config host; /* host/host_config.h; the host source, on the real root only */
 	/* actions: and notify: */
 	struct action_def *actions; /* "log" is always defined first */
 	size_t action_count;

@@ -15,6 +15,7 @@
 #include "demo.h"
 #include "device_id.h"
 #include "fleet_setup.h"
+#include "host/host_source.h"
 #include "memory_budget.h"
 #include "predict/predict.h"
 #include "work/work.h"
@@ -219,6 +220,13 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 			(*sources)++;
 		} else {
 			log_info("generic hwmon sensors not read: %s", strerror(-r));
+		}
+		/* memory, pressure, file systems, disks: the real host's only; never a sample by itself */
+		if (cfg->host.enabled) {
+			struct host_source_options ho = {.cfg = &cfg->host};
+			if (host_source_create(&ho, &src) == 0) {
+				agent_add_source(agent, src);
+			}
 		}
 	}
 	if (o->replay && o->source) {

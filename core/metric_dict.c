@@ -26,6 +26,8 @@
 #define L2(a, b) {{a, NULL}, {b, NULL}}
 #define LV(a, v) {{a, v}}
 #define L1V(a, b, v) {{a, NULL}, {b, v}}
+/* the placeholder's text, or the real text and the labels a source said for it (metric_attrs.h) */
+#define LA(a) {{a, METRIC_LABEL_ATTRS}}
 
 /* Home Assistant: a sensor entity (name, device class, unit, display precision). */
 #define HA(name, cls, unit, prec) {name, cls, unit, prec, 0, false}
@@ -285,6 +287,73 @@ static const struct metric_def table[] = {
 	 "The board's input power measured while no work was reported, in this power mode.", {0}, false},
 	{"hwmon.CHIP.LABEL_mv", "mV", GAUGE, "tegrawatch_hwmon_voltage_volts", MILLI, "V", L2("chip", "sensor"),
 	 "Voltage of a generic hwmon sensor in volts.", {0}, false},
+	/* the host (host/): memory, pressure, OOM kills, load, file systems, disks */
+	{"ram.available_mb", "MiB", GAUGE, "tegrawatch_memory_available_bytes", MIB_TO_BYTES, "By", {{0}},
+	 "Memory available to start new applications without swapping (MemAvailable) in bytes.", {0}, false},
+	{"ram.used_pct", "%", GAUGE, "tegrawatch_memory_used_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "Share of the memory in use: 1 - MemAvailable / MemTotal (0 to 1).", {0}, false},
+	{"swap.used_pct", "%", GAUGE, "tegrawatch_swap_used_ratio", PCT_TO_RATIO, "1", {{0}},
+	 "Share of the swap in use (0 to 1).", {0}, false},
+	{"zram.N.data_mb", "MiB", GAUGE, "tegrawatch_zram_data_bytes", MIB_TO_BYTES, "By", L("zram"),
+	 "Data stored in a zram device, uncompressed, in bytes.", {0}, false},
+	{"zram.N.compressed_mb", "MiB", GAUGE, "tegrawatch_zram_compressed_bytes", MIB_TO_BYTES, "By", L("zram"),
+	 "That data compressed, in bytes.", {0}, false},
+	{"zram.N.used_mb", "MiB", GAUGE, "tegrawatch_zram_memory_used_bytes", MIB_TO_BYTES, "By", L("zram"),
+	 "Memory a zram device takes, its own overhead included, in bytes.", {0}, false},
+	{"pressure.NAME.some_avg10_pct", "%", GAUGE, "tegrawatch_pressure_some_avg10_ratio", PCT_TO_RATIO, "1",
+	 L("resource"), "Share of the last 10 s in which some task stalled on the resource (PSI, 0 to 1).", {0}, false},
+	{"pressure.NAME.full_avg10_pct", "%", GAUGE, "tegrawatch_pressure_full_avg10_ratio", PCT_TO_RATIO, "1",
+	 L("resource"), "Share of the last 10 s in which every non-idle task stalled on the resource (PSI, 0 to 1).",
+	 {0}, false},
+	{"pressure.NAME.some_seconds_total", "s", COUNTER, "tegrawatch_pressure_some_seconds_total", 1, "s",
+	 L("resource"), "Time some task stalled on the resource since boot (PSI) in seconds.", {0}, false},
+	{"pressure.NAME.full_seconds_total", "s", COUNTER, "tegrawatch_pressure_full_seconds_total", 1, "s",
+	 L("resource"), "Time every non-idle task stalled on the resource since boot (PSI) in seconds.", {0}, false},
+	{"oom.kills_total", "count", COUNTER, "tegrawatch_oom_kills_total", 1, "1", {{0}},
+	 "Processes the kernel's OOM killer killed since boot.", {0}, false},
+	{"load.avg_1m", "tasks", GAUGE, "tegrawatch_load1", 1, "1", {{0}}, "Load average over 1 minute.", {0}, false},
+	{"load.avg_5m", "tasks", GAUGE, "tegrawatch_load5", 1, "1", {{0}}, "Load average over 5 minutes.", {0}, false},
+	{"load.avg_15m", "tasks", GAUGE, "tegrawatch_load15", 1, "1", {{0}}, "Load average over 15 minutes.", {0},
+	 false},
+	{"tasks.running", "count", GAUGE, "tegrawatch_tasks_running", 1, "1", {{0}},
+	 "Tasks (threads) runnable now.", {0}, false},
+	{"tasks.count", "count", GAUGE, "tegrawatch_tasks", 1, "1", {{0}},
+	 "Tasks (processes and their threads) that exist.", {0}, false},
+	{"system.uptime_s", "s", GAUGE, "tegrawatch_uptime_seconds", 1, "s", {{0}},
+	 "Time since boot in seconds.", {0}, false},
+	{"filesystem.MOUNT.size_mb", "MiB", GAUGE, "tegrawatch_filesystem_size_bytes", MIB_TO_BYTES, "By",
+	 LA("mountpoint"), "Size of a file system in bytes.", {0}, false},
+	{"filesystem.MOUNT.avail_mb", "MiB", GAUGE, "tegrawatch_filesystem_avail_bytes", MIB_TO_BYTES, "By",
+	 LA("mountpoint"), "Space on a file system that unprivileged users may still take, in bytes.", {0}, false},
+	{"filesystem.MOUNT.used_mb", "MiB", GAUGE, "tegrawatch_filesystem_used_bytes", MIB_TO_BYTES, "By",
+	 LA("mountpoint"), "Space in use on a file system in bytes.", {0}, false},
+	{"filesystem.MOUNT.used_pct", "%", GAUGE, "tegrawatch_filesystem_used_ratio", PCT_TO_RATIO, "1",
+	 LA("mountpoint"), "Share of a file system in use as df shows it: used / (used + avail) (0 to 1).", {0},
+	 false},
+	{"filesystem.MOUNT.inodes", "count", GAUGE, "tegrawatch_filesystem_files", 1, "1", LA("mountpoint"),
+	 "Inodes of a file system.", {0}, false},
+	{"filesystem.MOUNT.inodes_free", "count", GAUGE, "tegrawatch_filesystem_files_free", 1, "1", LA("mountpoint"),
+	 "Free inodes of a file system.", {0}, false},
+	{"filesystem.MOUNT.inodes_used_pct", "%", GAUGE, "tegrawatch_filesystem_files_used_ratio", PCT_TO_RATIO, "1",
+	 LA("mountpoint"), "Share of a file system's inodes in use (0 to 1).", {0}, false},
+	{"filesystem.MOUNT.readonly", "0/1", GAUGE, "tegrawatch_filesystem_readonly", 1, "1", LA("mountpoint"),
+	 "1 when a file system is mounted read-only.", {0}, false},
+	{"disk.DEV.read_bytes_total", "bytes", COUNTER, "tegrawatch_disk_read_bytes_total", 1, "By", L("device"),
+	 "Bytes read from a block device since boot.", {0}, false},
+	{"disk.DEV.written_bytes_total", "bytes", COUNTER, "tegrawatch_disk_written_bytes_total", 1, "By",
+	 L("device"), "Bytes written to a block device since boot.", {0}, false},
+	{"disk.DEV.reads_total", "count", COUNTER, "tegrawatch_disk_reads_completed_total", 1, "1", L("device"),
+	 "Reads a block device completed since boot.", {0}, false},
+	{"disk.DEV.writes_total", "count", COUNTER, "tegrawatch_disk_writes_completed_total", 1, "1", L("device"),
+	 "Writes a block device completed since boot.", {0}, false},
+	{"disk.DEV.busy_ms_total", "ms", COUNTER, "tegrawatch_disk_io_time_seconds_total", MILLI, "s", L("device"),
+	 "Time a block device had I/O in flight since boot, in seconds.", {0}, false},
+	{"emmc.DEV.life_time_a_pct", "%", GAUGE, "tegrawatch_emmc_life_time_used_ratio", PCT_TO_RATIO, "1",
+	 L1V("device", "type", "a"), "eMMC life time used, the upper end of the JEDEC band (0.1 to 1.1).", {0}, false},
+	{"emmc.DEV.life_time_b_pct", "%", GAUGE, "tegrawatch_emmc_life_time_used_ratio", PCT_TO_RATIO, "1",
+	 L1V("device", "type", "b"), "eMMC life time used, the upper end of the JEDEC band (0.1 to 1.1).", {0}, false},
+	{"emmc.DEV.pre_eol", "1..3", GAUGE, "tegrawatch_emmc_pre_eol_info", 1, "1", L("device"),
+	 "eMMC pre-EOL information: 1 normal, 2 warning (80 % of reserved blocks used), 3 urgent.", {0}, false},
 
 	AGENT_COUNTER("agent.samples_total", "Samples produced since the agent started."),
 	AGENT_COUNTER("agent.late_ticks_total", "Ticks that started late because the loop fell behind its interval."),
@@ -564,16 +633,34 @@ metric_dict_describe(const struct metric_def *def, const char *name, struct metr
 	out->help = def->help;
 	out->scale = def->scale;
 	size_t k = 0;
+	const char *extra_names[METRIC_ATTRS_MAX];
+	char extra_values[METRIC_ATTRS_MAX][METRIC_LABEL_VALUE_MAX];
+	size_t extra = 0;
 	for (size_t l = 0; l < METRIC_LABELS_MAX && def->labels[l].name; l++) {
+		const char *value = def->labels[l].value;
+		bool attrs = value && strcmp(value, METRIC_LABEL_ATTRS) == 0;
 		out->label_names[l] = def->labels[l].name;
-		if (def->labels[l].value) {
-			snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s", def->labels[l].value);
+		if (value && !attrs) {
+			snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s", value);
 		} else if (k < METRIC_LABELS_MAX) {
 			memcpy(out->label_values[l], name + cap[k].start, cap[k].len);
 			out->label_values[l][cap[k].len] = '\0';
 			k++;
+			if (attrs && extra == 0) {
+				/* the real text behind the segment, and the labels that come with it */
+				extra = metric_attrs_get(def->labels[l].name, out->label_values[l], METRIC_ATTRS_MAX,
+							 extra_names, extra_values);
+				if (extra > 0) {
+					memcpy(out->label_values[l], extra_values[0], METRIC_LABEL_VALUE_MAX);
+				}
+			}
 		}
 		out->label_count = l + 1;
+	}
+	for (size_t e = 1; e < extra && out->label_count < METRIC_SERIES_LABELS_MAX; e++) {
+		out->label_names[out->label_count] = extra_names[e];
+		memcpy(out->label_values[out->label_count], extra_values[e], METRIC_LABEL_VALUE_MAX);
+		out->label_count++;
 	}
 	return !family_reserved(out->family);
 }

@@ -21,9 +21,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metric_attrs.h"
 #include "metrics.h"
 
 #define METRIC_LABELS_MAX 2
+/* a series' labels: the line's, and what metric_attrs adds to a METRIC_LABEL_ATTRS label */
+#define METRIC_SERIES_LABELS_MAX (METRIC_LABELS_MAX + METRIC_ATTRS_MAX - 1)
+/*
+ * A label's value that says: the placeholder's text, unless a source said
+ * the real text behind it and more labels (core/metric_attrs.h: a mount
+ * point's path, its fstype and device): then those.
+ */
+#define METRIC_LABEL_ATTRS "\x01attrs"
 
 enum metric_kind {
 	METRIC_KIND_GAUGE,   /* a value now */
@@ -33,7 +42,7 @@ enum metric_kind {
 
 struct metric_label {
 	const char *name;
-	const char *value; /* NULL: the text of the pattern's next placeholder */
+	const char *value; /* NULL: the text of the pattern's next placeholder; METRIC_LABEL_ATTRS: see there */
 };
 
 /* How Home Assistant shows a metric (mqtt/mqtt_ha.c); NAME NULL = no entity. */
@@ -85,8 +94,8 @@ struct metric_series {
 	const char *help;
 	double scale; /* value x SCALE = what the family carries */
 	size_t label_count;
-	const char *label_names[METRIC_LABELS_MAX];
-	char label_values[METRIC_LABELS_MAX][METRIC_NAME_MAX];
+	const char *label_names[METRIC_SERIES_LABELS_MAX];
+	char label_values[METRIC_SERIES_LABELS_MAX][METRIC_LABEL_VALUE_MAX];
 };
 
 /**

@@ -1,0 +1,126 @@
+/* The host: section: key table, defaults and checks. */
+#include "host_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* filesystems.enabled into host_fs_config.off: the bool's words, inverted */
+static const char *const enabled_names[] = {"true", "false", "yes", "no", "on", "off", NULL};
+static const int off_values[] = {0, 1, 0, 1, 0, 1};
+
+/* a list of mount point globs; each starts with '/' */
+static int
+decode_globs(struct cfg_decoder *dec, const struct cfg_node *node, const char *key, char ***list, size_t *count)
+{
+	char **l;
+	size_t n;
+	if (cfg_decode_string_list(dec, node, key, "a mount point or glob", &l, &n) < 0) {
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (l[i][0] != '/') {
+			char shown[CFG_SHOW_MAX];
+			cfg_show(l[i], shown, sizeof(shown));
+			cfg_report(dec, node,
+				   "host.filesystems.%s: '%s' is no mount point: a glob of one starts with '/' "
+				   "(\"/\", \"/data\", \"/media/*\")",
+				   key, shown);
+			cfg_free_string_list(l);
+			return -EINVAL;
+		}
+	}
+	cfg_free_string_list(*list);
+	*list = n ? l : NULL;
+	*count = n;
+	if (!n) {
+		cfg_free_string_list(l);
+	}
+	return 0;
+}
+
+static int
+decode_include(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct host_fs_config *fs = obj;
+	return decode_globs(dec, node, "include", &fs->include, &fs->include_count);
+}
+
+static int
+decode_exclude(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct host_fs_config *fs = obj;
+	return decode_globs(dec, node, "exclude", &fs->exclude, &fs->exclude_count);
+}
+
+static const struct cfg_key fs_keys[] = {
+	CFG_CHOICE("enabled", struct host_fs_config, off, "true", 0, enabled_names, off_values),
+	CFG_DURATION("interval", struct host_fs_config, interval_ms, "10s", 0, 1000, 24 * 3600 * 1000LL),
+	CFG_CUSTOM("include", decode_include),
+	CFG_CUSTOM("exclude", decode_exclude),
+};
+
+static void
+fs_release(void *obj)
+{
+	struct host_config *cfg = obj;
+	cfg_free_string_list(cfg->fs.include);
+	cfg_free_string_list(cfg->fs.exclude);
+	memset(&cfg->fs, 0, sizeof(cfg->fs));
+}
+
+static bool
+list_equal(char *const *x, char *const *y)
+{
+	for (; x && y && *x && *y; x++, y++) {
+		if (strcmp(*x, *y) != 0) {
+			return false;
+		}
+	}
+	return (!x || !*x) && (!y || !*y);
+}
+
+static bool
+fs_equal(const void *a, const void *b)
+{
+	const struct host_fs_config *x = &((const struct host_config *)a)->fs;
+	const struct host_fs_config *y = &((const struct host_config *)b)->fs;
+	return x->off == y->off && x->interval_ms == y->interval_ms && list_equal(x->include, y->include) &&
+	       list_equal(x->exclude, y->exclude);
+}
+
+/* host.filesystems: its own map, defaults applied when it is there */
+static int
+decode_filesystems(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	struct host_config *cfg = obj;
+	fs_release(cfg);
+	cfg_apply_defaults(fs_keys, N_OF(fs_keys), &cfg->fs);
+	struct cfg_decoder sub = {dec->diags, "host.filesystems", dec->user};
+	return cfg_decode_map(&sub, node, fs_keys, N_OF(fs_keys), &cfg->fs, NULL);
+}
+
+static const struct cfg_key host_keys[] = {
+	CFG_BOOL("enabled", struct host_config, enabled, "true"),
+	CFG_BOOL("disks", struct host_config, disks, "true"),
+	{.name = "filesystems",
+	 .kind = CFG_K_CUSTOM,
+	 .decode = decode_filesystems,
+	 .equal = fs_equal,
+	 .release = fs_release},
+};
+
+int64_t
+host_config_fs_interval_ms(const struct host_config *cfg)
+{
+	return cfg->fs.interval_ms > 0 ? cfg->fs.interval_ms : HOST_FS_INTERVAL_DEFAULT_MS;
+}
+
+const struct cfg_section host_config_section = {
+	.name = "host",
+	.keys = host_keys,
+	.key_count = N_OF(host_keys),
+	.validate = NULL,
+};

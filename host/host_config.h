@@ -1,0 +1,38 @@
+/*
+ * The host: section of the configuration, owned by the host source:
+ * memory, pressure, OOM kills, load; file systems; disks
+ * (docs/configuration.md#host). Pure: decoding and checks, no I/O.
+ */
+#ifndef TEGRAWATCH_HOST_CONFIG_H
+#define TEGRAWATCH_HOST_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cfg_decode.h"
+
+#define HOST_FS_INTERVAL_DEFAULT_MS 10000
+
+/* host.filesystems: a map; absent = every default (zero fields) */
+struct host_fs_config {
+	int off;             /* filesystems.enabled: false */
+	int64_t interval_ms; /* filesystems.interval, 10 s; 0 = the default (the map absent) */
+	char **include;      /* mount point globs: exactly these are watched; NULL = none */
+	size_t include_count;
+	char **exclude; /* mount point globs never watched, on top of the defaults; NULL = none */
+	size_t exclude_count;
+};
+
+struct host_config {
+	int enabled; /* host.enabled: true (on the real root only) */
+	int disks;   /* host.disks: true: /proc/diskstats and eMMC health */
+	struct host_fs_config fs;
+};
+
+/** The key table and checks: globs are mount points ("/", "/data*"). */
+extern const struct cfg_section host_config_section;
+
+/** filesystems.interval as it applies (the default when left out). */
+int64_t host_config_fs_interval_ms(const struct host_config *cfg);
+
+#endif

@@ -1,0 +1,494 @@
+/* The host source (see host_source.h): the I/O around the pure parsers. */
+#include "host_source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/metric_attrs.h"
+#include "core/xalloc.h"
+#include "diskstats.h"
+#include "mounts.h"
+#include "procmem.h"
+
+#define HOST_PATH_MAX 512
+#define TEXT_MAX 16384 /* /proc/vmstat is the longest, about 5 KiB on 6.x */
+#define FS_MAX 24      /* file systems watched: 8 metrics each */
+#define DISK_MAX 16    /* disks: 5 metrics each, 3 more for an eMMC */
+#define ZRAM_MAX 8
+
+enum kept_file {
+	F_MEMINFO,
+	F_LOADAVG,
+	F_UPTIME,
+	F_VMSTAT,
+	F_PSI_CPU,
+	F_PSI_MEMORY,
+	F_PSI_IO,
+	F_DISKSTATS,
+	F_COUNT
+};
+
+static const char *const kept_paths[F_COUNT] = {"meminfo",      "loadavg",         "uptime",      "vmstat",
+						"pressure/cpu", "pressure/memory", "pressure/io", "diskstats"};
+static const char *const psi_names[] = {"cpu", "memory", "io"};
+
+struct fs_state {
+	char segment[MOUNT_SEGMENT_MAX];
+	double size_mb, avail_mb, used_mb, used_pct, inodes, inodes_free, inodes_used_pct;
+	bool has_inodes, has_pct, readonly;
+};
+
+struct emmc_state {
+	char segment[DISK_NAME_MAX];
+	int life_a, life_b, pre_eol; /* -1: absent */
+};
+
+struct host_source {
+	struct source base;
+	char proc[HOST_PATH_MAX / 2], sys[HOST_PATH_MAX / 2];
+	int fd[F_COUNT]; /* kept open, read with pread(); -1: absent (never again) */
+	bool gone[F_COUNT];
+	char text[TEXT_MAX];
+	/* zram devices found at start */
+	int zram[ZRAM_MAX];
+	size_t zram_count;
+	/* file systems */
+	bool fs_on, disks_on;
+	int64_t fs_interval_ms, next_scan_ms;
+	struct mounts_filter filter;
+	char **include, **exclude; /* owned copies */
+	struct fs_state fs[FS_MAX];
+	size_t fs_count;
+	bool fs_full_said;
+	struct emmc_state emmc[DISK_MAX];
+	size_t emmc_count;
+};
+
+static char **
+copy_list(char *const *list, size_t n)
+{
+	if (!n) {
+		return NULL;
+	}
+	char **c = xcalloc(n + 1, sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		c[i] = xstrdup(list[i]);
+	}
+	return c;
+}
+
+static void
+free_list(char **list)
+{
+	for (size_t i = 0; list && list[i]; i++) {
+		free(list[i]);
+	}
+	free(list);
+}
+
+/* reads a kept file whole into h->text; false when it is not there */
+static bool
+read_kept(struct host_source *h, enum kept_file f)
+{
+	if (h->gone[f]) {
+		return false;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (h->fd[f] < 0) {
+			char path[HOST_PATH_MAX];
+			snprintf(path, sizeof(path), "%s/%s", h->proc, kept_paths[f]);
+			h->fd[f] = open(path, O_RDONLY | O_CLOEXEC);
+			if (h->fd[f] < 0) {
+				h->gone[f] = errno == ENOENT || errno == ENOTDIR || errno == EOPNOTSUPP;
+				return false;
+			}
+		}
+		ssize_t n = pread(h->fd[f], h->text, sizeof(h->text) - 1, 0);
+		if (n >= 0) {
+			h->text[n] = '\0';
+			return true;
+		}
+		close(h->fd[f]); /* reopened once: a file replaced under us */
+		h->fd[f] = -1;
+	}
+	return false;
+}
+
+/* reads a small file whole into BUF; false when absent or unreadable */
+static bool
+read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		return false;
+	}
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0) {
+		return false;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+static void
+read_memory(struct host_source *h, struct metric_set *m)
+{
+	struct procmem_meminfo mi;
+	if (read_kept(h, F_MEMINFO) && procmem_parse_meminfo(h->text, &mi) == 0) {
+		if (mi.mem_available_kb >= 0 && mi.mem_available_kb <= mi.mem_total_kb) {
+			metric_set_put(m, "ram.available_mb", (double)mi.mem_available_kb / 1024.0);
+			metric_set_put(m, "ram.used_pct",
+				       100.0 * (double)(mi.mem_total_kb - mi.mem_available_kb) /
+					       (double)mi.mem_total_kb);
+		}
+		if (mi.swap_total_kb > 0 && mi.swap_free_kb >= 0 && mi.swap_free_kb <= mi.swap_total_kb) {
+			metric_set_put(m, "swap.used_pct",
+				       100.0 * (double)(mi.swap_total_kb - mi.swap_free_kb) / (double)mi.swap_total_kb);
+		}
+	}
+	for (size_t i = 0; i < h->zram_count; i++) {
+		char path[HOST_PATH_MAX], buf[256];
+		struct procmem_zram z;
+		snprintf(path, sizeof(path), "%s/block/zram%d/mm_stat", h->sys, h->zram[i]);
+		if (read_small(path, buf, sizeof(buf)) && procmem_parse_zram(buf, &z) == 0) {
+			metric_set_putf(m, (double)z.orig_data_size / 1048576.0, "zram.%d.data_mb", h->zram[i]);
+			metric_set_putf(m, (double)z.compr_data_size / 1048576.0, "zram.%d.compressed_mb", h->zram[i]);
+			metric_set_putf(m, (double)z.mem_used_total / 1048576.0, "zram.%d.used_mb", h->zram[i]);
+		}
+	}
+}
+
+static void
+read_system(struct host_source *h, struct metric_set *m)
+{
+	for (size_t r = 0; r < 3; r++) {
+		struct procmem_psi psi;
+		if (!read_kept(h, (enum kept_file)(F_PSI_CPU + r)) || procmem_parse_psi(h->text, &psi) < 0) {
+			continue;
+		}
+		metric_set_putf(m, psi.some_avg10, "pressure.%s.some_avg10_pct", psi_names[r]);
+		metric_set_putf(m, (double)psi.some_total_us / 1e6, "pressure.%s.some_seconds_total", psi_names[r]);
+		if (psi.full) {
+			metric_set_putf(m, psi.full_avg10, "pressure.%s.full_avg10_pct", psi_names[r]);
+			metric_set_putf(m, (double)psi.full_total_us / 1e6, "pressure.%s.full_seconds_total",
+					psi_names[r]);
+		}
+	}
+	uint64_t kills;
+	if (read_kept(h, F_VMSTAT) && procmem_parse_vmstat_oom(h->text, &kills) == 0) {
+		metric_set_put(m, "oom.kills_total", (double)kills);
+	}
+	struct procmem_loadavg la;
+	if (read_kept(h, F_LOADAVG) && procmem_parse_loadavg(h->text, &la) == 0) {
+		metric_set_put(m, "load.avg_1m", la.avg1);
+		metric_set_put(m, "load.avg_5m", la.avg5);
+		metric_set_put(m, "load.avg_15m", la.avg15);
+		metric_set_put(m, "tasks.running", (double)la.running);
+		metric_set_put(m, "tasks.count", (double)la.tasks);
+	}
+	double up;
+	if (read_kept(h, F_UPTIME) && procmem_parse_uptime(h->text, &up) == 0) {
+		metric_set_put(m, "system.uptime_s", up);
+	}
+}
+
+static void
+read_disks(struct host_source *h, struct metric_set *m)
+{
+	if (!read_kept(h, F_DISKSTATS)) {
+		return;
+	}
+	size_t disks = 0;
+	for (const char *line = h->text; *line && disks < DISK_MAX;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		struct disk_stat d;
+		if (diskstats_parse_line(line, len, &d) == 0 && diskstats_default_device(d.name)) {
+			char seg[DISK_NAME_MAX];
+			diskstats_segment(d.name, seg);
+			metric_set_putf(m, (double)d.sectors_read * 512.0, "disk.%s.read_bytes_total", seg);
+			metric_set_putf(m, (double)d.sectors_written * 512.0, "disk.%s.written_bytes_total", seg);
+			metric_set_putf(m, (double)d.reads, "disk.%s.reads_total", seg);
+			metric_set_putf(m, (double)d.writes, "disk.%s.writes_total", seg);
+			metric_set_putf(m, (double)d.io_ms, "disk.%s.busy_ms_total", seg);
+			disks++;
+		}
+		line = nl ? nl + 1 : line + len;
+	}
+}
+
+/* eMMC health of every mmcblkN disk (JEDEC eMMC 5.0 EXT_CSD through the mmc driver's sysfs attributes) */
+static void
+scan_emmc(struct host_source *h)
+{
+	h->emmc_count = 0;
+	char path[HOST_PATH_MAX];
+	snprintf(path, sizeof(path), "%s/block", h->sys);
+	DIR *dir = opendir(path);
+	if (!dir) {
+		return;
+	}
+	for (struct dirent *e; (e = readdir(dir)) && h->emmc_count < DISK_MAX;) {
+		if (strncmp(e->d_name, "mmcblk", 6) != 0 || !diskstats_default_device(e->d_name) ||
+		    strlen(e->d_name) >= DISK_NAME_MAX) {
+			continue;
+		}
+		struct emmc_state *s = &h->emmc[h->emmc_count];
+		char buf[64];
+		s->life_a = s->life_b = s->pre_eol = -1;
+		snprintf(path, sizeof(path), "%s/block/%s/device/life_time", h->sys, e->d_name);
+		if (read_small(path, buf, sizeof(buf))) {
+			emmc_parse_life_time(buf, &s->life_a, &s->life_b);
+		}
+		snprintf(path, sizeof(path), "%s/block/%s/device/pre_eol_info", h->sys, e->d_name);
+		if (read_small(path, buf, sizeof(buf))) {
+			emmc_parse_pre_eol(buf, &s->pre_eol);
+		}
+		if (s->life_a >= 0 || s->life_b >= 0 || s->pre_eol >= 0) {
+			diskstats_segment(e->d_name, s->segment);
+			h->emmc_count++;
+		}
+	}
+	closedir(dir);
+}
+
+static bool
+segment_taken(const struct host_source *h, size_t n, const char *seg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(h->fs[i].segment, seg) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* statvfs() of one mount into S; false when it cannot be read */
+static bool
+stat_mount(const struct mount_entry *me, struct fs_state *s)
+{
+	struct statvfs v;
+	if (statvfs(me->mountpoint, &v) != 0 || v.f_blocks == 0) {
+		return false; /* gone, no permission, or a file system without blocks (none to watch) */
+	}
+	double unit = (double)(v.f_frsize ? v.f_frsize : v.f_bsize) / 1048576.0;
+	double used = (double)(v.f_blocks - (v.f_bfree < v.f_blocks ? v.f_bfree : v.f_blocks));
+	s->size_mb = (double)v.f_blocks * unit;
+	s->avail_mb = (double)v.f_bavail * unit;
+	s->used_mb = used * unit;
+	s->has_pct = used + (double)v.f_bavail > 0;
+	s->used_pct = s->has_pct ? 100.0 * used / (used + (double)v.f_bavail) : 0;
+	s->has_inodes = v.f_files > 0; /* btrfs and some others say 0: no inode limit */
+	s->inodes = (double)v.f_files;
+	s->inodes_free = (double)v.f_ffree;
+	s->inodes_used_pct = s->has_inodes
+				     ? 100.0 * (double)(v.f_files - (v.f_ffree < v.f_files ? v.f_ffree : v.f_files)) /
+					       (double)v.f_files
+				     : 0;
+	s->readonly = (v.f_flag & ST_RDONLY) != 0 || me->readonly;
+	return true;
+}
+
+/* /proc/self/mountinfo: the last line of a mount point is the one on top */
+static void
+scan_filesystems(struct host_source *h)
+{
+	char path[HOST_PATH_MAX];
+	snprintf(path, sizeof(path), "%s/self/mountinfo", h->proc);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		return;
+	}
+	struct mount_entry *mounts = xcalloc(FS_MAX * 4, sizeof(*mounts));
+	size_t n = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		struct mount_entry me;
+		if (mounts_parse_line(line, (size_t)len, &me) < 0 || !mounts_selected(&me, &h->filter)) {
+			continue;
+		}
+		size_t k = 0;
+		while (k < n && strcmp(mounts[k].mountpoint, me.mountpoint) != 0) {
+			k++;
+		}
+		if (k == n && n == FS_MAX * 4) {
+			continue;
+		}
+		mounts[k] = me;
+		n += k == n;
+	}
+	free(line);
+	fclose(f);
+	char old[FS_MAX][MOUNT_SEGMENT_MAX];
+	size_t old_count = h->fs_count;
+	for (size_t i = 0; i < old_count; i++) {
+		memcpy(old[i], h->fs[i].segment, MOUNT_SEGMENT_MAX);
+	}
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (count == FS_MAX) {
+			if (!h->fs_full_said) {
+				log_warn("host: more than %d file systems to watch: %s and later ones left out "
+					 "(host.filesystems.include or exclude chooses)",
+					 FS_MAX, mounts[i].mountpoint);
+				h->fs_full_said = true;
+			}
+			break;
+		}
+		struct fs_state *s = &h->fs[count];
+		mounts_segment(mounts[i].mountpoint, false, s->segment);
+		if (segment_taken(h, count, s->segment)) {
+			mounts_segment(mounts[i].mountpoint, true, s->segment);
+		}
+		if (!stat_mount(&mounts[i], s)) {
+			continue;
+		}
+		static const char *const names[] = {"mountpoint", "fstype", "device"};
+		const char *values[] = {mounts[i].mountpoint, mounts[i].fstype, mounts[i].source};
+		metric_attrs_set("mountpoint", s->segment, 3, names, values);
+		count++;
+	}
+	h->fs_count = count;
+	for (size_t i = 0; i < old_count; i++) {
+		if (!segment_taken(h, count, old[i])) {
+			metric_attrs_forget("mountpoint", old[i]); /* unmounted */
+		}
+	}
+	free(mounts);
+}
+
+static void
+put_filesystems(const struct host_source *h, struct metric_set *m)
+{
+	for (size_t i = 0; i < h->fs_count; i++) {
+		const struct fs_state *s = &h->fs[i];
+		metric_set_putf(m, s->size_mb, "filesystem.%s.size_mb", s->segment);
+		metric_set_putf(m, s->avail_mb, "filesystem.%s.avail_mb", s->segment);
+		metric_set_putf(m, s->used_mb, "filesystem.%s.used_mb", s->segment);
+		if (s->has_pct) {
+			metric_set_putf(m, s->used_pct, "filesystem.%s.used_pct", s->segment);
+		}
+		if (s->has_inodes) {
+			metric_set_putf(m, s->inodes, "filesystem.%s.inodes", s->segment);
+			metric_set_putf(m, s->inodes_free, "filesystem.%s.inodes_free", s->segment);
+			metric_set_putf(m, s->inodes_used_pct, "filesystem.%s.inodes_used_pct", s->segment);
+		}
+		metric_set_putf(m, s->readonly ? 1 : 0, "filesystem.%s.readonly", s->segment);
+	}
+	for (size_t i = 0; i < h->emmc_count; i++) {
+		const struct emmc_state *e = &h->emmc[i];
+		if (e->life_a >= 0) {
+			metric_set_putf(m, e->life_a, "emmc.%s.life_time_a_pct", e->segment);
+		}
+		if (e->life_b >= 0) {
+			metric_set_putf(m, e->life_b, "emmc.%s.life_time_b_pct", e->segment);
+		}
+		if (e->pre_eol >= 0) {
+			metric_set_putf(m, e->pre_eol, "emmc.%s.pre_eol", e->segment);
+		}
+	}
+}
+
+static int
+host_read(struct source *src, struct sample *sample)
+{
+	struct host_source *h = (struct host_source *)src;
+	struct metric_set *m = &sample->metrics;
+	read_memory(h, m);
+	read_system(h, m);
+	if (h->disks_on) {
+		read_disks(h, m);
+	}
+	int64_t now = monotonic_ms();
+	if (now >= h->next_scan_ms) {
+		if (h->fs_on) {
+			scan_filesystems(h);
+		}
+		if (h->disks_on) {
+			scan_emmc(h);
+		}
+		h->next_scan_ms = now + h->fs_interval_ms;
+	}
+	put_filesystems(h, m);
+	return 0;
+}
+
+static void
+host_destroy(struct source *src)
+{
+	struct host_source *h = (struct host_source *)src;
+	for (size_t f = 0; f < F_COUNT; f++) {
+		if (h->fd[f] >= 0) {
+			close(h->fd[f]);
+		}
+	}
+	for (size_t i = 0; i < h->fs_count; i++) {
+		metric_attrs_forget("mountpoint", h->fs[i].segment);
+	}
+	free_list(h->include);
+	free_list(h->exclude);
+	free(h);
+}
+
+static const struct source_ops host_ops = {
+	.name = "host",
+	.read = host_read,
+	.destroy = host_destroy,
+};
+
+/* zramN devices under SYS/block */
+static void
+find_zram(struct host_source *h)
+{
+	char path[HOST_PATH_MAX];
+	snprintf(path, sizeof(path), "%s/block", h->sys);
+	DIR *dir = opendir(path);
+	if (!dir) {
+		return;
+	}
+	for (struct dirent *e; (e = readdir(dir)) && h->zram_count < ZRAM_MAX;) {
+		int n, end = 0;
+		if (sscanf(e->d_name, "zram%d%n", &n, &end) == 1 && e->d_name[end] == '\0' && n >= 0) {
+			h->zram[h->zram_count++] = n;
+		}
+	}
+	closedir(dir);
+}
+
+int
+host_source_create(const struct host_source_options *o, struct source **out)
+{
+	struct host_source *h = xcalloc(1, sizeof(*h));
+	h->base.ops = &host_ops;
+	snprintf(h->proc, sizeof(h->proc), "%s", o->proc ? o->proc : "/proc");
+	snprintf(h->sys, sizeof(h->sys), "%s", o->sys ? o->sys : "/sys");
+	for (size_t f = 0; f < F_COUNT; f++) {
+		h->fd[f] = -1;
+	}
+	const struct host_config *cfg = o->cfg;
+	h->fs_on = !cfg->fs.off;
+	h->disks_on = cfg->disks != 0;
+	h->fs_interval_ms = host_config_fs_interval_ms(cfg);
+	h->include = copy_list(cfg->fs.include, cfg->fs.include_count);
+	h->exclude = copy_list(cfg->fs.exclude, cfg->fs.exclude_count);
+	h->filter.include = (const char *const *)h->include;
+	h->filter.include_count = cfg->fs.include_count;
+	h->filter.exclude = (const char *const *)h->exclude;
+	h->filter.exclude_count = cfg->fs.exclude_count;
+	h->gone[F_DISKSTATS] = !h->disks_on;
+	find_zram(h);
+	h->next_scan_ms = 0;
+	*out = &h->base;
+	return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * The host source: what a board owner checks first, read where the kernel
+ * keeps it (docs/metrics.md#the-host). Every sample: memory (MemAvailable,
+ * swap, zram), pressure stall information, OOM kills, load, tasks, uptime,
+ * disk I/O. At the file systems' pace (host.filesystems.interval): every
+ * watched mount's statvfs(), and eMMC health. A file the kernel does not
+ * have (PSI before 4.20, oom_kill before 4.13) leaves its metrics absent.
+ */
+#ifndef TEGRAWATCH_HOST_SOURCE_H
+#define TEGRAWATCH_HOST_SOURCE_H
+
+#include "core/pipeline.h"
+#include "host_config.h"
+
+struct host_source_options {
+	const struct host_config *cfg; /* copied what is needed */
+	const char *proc;              /* "/proc" unless a test says otherwise */
+	const char *sys;               /* "/sys" */
+};
+
+/** Creates the source. Returns 0 and *OUT, or -ENOMEM. */
+int host_source_create(const struct host_source_options *o, struct source **out);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * Fuzz target for the host parsers (host/procmem.c, host/mounts.c,
+ * host/diskstats.c). The first byte chooses the parser, the rest is its
+ * text. Invariants checked on every input:
+ *   meminfo:   success only with MemTotal > 0; every field -1 or at most 2^53;
+ *   psi:       success only with a whole "some" line; averages 0..100;
+ *   loadavg, uptime, zram, vmstat: values finite, counts at most 2^53;
+ *   mountinfo: success gives an absolute mount point, a type and a source,
+ *              NUL-terminated; its segment is a valid metric segment;
+ *   diskstats: a non-empty name; its segment [a-z0-9_]+;
+ *   eMMC:      life time 10..110 or -1, pre-EOL 1..3.
+ * Any violation aborts, which libFuzzer and the replay driver report.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/metrics.h"
+#include "host/diskstats.h"
+#include "host/host_text.h"
+#include "host/mounts.h"
+#include "host/procmem.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check(bool ok)
+{
+	if (!ok) {
+		abort();
+	}
+}
+
+static bool
+segment_ok(const char *s)
+{
+	return s[0] && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(s);
+}
+
+static void
+fuzz_procmem(uint8_t which, const char *text)
+{
+	struct procmem_meminfo mi;
+	struct procmem_psi psi;
+	struct procmem_loadavg la;
+	struct procmem_zram z;
+	uint64_t kills;
+	double up;
+	switch (which % 6) {
+	case 0:
+		if (procmem_parse_meminfo(text, &mi) == 0) {
+			check(mi.mem_total_kb > 0);
+		}
+		check(mi.mem_available_kb >= -1 && mi.mem_available_kb <= (int64_t)HOST_EXACT_MAX);
+		check(mi.swap_free_kb >= -1 && mi.swap_total_kb <= (int64_t)HOST_EXACT_MAX);
+		break;
+	case 1:
+		if (procmem_parse_psi(text, &psi) == 0) {
+			check(psi.some && psi.some_avg10 >= 0 && psi.some_avg10 <= 100);
+			check(psi.some_total_us <= HOST_EXACT_MAX);
+		}
+		break;
+	case 2:
+		if (procmem_parse_loadavg(text, &la) == 0) {
+			check(isfinite(la.avg1) && isfinite(la.avg5) && isfinite(la.avg15) && la.tasks <= HOST_EXACT_MAX);
+		}
+		break;
+	case 3:
+		if (procmem_parse_uptime(text, &up) == 0) {
+			check(isfinite(up) && up >= 0);
+		}
+		break;
+	case 4:
+		if (procmem_parse_zram(text, &z) == 0) {
+			check(z.mem_used_total <= HOST_EXACT_MAX);
+		}
+		break;
+	default:
+		if (procmem_parse_vmstat_oom(text, &kills) == 0) {
+			check(kills <= HOST_EXACT_MAX);
+		}
+		break;
+	}
+}
+
+static void
+fuzz_blocks(uint8_t which, const char *text, size_t len)
+{
+	struct mount_entry m;
+	struct disk_stat d;
+	char seg[MOUNT_SEGMENT_MAX];
+	int a, b, eol;
+	switch (which % 4) {
+	case 0:
+		if (mounts_parse_line(text, len, &m) == 0) {
+			check(m.mountpoint[0] == '/' && m.fstype[0] && m.source[0]);
+			check(memchr(m.mountpoint, '\0', sizeof(m.mountpoint)) != NULL);
+			mounts_segment(m.mountpoint, which & 0x10, seg);
+			check(segment_ok(seg) && strlen(seg) < MOUNT_SEGMENT_MAX);
+			(void)mounts_fstype_network(m.fstype);
+			(void)mounts_fstype_pseudo(m.fstype);
+		}
+		break;
+	case 1:
+		if (diskstats_parse_line(text, len, &d) == 0) {
+			check(d.name[0] != '\0' && d.io_ms <= HOST_EXACT_MAX);
+			char ds[DISK_NAME_MAX];
+			diskstats_segment(d.name, ds);
+			check(segment_ok(ds));
+			(void)diskstats_default_device(d.name);
+		}
+		break;
+	case 2:
+		if (emmc_parse_life_time(text, &a, &b) == 0) {
+			check((a == -1 || (a >= 10 && a <= 110)) && (b == -1 || (b >= 10 && b <= 110)));
+		}
+		break;
+	default:
+		if (emmc_parse_pre_eol(text, &eol) == 0) {
+			check(eol >= 1 && eol <= 3);
+		}
+		break;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1 || size > 65536) {
+		return 0;
+	}
+	uint8_t which = data[0];
+	size_t len = size - 1;
+	char *text = malloc(len + 1);
+	memcpy(text, data + 1, len);
+	text[len] = '\0';
+	size_t text_len = strlen(text); /* the parsers take C text: up to the first NUL */
+	if (which & 0x80) {
+		fuzz_blocks(which, text, text_len);
+	} else {
+		fuzz_procmem(which, text);
+	}
+	free(text);
+	return 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The host source on this machine's real files (docs/metrics.md#the-host): a
+small tmpfs mounted by the test is filled until the shipped filesystem-full
+rule fires, then remounted read-only until filesystem-readonly does, and
+/metrics names it with its real mount point, type and device. Needs root (it
+mounts); skipped otherwise. The tmpfs is unmounted in cleanup, always.
+
+Usage: test_host.py TEGRAWATCH SOURCE_ROOT
+"""
+import os
+import subprocess
+
+import harness
+from harness import free_port
+
+
+def run(*argv):
+    subprocess.run(argv, check=True, capture_output=True, timeout=20)
+
+
+class FilesystemTest(harness.TestCase):
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.skipTest("mounting a tmpfs needs root")
+        self.mp = os.path.join(self.d, "fs")
+        os.mkdir(self.mp)
+        try:
+            run("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tw-host-test", self.mp)
+        except (subprocess.CalledProcessError, FileNotFoundError) as e:
+            self.skipTest("cannot mount a tmpfs here: %s" % e)
+        # runs before the temporary directory is removed (cleanups run last in, first out)
+        self.addCleanup(subprocess.run, ["umount", "-l", self.mp], capture_output=True, timeout=20)
+
+    def fill(self, mib):
+        with open(os.path.join(self.mp, "fill"), "ab") as f:
+            f.write(b"\0" * int(mib * 1024 * 1024))
+
+    def test_full_then_readonly(self):
+        port = free_port()
+        rules = harness.src("configs", "rules.d", "host.yaml")
+        config = ('agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:%d"\n'
+                  'host:\n  filesystems:\n    interval: 1s\n    include: ["%s"]\n'
+                  'include: ["%s"]\n' % (port, self.mp, rules))
+        a = self.agent([], config=config, port=port)
+
+        def names(m, suffix):
+            return [k for k in m if k.startswith("filesystem.") and k.endswith(suffix)]
+        m = a.wait_metrics(lambda m: names(m, ".used_pct"), "filesystem.*.used_pct")
+        self.assertEqual(len(names(m, ".used_pct")), 1, "only the included mount is watched: %s" % names(m, ""))
+        prefix = names(m, ".used_pct")[0][:-len("used_pct")]
+        self.assertLess(m[prefix + "used_pct"], 5)
+        self.assertAlmostEqual(m[prefix + "size_mb"], 4.0, delta=0.01)
+        self.assertEqual(m[prefix + "readonly"], 0)
+
+        self.fill(3.75)  # 93.75 %: warning at 90
+        a.wait_metric(prefix + "used_pct", lambda v: v >= 90, timeout=15)
+        a.wait_stderr("alert firing filesystem-full", timeout=15)
+        self.assertIn(prefix + "used_pct", "\n".join(a.stderr_lines("filesystem-full")))
+        self.fill(0.2)  # 98.75 %: critical at 97
+        a.wait_stderr("alert escalated filesystem-full", timeout=15)
+
+        # the real mount point, type and device on /metrics
+        a.wait_web()
+        status, _, body = a.get("/metrics")
+        self.assertEqual(status, 200)
+        text = body.decode() if isinstance(body, bytes) else body
+        self.assertIn('tegrawatch_filesystem_avail_bytes{mountpoint="%s",fstype="tmpfs",device="tw-host-test"}'
+                      % self.mp, text)
+
+        run("mount", "-o", "remount,ro", self.mp)
+        a.wait_metric(prefix + "readonly", lambda v: v == 1, timeout=15)
+        a.wait_stderr("filesystem-readonly", timeout=15)
+        line = a.stderr_lines("filesystem-readonly")[0]
+        self.assertIn("[critical]", line)
+        self.assertIn(prefix + "readonly", line)
+        status, _, body = a.get("/metrics")
+        text = body.decode() if isinstance(body, bytes) else body
+        self.assertIn('tegrawatch_filesystem_readonly{mountpoint="%s",fstype="tmpfs",device="tw-host-test"} 1'
+                      % self.mp, text)
+        a.stop()
+
+
+if __name__ == "__main__":
+    harness.init()
+    harness.main()
