@@ -56,7 +56,7 @@ struct actions {
 	struct actions_stats stats;
 	struct webhooks *webhooks; /* delivery of every webhook action; NULL when none is configured */
 	char generator_url[128];
-	char device_id[128];    /* the board's id, as in MQTT (device_id.h) */
+	char device_id[128];    /* the board's id, as in MQTT (core/device_id.h) */
 	int64_t sweep_until_ms; /* leftovers of programs are looked for until then (and while some run) */
 };
 

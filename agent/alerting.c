@@ -17,7 +17,7 @@ struct alerting {
 	struct engine *engine;
 	struct actions *actions;
 	bool run_actions;
-	char device_id[128];           /* the board's id in events (device_id.h), kept across reloads */
+	char device_id[128];           /* the board's id in events (core/device_id.h), kept across reloads */
 	char expected_power_mode[128]; /* {{expected_power_mode}}, resolved at start, kept across reloads */
 	bool dirty;                    /* a transition happened since the state was saved */
 	uint64_t reload_failures;

@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "alerting.h"
 #include "demo.h"
-#include "device_id.h"
+#include "core/device_id.h"
 #include "fleet_setup.h"
 #include "memory_budget.h"
 #include "predict/predict.h"
