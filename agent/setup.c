@@ -15,7 +15,7 @@
 #include "demo.h"
 #include "core/device_id.h"
 #include "fleet_setup.h"
-#include "memory_budget.h"
+#include "config_memory.h"
 #include "predict/predict.h"
 #include "work/work.h"
 #include "service.h"
@@ -324,7 +324,7 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 	int interval_ms = (int)info->interval_ms;
 	/* the loader checked the budget at agent.interval; --interval may change it */
 	struct memory_budget budget;
-	memory_budget_compute(cfg, interval_ms, &budget);
+	config_memory_budget(cfg, interval_ms, &budget);
 	memory_budget_log(&budget);
 	if (budget.limit && budget.total > budget.limit) {
 		log_error(
