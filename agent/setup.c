@@ -18,7 +18,7 @@
 #include "config_memory.h"
 #include "predict/predict.h"
 #include "work/work.h"
-#include "service.h"
+#include "service/service.h"
 #include "build_config.h"
 #include "sink_jsonl.h"
 #include "nvml/nvml.h"
