@@ -20,7 +20,7 @@
 #include "work/work.h"
 #include "service/service.h"
 #include "build_config.h"
-#include "sink_jsonl.h"
+#include "report/sink_jsonl.h"
 #include "nvml/nvml.h"
 #include "report/record.h"
 #include "tegra/board.h"
