@@ -1,4 +1,9 @@
-/* The alerting stage: config + engine + actions + state file. */
+/*
+ * The alerting stage: config + engine + actions + state file. It routes
+ * each alert event to the actions bound to its severity (the rule's, else
+ * `notify:`): log and exec run in alerts/, webhooks are handed to their
+ * delivery (webhook/, its own thread).
+ */
 #include "alerting.h"
 
 #include <errno.h>
@@ -6,18 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
+#include "alerts/actions.h"
 #include "core/log.h"
 #include "core/xalloc.h"
 #include "thresholds/engine.h"
+#include "webhook/webhook.h"
 
 struct alerting {
 	struct stage base;
 	struct config *cfg;
 	struct engine *engine;
-	struct actions *actions;
+	struct actions *actions;          /* log and exec; NULL in a dry run */
+	const struct config *actions_cfg; /* the actions and notify: routed by (the new one from a reload on) */
+	struct webhooks *webhooks;        /* delivery of every webhook action; NULL when none is configured */
+	char generator_url[128];
 	bool run_actions;
-	char device_id[128];           /* the board's id in events (device_id.h), kept across reloads */
+	char device_id[128];           /* the board's id in events (core/device_id.h), kept across reloads */
 	char expected_power_mode[128]; /* {{expected_power_mode}}, resolved at start, kept across reloads */
 	bool dirty;                    /* a transition happened since the state was saved */
 	uint64_t reload_failures;
@@ -49,12 +58,93 @@ on_event(const struct alert_event *ev, void *data)
 	alert_fanout_emit(al->base.out, ev);
 }
 
+/* Webhook actions of CFG to the delivery side; those no longer configured go (a reload). */
+static void
+set_webhooks(struct alerting *al, const struct config *cfg)
+{
+	bool any = false;
+	for (size_t i = 0; i < cfg->action_count; i++) {
+		any = any || cfg->actions[i].type == ACTION_WEBHOOK;
+	}
+	if (!any && !al->webhooks) {
+		return;
+	}
+	if (!al->webhooks) {
+		/* the board as receivers see it: its name, and the device id MQTT uses */
+		const char *listen = cfg->web.listen;
+		if (listen[0]) {
+			snprintf(al->generator_url, sizeof(al->generator_url), "http://%s/", listen);
+		}
+		struct agent_info board = {
+			.board_name = cfg->board_name,
+			.device_id = al->device_id,
+			.generator_url = al->generator_url,
+		};
+		al->webhooks = webhooks_create(&board);
+		if (!al->webhooks) {
+			log_error("webhook actions configured, but this build cannot deliver them");
+			return;
+		}
+	}
+	for (size_t i = 0; i < cfg->action_count; i++) {
+		const struct action_def *def = &cfg->actions[i];
+		if (def->type == ACTION_WEBHOOK) {
+			webhooks_set(al->webhooks, def->name, &def->webhook);
+		}
+	}
+	webhooks_prune(al->webhooks);
+}
+
+/*
+ * Runs the actions bound to EV's severity (the rule's, else `notify:`).
+ * Pending and cancelled events run none. An alert restored after a restart
+ * (ev->restored) runs no log or exec action again; webhooks decide by
+ * their format (alertmanager-api sends it again).
+ */
+static void
+run_actions(struct alerting *al, const struct alert_event *ev)
+{
+	if (ev->transition == TRANSITION_PENDING || ev->transition == TRANSITION_CANCELLED) {
+		return; /* not yet (or no longer) an alert */
+	}
+	enum severity sev = ev->severity;
+	if (sev <= SEVERITY_NONE || sev >= SEVERITY_COUNT) {
+		return;
+	}
+	const struct rule *r = ev->rule;
+	char **names = r->has_actions ? r->actions[sev] : al->actions_cfg->notify[sev];
+	size_t count = r->has_actions ? r->action_count[sev] : al->actions_cfg->notify_count[sev];
+	for (size_t i = 0; i < count; i++) {
+		const struct action_def *def = config_find_action(al->actions_cfg, names[i]);
+		if (!def) {
+			continue; /* validated at load; a reload may have removed it */
+		}
+		switch (def->type) {
+		case ACTION_LOG:
+			if (!ev->restored) { /* logged before the restart */
+				actions_log(ev);
+			}
+			break;
+		case ACTION_EXEC:
+			if (!ev->restored) { /* the program ran before the restart */
+				actions_exec(al->actions, def->name, def->argv, def->timeout_ms, ev);
+			}
+			break;
+		case ACTION_WEBHOOK:
+			if (al->webhooks) {
+				webhooks_notify(al->webhooks, def->name, ev);
+			}
+			break;
+		}
+	}
+}
+
 static void
 alerting_notify(struct stage *st, const struct alert_event *ev)
 {
 	struct alerting *al = (struct alerting *)st;
 	if (al->actions) {
-		actions_on_alert(al->actions, ev);
+		run_actions(al, ev);
 	}
 }
 
@@ -72,8 +162,8 @@ alerting_process(struct stage *st, struct sample *s)
 {
 	struct alerting *al = (struct alerting *)st;
 	engine_evaluate(al->engine, s);
-	if (al->actions) {
-		actions_flush(al->actions); /* this tick's webhook notifications, batched */
+	if (al->webhooks) {
+		webhooks_flush(al->webhooks); /* this tick's webhook notifications, batched */
 	}
 	if (al->dirty && al->run_actions && al->cfg->state_file[0]) {
 		int r = engine_save_state(al->engine, al->cfg->state_file);
@@ -91,6 +181,9 @@ alerting_dispatch(struct stage *st)
 	struct alerting *al = (struct alerting *)st;
 	if (al->actions) {
 		actions_poll(al->actions);
+		if (al->webhooks) {
+			webhooks_flush(al->webhooks); /* the re-sends that are due */
+		}
 	}
 	return 0;
 }
@@ -126,8 +219,9 @@ alerting_reload(struct stage *st)
 		log_warn("reload of %s: %s changed; a reload does not apply %s: restart the agent", cfg->path, changed,
 			 n == 1 ? "it" : "them");
 	}
-	if (al->actions) {
-		actions_set_config(al->actions, cfg);
+	if (al->actions) { /* running programs go on */
+		al->actions_cfg = cfg;
+		set_webhooks(al, cfg);
 	}
 	struct engine *engine = make_engine(al, cfg);
 	engine_adopt(engine, al->engine); /* alerts of removed rules resolve now */
@@ -157,6 +251,7 @@ alerting_destroy(struct stage *st)
 {
 	struct alerting *al = (struct alerting *)st;
 	engine_destroy(al->engine);
+	webhooks_destroy(al->webhooks); /* pending notifications get a few seconds */
 	actions_destroy(al->actions);
 	config_destroy(al->cfg);
 	config_destroy(al->boot_cfg);
@@ -181,7 +276,9 @@ alerting_add_metrics(struct stage *st, struct metric_set *m)
 		metric_set_put(m, "agent.action_timeouts_total", (double)as.timeouts);
 		metric_set_put(m, "agent.action_dropped_total", (double)as.dropped);
 		metric_set_put(m, "agent.action_leftovers_total", (double)as.leftovers);
-		actions_add_metrics(al->actions, m);
+		if (al->webhooks) {
+			webhooks_add_metrics(al->webhooks, m); /* webhook.NAME.sent_total, ... */
+		}
 	}
 }
 
@@ -205,7 +302,9 @@ alerting_stage_create(struct config *cfg, const char *device_id, bool run_action
 	al->run_actions = run_actions;
 	snprintf(al->device_id, sizeof(al->device_id), "%s", device_id);
 	if (run_actions) {
-		al->actions = actions_create(cfg, device_id);
+		al->actions_cfg = cfg;
+		set_webhooks(al, cfg);
+		al->actions = actions_create();
 	}
 	al->engine = make_engine(al, cfg);
 	if (run_actions && cfg->state_file[0]) {

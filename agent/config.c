@@ -22,7 +22,7 @@
 #include "core/log.h"
 #include "core/xalloc.h"
 #include "config_priv.h"
-#include "memory_budget.h"
+#include "config_memory.h"
 #include "predict/predict.h"
 #include "thresholds/rules_load.h"
 
@@ -417,7 +417,7 @@ finish_load(struct loader *ld, const struct cfg_tree *tree, const char *path, bo
 	}
 	validate_sections(ld, cfg_tree_root(tree), path, env);
 	/* across sections: the buffers each module's settings ask for, against agent.memory_max */
-	memory_budget_validate(ld->cfg, cfg_tree_root(tree), path, env, ld->diags);
+	config_memory_validate(ld->cfg, cfg_tree_root(tree), path, env, ld->diags);
 	const char **names = config_action_names(ld->cfg);
 	rules_validate(&ld->cfg->rules, &ld->refs, names, ld->cfg->action_count, ld->diags);
 	free(names);

@@ -3,7 +3,7 @@
 #define TEGRAWATCH_FLEET_SETUP_H
 
 #include "config.h"
-#include "core/agent.h"
+#include "core/loop.h"
 #include "core/board_info.h"
 
 /**

@@ -13,15 +13,15 @@
 #include "core/log.h"
 #include "alerting.h"
 #include "demo.h"
-#include "device_id.h"
+#include "core/device_id.h"
 #include "fleet_setup.h"
+#include "config_memory.h"
 #include "host/host_source.h"
-#include "memory_budget.h"
 #include "predict/predict.h"
 #include "work/work.h"
-#include "service.h"
+#include "service/service.h"
 #include "build_config.h"
-#include "sink_jsonl.h"
+#include "report/sink_jsonl.h"
 #include "nvml/nvml.h"
 #include "report/record.h"
 #include "tegra/board.h"
@@ -332,7 +332,7 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 	int interval_ms = (int)info->interval_ms;
 	/* the loader checked the budget at agent.interval; --interval may change it */
 	struct memory_budget budget;
-	memory_budget_compute(cfg, interval_ms, &budget);
+	config_memory_budget(cfg, interval_ms, &budget);
 	memory_budget_log(&budget);
 	if (budget.limit && budget.total > budget.limit) {
 		log_error(

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/agent.h"
+#include "core/loop.h"
 #include "core/board_info.h"
 #include "core/log.h"
 #include "config.h"

@@ -52,7 +52,7 @@ struct agent_info {
 	struct board_identity identity;    /* "" fields when unknown */
 	const struct nvpmodel_conf *modes; /* power modes, NULL when unknown */
 	const char *board_name;            /* agent.board_name: the instance label, the Home Assistant name */
-	const char *device_id;             /* the board's stable id (agent/device_id.h), NULL when not needed */
+	const char *device_id;             /* the board's stable id (core/device_id.h), NULL when not needed */
 	const char *version;               /* the agent's version, "0.1.0" */
 	int64_t interval_ms;               /* the sampling interval */
 	const char *generator_url;         /* where a webhook body links back to (the dashboard), or NULL */

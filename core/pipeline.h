@@ -1,6 +1,6 @@
 /*
  * The pipeline: sources fill a sample, stages process it in order, sinks
- * take it. Three small vtables driven by one loop (core/agent.c);
+ * take it. Three small vtables driven by one loop (core/loop.c);
  * the core reaches every module only through these ops.
  *
  * One tick, in order:

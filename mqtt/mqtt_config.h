@@ -25,7 +25,7 @@ struct mqtt_config {
 	char *host;
 	int port;             /* 1883 */
 	char *prefix;         /* topic prefix, "tegrawatch" */
-	char *device_id;      /* "" = made from the serial number or machine-id (agent/device_id.h) */
+	char *device_id;      /* "" = made from the serial number or machine-id (core/device_id.h) */
 	char *client_id;      /* "" = "tegrawatch-" + device id */
 	int protocol;         /* enum mqtt_protocol: "3.1.1" or "5" */
 	int64_t keepalive_ms; /* 30 s */

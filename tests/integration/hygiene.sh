@@ -56,6 +56,29 @@ for f in $prod; do
 	done
 done
 
+# agent/ only composes (docs/architecture.md): the command line, the commands, the configuration loader, setup.c
+# and the helpers that only wire; what is a module goes to a folder of its own. The files allowed, a pattern a line:
+agent_allowed='
+agent/main\.c                   the program: -v/-q, then the command
+agent/cli(_doc)?\.[ch]          the one table of commands and options, its man page parts and completion
+agent/cmd_[a-z_]+\.c            one file per command
+agent/commands\.h               the entry points of the commands
+agent/config[a-z_]*\.[ch]       the configuration loader (config_priv.h, config_include.c, config_memory.c, ...)
+agent/setup\.[ch]               configuration -> running pipeline
+agent/fleet_setup\.[ch]         wires the fleet sinks from their sections
+agent/demo\.[ch]                the pipeline of the demo board
+agent/alerting\.[ch]            the rules stage: routes alerts to log/exec (alerts/) and webhooks (webhook/), reloads
+agent/meson\.build
+'
+agent_re=$(printf '%s' "$agent_allowed" | awk 'NF { printf "%s^%s$", sep, $1; sep = "|" }')
+others=$(git ls-files agent 2>/dev/null || find agent -type f)
+others=$(printf '%s\n' $others $(git ls-files --others --exclude-standard agent 2>/dev/null) | grep . | sort -u |
+	grep -vE "$agent_re")
+if [ -n "$others" ]; then
+	echo "FAIL: agent/ holds more than composition (move a module to a folder of its own): $others"
+	fail=1
+fi
+
 # The map stays true: every top folder holding C sources has its row in docs/development.md's source layout
 # table and its entry in docs/architecture.md.
 for d in $(printf '%s\n' $prod | grep -E '\.[ch]$' | cut -d/ -f1 | sort -u); do

@@ -45,7 +45,7 @@ def percentile(values, p):
 
 def lateness_ms(samples, interval_ms):
     """Lateness of each tick against the agent's schedule. The loop plans tick n at start + n x interval
-    (core/agent.c); a tick that ran a whole interval late restarts the schedule from its end (counted in
+    (core/loop.c); a tick that ran a whole interval late restarts the schedule from its end (counted in
     agent.late_ticks_total). Within one schedule, tick n ran late by time_ms - (t0 + n x interval), t0 the
     earliest tick of that schedule projected back (the on-time start). The tick that restarts a schedule is
     measured against the schedule it missed."""

@@ -105,7 +105,7 @@ grep -q "deb-systemd-invoke .* 'tegrawatch.service'" "$tmp/control/postinst" ||
 	bad "postinst does not start the unit"
 grep -q 'rm -rf /var/lib/private/tegrawatch' "$tmp/control/postrm" || bad "postrm does not remove the state on purge"
 grep -qx "Version: $version" "$tmp/control/control" || bad "the package version is not $version"
-# the notify protocol is spoken by the agent itself (agent/service.c): no libsystemd
+# the notify protocol is spoken by the agent itself (service/service.c): no libsystemd
 grep -q '^Depends:.*libsystemd' "$tmp/control/control" && bad "the package depends on libsystemd"
 
 # The extracted package runs: its configuration checks, its demo board (with

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "agent/cgroup_memory.h"
+#include "core/cgroup_memory.h"
 #include "helpers.h"
 
 /* A unified (v2) host: systemd's MemoryMax= is memory.max of the service's cgroup. */

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
+#include "core/device_id.h"
 #include "core/sha256.h"
-#include "agent/device_id.h"
 #include "helpers.h"
 
 static void

@@ -1,5 +1,5 @@
 /*
- * The pipeline (core/pipeline.h, core/agent.c): fake sources,
+ * The pipeline (core/pipeline.h, core/loop.c): fake sources,
  * stages and sinks record what the loop calls, in which order, and what
  * they see; the real rules stage shows that the sample on which an alert
  * fires carries agent.alerts_firing = 1.
@@ -17,7 +17,7 @@
 
 #include "agent/alerting.h"
 #include "agent/config.h"
-#include "core/agent.h"
+#include "core/loop.h"
 #include "core/diag.h"
 
 /* ---- a shared call log ---- */

@@ -3,20 +3,19 @@
  * from the sizes each module reports for its own settings (web history,
  * the MQTT spool, webhook queues) plus a fixed base, against a limit
  * (agent.memory_max: a size, "none", or "auto" = the cgroup's memory.max).
- * The configuration loader refuses a budget over the limit, `run` states
- * it at start and reports it in the metrics. docs/configuration.md gives
- * the formula and the measurements behind it.
+ * The configuration loader sums the parts (agent/config_memory.c) and
+ * refuses a budget over the limit, `run` states it at start and reports it
+ * in the metrics. docs/configuration.md gives the formula and the
+ * measurements behind it.
  */
 #ifndef TEGRAWATCH_MEMORY_BUDGET_H
 #define TEGRAWATCH_MEMORY_BUDGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "core/cfg_tree.h"
-#include "core/diag.h"
-#include "core/pipeline.h"
-#include "config.h"
+#include "pipeline.h"
 
 /* The agent without its buffers: measured 1.9-2.3 MiB RssAnon on the demo, doubled for stacks and slack. */
 #define MEMORY_BASE_BYTES (4u * 1024u * 1024u)
@@ -32,16 +31,15 @@ struct memory_budget {
 	bool from_cgroup; /* the limit is the cgroup's memory.max (agent.memory_max: auto) */
 };
 
-/** The budget of CFG when sampling every INTERVAL_MS; the limit is CFG's (resolved by the loader). */
-void memory_budget_compute(const struct config *cfg, int64_t interval_ms, struct memory_budget *out);
-
 /**
- * The loader's cross-section step: resolves agent.memory_max into
- * cfg->memory_limit and refuses a budget over it, located at the setting
- * that costs the most (web.history, mqtt.spool_records) or agent.memory_max.
+ * Parses agent.memory_max: "auto", "none", or a size in bytes with an
+ * optional K, M, G or T (powers of 1024, as systemd's MemoryMax=). Sets
+ * *BYTES (0 for none) and *AUTO_LIMIT. Returns 0 or -EINVAL.
  */
-void memory_budget_validate(struct config *cfg, const struct cfg_node *root, const char *path, bool env,
-			    struct diag_list *diags);
+int memory_max_parse(const char *text, uint64_t *bytes, bool *auto_limit);
+
+/** The breakdown in MiB, as the log line and the loader's message say it. */
+void memory_budget_describe(const struct memory_budget *b, char *buf, size_t size);
 
 /** Logs the breakdown at info level (at start). */
 void memory_budget_log(const struct memory_budget *b);

@@ -4,7 +4,7 @@
  * loop sleeps in poll() so fds of sources (a tegrastats pipe) and signals
  * (signalfd) wake it without extra threads.
  */
-#include "agent.h"
+#include "loop.h"
 
 #include <errno.h>
 #ifdef __GLIBC__

@@ -5,8 +5,8 @@
  * has no memory controller and the limit that systemd's MemoryMax= enforces
  * is the v1 one.
  */
-#ifndef TEGRAWATCH_AGENT_CGROUP_MEMORY_H
-#define TEGRAWATCH_AGENT_CGROUP_MEMORY_H
+#ifndef TEGRAWATCH_CGROUP_MEMORY_H
+#define TEGRAWATCH_CGROUP_MEMORY_H
 
 #include <stddef.h>
 #include <stdint.h>

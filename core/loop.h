@@ -1,11 +1,11 @@
 /*
- * The agent: one loop that ticks the sources on a timer (or at the pace a
- * replay sets) and drives each sample through the stages to the sinks
+ * The agent's loop (struct agent, agent_*()): ticks the sources on a timer
+ * (or at the pace a replay sets) and drives each sample through the stages to the sinks
  * (the order is in pipeline.h). Single-threaded; sources and sinks with
  * fds are polled.
  */
-#ifndef TEGRAWATCH_AGENT_H
-#define TEGRAWATCH_AGENT_H
+#ifndef TEGRAWATCH_LOOP_H
+#define TEGRAWATCH_LOOP_H
 
 #include <stdint.h>
 

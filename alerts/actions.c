@@ -1,7 +1,8 @@
 /*
- * Alert actions. exec children are started with posix_spawn (no shell),
- * their stdout goes to /dev/null so the agent's own stdout stays clean,
- * and they are reaped with waitpid(WNOHANG) from the loop.
+ * The programs and log lines of alert actions. exec children are started
+ * with posix_spawn (no shell), their stdout goes to /dev/null so the
+ * agent's own stdout stays clean, and they are reaped with
+ * waitpid(WNOHANG) from the loop.
  */
 #include "actions.h"
 
@@ -22,7 +23,6 @@
 #include "core/log.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
-#include "webhook/webhook.h"
 
 extern char **environ;
 
@@ -47,63 +47,19 @@ struct job {
 };
 
 struct actions {
-	const struct config *cfg;
 	struct child running[RUNNING_MAX];
 	unsigned running_count;
 	struct job queue[QUEUE_MAX]; /* ring */
 	unsigned queue_head;
 	unsigned queue_count;
 	struct actions_stats stats;
-	struct webhooks *webhooks; /* delivery of every webhook action; NULL when none is configured */
-	char generator_url[128];
-	char device_id[128];    /* the board's id, as in MQTT (device_id.h) */
 	int64_t sweep_until_ms; /* leftovers of programs are looked for until then (and while some run) */
 };
 
-/* Webhook actions of CFG to the delivery side; those no longer configured go (a reload). */
-static void
-set_webhooks(struct actions *act, const struct config *cfg)
-{
-	bool any = false;
-	for (size_t i = 0; i < cfg->action_count; i++) {
-		any = any || cfg->actions[i].type == ACTION_WEBHOOK;
-	}
-	if (!any && !act->webhooks) {
-		return;
-	}
-	if (!act->webhooks) {
-		/* the board as receivers see it: its name, and the device id MQTT uses */
-		const char *listen = cfg->web.listen;
-		if (listen[0]) {
-			snprintf(act->generator_url, sizeof(act->generator_url), "http://%s/", listen);
-		}
-		struct agent_info board = {
-			.board_name = cfg->board_name,
-			.device_id = act->device_id,
-			.generator_url = act->generator_url,
-		};
-		act->webhooks = webhooks_create(&board);
-		if (!act->webhooks) {
-			log_error("webhook actions configured, but this build cannot deliver them");
-			return;
-		}
-	}
-	for (size_t i = 0; i < cfg->action_count; i++) {
-		const struct action_def *def = &cfg->actions[i];
-		if (def->type == ACTION_WEBHOOK) {
-			webhooks_set(act->webhooks, def->name, &def->webhook);
-		}
-	}
-	webhooks_prune(act->webhooks);
-}
-
 struct actions *
-actions_create(const struct config *cfg, const char *device_id)
+actions_create(void)
 {
 	struct actions *act = xcalloc(1, sizeof(*act));
-	act->cfg = cfg;
-	snprintf(act->device_id, sizeof(act->device_id), "%s", device_id);
-	set_webhooks(act, cfg);
 	/*
 	 * A program's process group bounds what stays in it; a process that
 	 * leaves it (setsid, a double fork) is found as an orphan the agent
@@ -116,29 +72,6 @@ actions_create(const struct config *cfg, const char *device_id)
 		log_warn("cannot adopt what exec actions leave behind (PR_SET_CHILD_SUBREAPER): %s", strerror(-r));
 	}
 	return act;
-}
-
-void
-actions_set_config(struct actions *act, const struct config *cfg)
-{
-	act->cfg = cfg;
-	set_webhooks(act, cfg);
-}
-
-void
-actions_flush(struct actions *act)
-{
-	if (act->webhooks) {
-		webhooks_flush(act->webhooks);
-	}
-}
-
-void
-actions_add_metrics(struct actions *act, struct metric_set *m)
-{
-	if (act->webhooks) {
-		webhooks_add_metrics(act->webhooks, m);
-	}
 }
 
 void
@@ -209,8 +142,7 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 		env_add(env, key, eq ? eq + 1 : "");
 		free(key);
 	}
-	const struct rule *r = ev->rule;
-	env_add(env, "TEGRAWATCH_RULE", r->name);
+	env_add(env, "TEGRAWATCH_RULE", ev->rule_name);
 	env_add(env, "TEGRAWATCH_METRIC", ev->metric);
 	env_add(env, "TEGRAWATCH_SEVERITY", severity_name(ev->severity));
 	env_add(env, "TEGRAWATCH_PREVIOUS_SEVERITY", severity_name(ev->previous));
@@ -229,16 +161,16 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 	env_add_time(env, "TEGRAWATCH_AT", ev->at_ms);
 	env_add(env, "TEGRAWATCH_BOARD", ev->board ? ev->board : "");
 	env_add(env, "TEGRAWATCH_DEVICE_ID", ev->device_id ? ev->device_id : "");
-	for (size_t i = 0; i < r->label_count; i++) {
+	for (size_t i = 0; i < ev->label_count; i++) {
 		char key[128];
-		size_t n = (size_t)snprintf(key, sizeof(key), "TEGRAWATCH_LABEL_%s", r->labels[i].key);
+		size_t n = (size_t)snprintf(key, sizeof(key), "TEGRAWATCH_LABEL_%s", ev->labels[i].key);
 		for (size_t k = 17; k < n && k < sizeof(key); k++) {
 			char c = key[k];
 			key[k] = (c >= 'a' && c <= 'z')                               ? (char)(c - 32)
 				 : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c
 										      : '_';
 		}
-		env_add(env, key, r->labels[i].value);
+		env_add(env, key, ev->labels[i].value);
 	}
 }
 
@@ -310,8 +242,8 @@ start_queued(struct actions *act)
 	}
 }
 
-static void
-run_exec(struct actions *act, const struct action_def *def, const struct alert_event *ev)
+void
+actions_exec(struct actions *act, const char *name, char *const *argv, int64_t timeout_ms, const struct alert_event *ev)
 {
 	if (act->queue_count == QUEUE_MAX) {
 		/* the oldest waiting call goes first: the newest news matters most */
@@ -324,16 +256,16 @@ run_exec(struct actions *act, const struct action_def *def, const struct alert_e
 	struct envbuf env = {0};
 	build_env(&env, ev);
 	struct job *job = &act->queue[(act->queue_head + act->queue_count) % QUEUE_MAX];
-	job->name = xstrdup(def->name);
-	job->argv = copy_strv(def->argv);
+	job->name = xstrdup(name);
+	job->argv = copy_strv(argv);
 	job->envp = env.vars; /* the job owns the strings now */
-	job->timeout_ms = def->timeout_ms;
+	job->timeout_ms = timeout_ms;
 	act->queue_count++;
 	start_queued(act);
 }
 
-static void
-run_log(const struct alert_event *ev)
+void
+actions_log(const struct alert_event *ev)
 {
 	char value[40] = "", threshold[40] = "";
 	if (!isnan(ev->value)) {
@@ -342,46 +274,8 @@ run_log(const struct alert_event *ev)
 	if (!isnan(ev->threshold)) {
 		snprintf(threshold, sizeof(threshold), " threshold=%.15g", ev->threshold);
 	}
-	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule->name,
+	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule_name,
 		  severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold, ev->summary);
-}
-
-void
-actions_on_alert(struct actions *act, const struct alert_event *ev)
-{
-	if (ev->transition == TRANSITION_PENDING || ev->transition == TRANSITION_CANCELLED) {
-		return; /* not yet (or no longer) an alert */
-	}
-	enum severity sev = ev->severity;
-	if (sev <= SEVERITY_NONE || sev >= SEVERITY_COUNT) {
-		return;
-	}
-	const struct rule *r = ev->rule;
-	char **names = r->has_actions ? r->actions[sev] : act->cfg->notify[sev];
-	size_t count = r->has_actions ? r->action_count[sev] : act->cfg->notify_count[sev];
-	for (size_t i = 0; i < count; i++) {
-		const struct action_def *def = config_find_action(act->cfg, names[i]);
-		if (!def) {
-			continue; /* validated at load; a reload may have removed it */
-		}
-		switch (def->type) {
-		case ACTION_LOG:
-			if (!ev->restored) { /* logged before the restart */
-				run_log(ev);
-			}
-			break;
-		case ACTION_EXEC:
-			if (!ev->restored) { /* the program ran before the restart */
-				run_exec(act, def, ev);
-			}
-			break;
-		case ACTION_WEBHOOK:
-			if (act->webhooks) {
-				webhooks_notify(act->webhooks, def->name, ev);
-			}
-			break;
-		}
-	}
 }
 
 static void
@@ -444,7 +338,6 @@ actions_poll(struct actions *act)
 	}
 	sweep(act, now);
 	start_queued(act);
-	actions_flush(act);
 }
 
 void
@@ -453,8 +346,6 @@ actions_destroy(struct actions *act)
 	if (!act) {
 		return;
 	}
-	webhooks_destroy(act->webhooks); /* pending notifications get a few seconds */
-	act->webhooks = NULL;            /* actions_poll() below flushes them otherwise: a use after free */
 	/* give queued and running programs their grace, then stop them: no zombies left behind */
 	int64_t until = monotonic_ms() + KILL_GRACE_MS;
 	while ((act->running_count > 0 || act->queue_count > 0) && monotonic_ms() < until) {

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "core/board_info.h"
+#include "board_info.h"
 
 #define DEVICE_ID_MAX 64
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/readfile.h"
-#include "core/sha256.h"
+#include "readfile.h"
+#include "sha256.h"
 
 /* changing it changes every board's id: never */
 #define DEVICE_ID_CONTEXT "tegrawatch device id"
