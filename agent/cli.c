@@ -147,11 +147,13 @@ const struct cli_option cli_options[] = {
 	{"top", OPT_CONFIG, 'c', "config", CLI_ARG_YAML, "FILE", "ask the agent at this configuration's web.listen",
 	 "Ask the agent at the\n.Cm web.listen\nof\n.Ar file ;\ndefault that of\n.Pa " CONFIG_DEFAULT_PATH
 	 "\nwhen it exists, else 127.0.0.1:9474."},
-	{"top", OPT_URL, 0, "url", CLI_ARG_NUMBER, "URL", "ask the agent at URL (http://HOST:PORT); never read the board",
+	{"top", OPT_URL, 0, "url", CLI_ARG_NUMBER, "URL",
+	 "ask the agent at URL (http://HOST:PORT); never read the board",
 	 "Ask the agent at\n.Ar url\n.Pq Li http://host:port ;\nwhile it does not answer, say so and ask again at every "
 	 "refresh instead of reading the board."},
 	{"top", OPT_ROOT, 0, "root", CLI_ARG_DIR, "DIR", "where no agent answers: read the board below DIR", ROOT_MAN},
-	{"top", OPT_ONCE, 0, "once", CLI_ARG_NONE, NULL, "print one screen as plain text and exit (also when stdout is not a terminal)",
+	{"top", OPT_ONCE, 0, "once", CLI_ARG_NONE, NULL,
+	 "print one screen as plain text and exit (also when stdout is not a terminal)",
 	 "Print one screen as plain text, every section whole, and exit; also what happens when standard output is not a "
 	 "terminal or TERM is dumb."},
 	{"top", OPT_INTERVAL, 0, "interval", CLI_ARG_NUMBER, "MS", "refresh every MS milliseconds (default 1000)",

@@ -122,15 +122,16 @@ refresh(struct top_run *tr)
 			return 0;
 		}
 		if (tr->explicit_url) {
-			snprintf(d->notice, sizeof(d->notice), "agent %s:%s: %s%s; asking again every refresh", tr->ep.host,
-				 tr->ep.port, why, tr->agent_seen ? " (showing its last answer)" : "");
+			snprintf(d->notice, sizeof(d->notice), "agent %s:%s: %s%s; asking again every refresh",
+				 tr->ep.host, tr->ep.port, why, tr->agent_seen ? " (showing its last answer)" : "");
 			return tr->agent_seen ? 0 : -ENOTCONN;
 		}
 	}
 	int r = read_board(tr);
 	if (r == 0 && tr->agent_seen) {
-		snprintf(d->notice, sizeof(d->notice), "agent %s:%s stopped (%s): reading the board itself; asking again",
-			 tr->ep.host, tr->ep.port, why);
+		snprintf(d->notice, sizeof(d->notice),
+			 "agent %s:%s stopped (%s): reading the board itself; asking again", tr->ep.host, tr->ep.port,
+			 why);
 	} else if (r == 0) {
 		d->notice[0] = '\0';
 	}

@@ -89,7 +89,7 @@ style_attr(const struct term *t, enum top_style s)
 {
 	if (!t->colour) {
 		/* without colours: the title reversed, headings bold, alarms bold too */
-		return s == TOP_STYLE_TITLE ? A_REVERSE
+		return s == TOP_STYLE_TITLE                                                ? A_REVERSE
 		       : s == TOP_STYLE_HEAD || s == TOP_STYLE_CRIT || s == TOP_STYLE_WARN ? A_BOLD
 											   : A_NORMAL;
 	}

@@ -34,9 +34,9 @@ struct top_alert {
 struct top_data {
 	struct sample *sample; /* owned; its metrics, throttle state and power mode */
 	struct board_identity id;
-	bool have_sample;        /* false before the first sample (or before the agent's first) */
-	char ts[24];             /* the sample's time, RFC 3339 ("" unknown) */
-	char source[96];         /* "agent 127.0.0.1:9474", "board /" */
+	bool have_sample;          /* false before the first sample (or before the agent's first) */
+	char ts[24];               /* the sample's time, RFC 3339 ("" unknown) */
+	char source[96];           /* "agent 127.0.0.1:9474", "board /" */
 	char notice[TOP_TEXT_MAX]; /* shown under the title while set: "agent ... stopped: reading the board" */
 	struct top_alert alerts[TOP_ALERTS_MAX];
 	int alert_count;    /* listed */

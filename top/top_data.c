@@ -38,8 +38,8 @@ alert_member(struct json_reader *r, const char *key, void *data)
 		char *field;
 		size_t size;
 	} strings[] = {
-		{"rule", a->rule, sizeof(a->rule)},         {"metric", a->metric, sizeof(a->metric)},
-		{"status", a->status, sizeof(a->status)},   {"severity", a->severity, sizeof(a->severity)},
+		{"rule", a->rule, sizeof(a->rule)},          {"metric", a->metric, sizeof(a->metric)},
+		{"status", a->status, sizeof(a->status)},    {"severity", a->severity, sizeof(a->severity)},
 		{"summary", a->summary, sizeof(a->summary)}, {"starts_at", a->since, sizeof(a->since)},
 	};
 	char next = json_peek(r);

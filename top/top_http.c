@@ -42,7 +42,8 @@ top_endpoint_parse(const char *url, struct top_endpoint *ep)
 	memcpy(out.host, host, hl);
 	if (*url == ':') {
 		size_t pl = strspn(url + 1, "0123456789");
-		if (pl == 0 || pl >= sizeof(out.port) || (url[1 + pl] && url[1 + pl] != '/') || strtol(url + 1, NULL, 10) > 65535) {
+		if (pl == 0 || pl >= sizeof(out.port) || (url[1 + pl] && url[1 + pl] != '/') ||
+		    strtol(url + 1, NULL, 10) > 65535) {
 			return -EINVAL;
 		}
 		memcpy(out.port, url + 1, pl);
@@ -127,8 +128,7 @@ wait_fd(int fd, short events, int64_t deadline)
 static int
 connect_to(const struct top_endpoint *ep, int64_t deadline, int *out)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_NUMERICSERV}, *res;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res;
 	if (getaddrinfo(ep->host, ep->port, &hints, &res) != 0) {
 		return -EHOSTUNREACH;
 	}
@@ -170,8 +170,8 @@ top_http_get(const struct top_endpoint *ep, const char *path, int64_t timeout_ms
 	}
 	char req[512];
 	bool v6 = strchr(ep->host, ':') != NULL;
-	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s%s%s:%s\r\nAccept: application/json\r\n\r\n", path,
-			 v6 ? "[" : "", ep->host, v6 ? "]" : "", ep->port);
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s%s%s:%s\r\nAccept: application/json\r\n\r\n",
+			 path, v6 ? "[" : "", ep->host, v6 ? "]" : "", ep->port);
 	struct buf in;
 	buf_init(&in);
 	for (int sent = 0; r == 0 && sent < n;) {

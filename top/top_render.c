@@ -62,8 +62,7 @@ out_cell(struct out *o, int nparts, const enum top_style *styles, char texts[][9
 	}
 }
 
-static void
-cellf(struct out *o, enum top_style style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cellf(struct out *o, enum top_style style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void
 cellf(struct out *o, enum top_style style, const char *fmt, ...)
@@ -94,8 +93,7 @@ metric(const struct top_data *d, const char *name, double *v)
 	return metric_set_get(&d->sample->metrics, name, v) && isfinite(*v);
 }
 
-static bool
-metricf(const struct top_data *d, double *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool metricf(const struct top_data *d, double *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static bool
 metricf(const struct top_data *d, double *v, const char *fmt, ...)
@@ -114,8 +112,8 @@ metricf(const struct top_data *d, double *v, const char *fmt, ...)
  * at most. Returns how many NAMES holds.
  */
 static int
-names_between(const struct top_data *d, const char *prefix, const char *suffix, char names[][METRIC_NAME_MAX],
-	      int n, int max)
+names_between(const struct top_data *d, const char *prefix, const char *suffix, char names[][METRIC_NAME_MAX], int n,
+	      int max)
 {
 	const struct metric_set *set = &d->sample->metrics;
 	size_t lp = strlen(prefix), ls = strlen(suffix);
@@ -347,11 +345,12 @@ section_alerts(struct out *o, const struct top_data *d, bool full)
 	}
 	for (int i = 0; i < d->alert_count; i++) {
 		const struct top_alert *a = &d->alerts[i];
-		enum top_style st = strcmp(a->status, "pending") == 0 ? TOP_STYLE_DIM
+		enum top_style st = strcmp(a->status, "pending") == 0      ? TOP_STYLE_DIM
 				    : strcmp(a->severity, "critical") == 0 ? TOP_STYLE_CRIT
-									: TOP_STYLE_WARN;
+									   : TOP_STYLE_WARN;
 		if (!full) {
-			cellf(o, st, "%s %s (%s)", a->rule, a->metric, strcmp(a->status, "pending") == 0 ? "pending" : a->severity);
+			cellf(o, st, "%s %s (%s)", a->rule, a->metric,
+			      strcmp(a->status, "pending") == 0 ? "pending" : a->severity);
 			continue;
 		}
 		out_newline(o);
@@ -407,8 +406,8 @@ view_thermal(struct out *o, const struct top_data *d)
 		}
 		out_newline(o);
 		o->indent = 0;
-		cellf(o, zone_style(d, zones[i], t), "%-14.14s %7.1f %8s %8s %9s %8s  %s", zones[i], t, cols[0], cols[1],
-		      cols[2], cols[3], cols[4]);
+		cellf(o, zone_style(d, zones[i], t), "%-14.14s %7.1f %8s %8s %9s %8s  %s", zones[i], t, cols[0],
+		      cols[1], cols[2], cols[3], cols[4]);
 	}
 	double v;
 	if (metric(d, "thermal.hot_surface", &v)) {
@@ -423,7 +422,8 @@ view_thermal(struct out *o, const struct top_data *d)
 			double state, max;
 			metricf(d, &state, "cooling.%s.state", cdevs[i]);
 			if (metricf(d, &max, "cooling.%s.max_state", cdevs[i])) {
-				cellf(o, state > 0 ? TOP_STYLE_WARN : TOP_STYLE_NORMAL, "%s %.0f/%.0f", cdevs[i], state, max);
+				cellf(o, state > 0 ? TOP_STYLE_WARN : TOP_STYLE_NORMAL, "%s %.0f/%.0f", cdevs[i], state,
+				      max);
 			} else {
 				cellf(o, state > 0 ? TOP_STYLE_WARN : TOP_STYLE_NORMAL, "%s %.0f", cdevs[i], state);
 			}
@@ -457,8 +457,8 @@ view_power(struct out *o, const struct top_data *d)
 		}
 		out_newline(o);
 		o->indent = 0;
-		cellf(o, TOP_STYLE_NORMAL, "%-18.18s %8s %8s %8s %11s %7s %7s", rails[i], cols[0], cols[1], cols[2], cols[3],
-		      cols[4], cols[5]);
+		cellf(o, TOP_STYLE_NORMAL, "%-18.18s %8s %8s %8s %11s %7s %7s", rails[i], cols[0], cols[1], cols[2],
+		      cols[3], cols[4], cols[5]);
 	}
 	double v;
 	out_label(o, "MODE", 6);
@@ -497,7 +497,8 @@ static void
 jetson_clocks_cell(struct out *o, const struct top_data *d)
 {
 	double v;
-	int jc = metric(d, "jetson_clocks.active", &v) ? (v != 0) : sample_jetson_clocks(&d->sample->metrics, NULL, NULL);
+	int jc = metric(d, "jetson_clocks.active", &v) ? (v != 0)
+						       : sample_jetson_clocks(&d->sample->metrics, NULL, NULL);
 	cellf(o, jc == 1 ? TOP_STYLE_WARN : TOP_STYLE_NORMAL, "jetson_clocks %s", jc < 0 ? "?" : jc ? "on" : "off");
 }
 
@@ -515,7 +516,8 @@ status_line(struct out *o, const struct top_data *d)
 		for (int r = 0; r < THROTTLE_REASON_COUNT; r++) {
 			if (t->reason[r]) {
 				size_t l = strlen(why);
-				snprintf(why + l, sizeof(why) - l, "%s%s", l ? ", " : "", throttle_reason_name((enum throttle_reason)r));
+				snprintf(why + l, sizeof(why) - l, "%s%s", l ? ", " : "",
+					 throttle_reason_name((enum throttle_reason)r));
 			}
 		}
 		cellf(o, TOP_STYLE_CRIT, "THROTTLED: %s", why[0] ? why : "active");
@@ -570,7 +572,7 @@ static int
 overview(struct top_screen *body, const struct top_data *d)
 {
 	static void (*const left[])(struct out *, const struct top_data *) = {section_cpu, section_gpu, section_engines,
-									       section_memory, section_fans};
+									      section_memory, section_fans};
 	static void (*const right[])(struct out *, const struct top_data *) = {section_temps, section_power};
 	bool two = body->width >= 160;
 	int half = (body->width - 2) / 2;
