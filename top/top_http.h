@@ -3,7 +3,7 @@
  * socket, one request a connection, with a deadline. Not a general
  * client (no TLS, no redirects, no chunked bodies: the agent sends none
  * to an HTTP/1.0 request); core/http_client.c (libcurl) is for the world
- * outside. top_http_parse() is the pure part, fuzzed (tests/fuzz/fuzz_top_http.c).
+ * outside. top_http_parse() is the pure part, fuzzed (tests/fuzz/fuzz_top.c).
  */
 #ifndef TEGRAWATCH_TOP_HTTP_H
 #define TEGRAWATCH_TOP_HTTP_H
