@@ -35,6 +35,13 @@ const struct cli_command cli_commands[] = {
 	 "energy per rail, peaks against trip points, the alert timeline (with -c) and\n"
 	 "recommendations. Without an output option it prints a summary; the fields\n"
 	 "are in docs/report.md."},
+	{CLI_TOP, "top", "the board at a glance, full screen, from the running agent", "", false,
+	 "Shows the board at a glance in the terminal: CPU cores, GPU and EMC, engines,\n"
+	 "temperatures with headroom, power rails, the power mode, the throttle state,\n"
+	 "fans, memory and the alerts. It asks the running agent (/api/v1/snapshot) and\n"
+	 "reads the board itself where none answers. Keys: 1-4 or tab/arrows for the\n"
+	 "views, q to quit. Prints one screen as plain text with --once or when stdout\n"
+	 "is not a terminal."},
 	{CLI_HELP, "help", "this text; `help COMMAND` is `COMMAND --help`", "[COMMAND]", false,
 	 "Shows the commands, a command's options, or prints a document made from the\noption table."},
 	{CLI_VERSION, "version", "print the version", "", false, "Prints the version."},
@@ -136,6 +143,23 @@ const struct cli_option cli_options[] = {
 	 "limits the run must meet (Tj max below, no throttle...): pass/fail, exit 1 on a failure",
 	 "Check the limits of\n.Ar file\n(a YAML list: max_below, p99_below, min_above, no_throttle, ...), each passed or\n"
 	 "failed with its evidence, in every output; the exit status is 1 when one fails; not with\n.Fl \\-compare ."},
+
+	{"top", OPT_CONFIG, 'c', "config", CLI_ARG_YAML, "FILE", "ask the agent at this configuration's web.listen",
+	 "Ask the agent at the\n.Cm web.listen\nof\n.Ar file ;\ndefault that of\n.Pa " CONFIG_DEFAULT_PATH
+	 "\nwhen it exists, else 127.0.0.1:9474."},
+	{"top", OPT_URL, 0, "url", CLI_ARG_NUMBER, "URL",
+	 "ask the agent at URL (http://HOST:PORT); never read the board",
+	 "Ask the agent at\n.Ar url\n.Pq Li http://host:port ;\nwhile it does not answer, say so and ask again at every "
+	 "refresh instead of reading the board."},
+	{"top", OPT_ROOT, 0, "root", CLI_ARG_DIR, "DIR", "where no agent answers: read the board below DIR", ROOT_MAN},
+	{"top", OPT_ONCE, 0, "once", CLI_ARG_NONE, NULL,
+	 "print one screen as plain text and exit (also when stdout is not a terminal)",
+	 "Print one screen as plain text, every section whole, and exit; also what happens when standard output is not a "
+	 "terminal or TERM is dumb."},
+	{"top", OPT_INTERVAL, 0, "interval", CLI_ARG_NUMBER, "MS", "refresh every MS milliseconds (default 1000)",
+	 "Refresh every\n.Ar ms\nmilliseconds, 100 to 60000; default 1000."},
+	{"top", OPT_VIEW, 0, "view", CLI_ARG_NUMBER, "NAME", "start with view NAME: overview, thermal, power or alerts",
+	 "Start with (or, with\n.Fl \\-once ,\nprint) the view\n.Ar name :\n.Cm overview , thermal , power\nor\n.Cm alerts ."},
 
 	{"help", OPT_BASH_COMPLETION, 0, "bash-completion", CLI_ARG_NONE, NULL, "print the bash completion script",
 	 "Print the bash completion script (installed as\n.Pa /usr/share/bash-completion/completions/tegrawatch ) ."},

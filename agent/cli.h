@@ -53,6 +53,9 @@ enum cli_code {
 	OPT_BASH_COMPLETION,
 	OPT_MAN_SYNOPSIS,
 	OPT_MAN_OPTIONS,
+	OPT_URL,
+	OPT_ONCE,
+	OPT_VIEW,
 };
 
 struct cli_option {
@@ -74,6 +77,7 @@ enum cli_command_id {
 	CLI_CHECK,
 	CLI_REPLAY,
 	CLI_REPORT,
+	CLI_TOP,
 	CLI_HELP,
 	CLI_VERSION,
 	CLI_COMMANDS /* how many */

@@ -56,7 +56,7 @@ main(int argc, char **argv)
 	static int (*const run[CLI_COMMANDS])(int, char **) = {
 		[CLI_PARSE] = cmd_parse, [CLI_SNAPSHOT] = cmd_snapshot, [CLI_RUN] = cmd_run,
 		[CLI_CHECK] = cmd_check, [CLI_REPLAY] = cmd_replay,     [CLI_REPORT] = cmd_report,
-		[CLI_HELP] = cli_help,   [CLI_VERSION] = cli_version,
+		[CLI_TOP] = cmd_top,     [CLI_HELP] = cli_help,         [CLI_VERSION] = cli_version,
 	};
 	const struct cli_command *c = cli_command_find(argv[1]);
 	if (c) {

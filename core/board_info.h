@@ -64,4 +64,8 @@ struct agent_info {
  */
 void board_identity_to_json(struct json *j, const struct board_identity *id, bool null_unknown);
 
+struct json_reader;
+/** Reads an object written by board_identity_to_json() into ID (cleared first; other members skipped). */
+void board_identity_from_json(struct json_reader *r, struct board_identity *id);
+
 #endif

@@ -1,7 +1,9 @@
 /* JSON shapes of samples and throttle states. */
 #include "sample_json.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 void
@@ -117,4 +119,71 @@ power_mode_to_json(struct json *j, const struct sample *s)
 	} else {
 		json_null(j);
 	}
+}
+
+/* ---- reading it back (core/json_read.h): recordings, the API as `top` reads it ---- */
+
+static void
+metric_member(struct json_reader *r, const char *key, void *data)
+{
+	struct metric_set *set = data;
+	double v = json_read_number(r);
+	if (!isnan(v)) {
+		metric_set_put(set, key, v);
+	}
+}
+
+static void
+reason_member(struct json_reader *r, const char *key, void *data)
+{
+	struct throttle_state *t = data;
+	for (int k = 0; k < THROTTLE_REASON_COUNT; k++) {
+		if (strcmp(key, throttle_reason_name((enum throttle_reason)k)) == 0) {
+			t->reason[k] = true;
+			json_read_string(r, t->why[k], sizeof(t->why[k]), NULL);
+			return;
+		}
+	}
+	json_skip_value(r);
+}
+
+static void
+throttle_member(struct json_reader *r, const char *key, void *data)
+{
+	struct throttle_state *t = data;
+	json_skip_ws(r);
+	if (strcmp(key, "active") == 0 && (*r->p == 't' || *r->p == 'f')) {
+		t->active = *r->p == 't';
+		json_skip_value(r);
+	} else if (strcmp(key, "reasons") == 0 && *r->p == '{') {
+		json_each_member(r, reason_member, t);
+	} else if (strcmp(key, "context") == 0 && *r->p == '"') {
+		json_read_string(r, t->context, sizeof(t->context), NULL);
+	} else {
+		json_skip_value(r);
+	}
+}
+
+bool
+sample_member_from_json(struct json_reader *r, const char *key, struct sample *s, bool *have_time)
+{
+	char next = json_peek(r);
+	if (strcmp(key, "time_ms") == 0) {
+		double v = json_read_number(r);
+		*have_time = !isnan(v);
+		s->time_ms = isnan(v) ? 0 : (int64_t)v;
+	} else if (strcmp(key, "clock_step_ms") == 0) {
+		double v = json_read_number(r);
+		s->clock_step_ms = isfinite(v) ? (int64_t)v : 0;
+	} else if (strcmp(key, "power_mode") == 0 && next == '"') {
+		json_read_string(r, s->power_mode, sizeof(s->power_mode), NULL);
+	} else if (strcmp(key, "metrics") == 0 && next == '{') {
+		json_each_member(r, metric_member, &s->metrics);
+	} else if (strcmp(key, "throttle") == 0 && next == '{') {
+		memset(&s->throttle, 0, sizeof(s->throttle));
+		json_each_member(r, throttle_member, &s->throttle);
+	} else {
+		return false;
+	}
+	return true;
 }

@@ -5,10 +5,12 @@
 #ifndef TEGRAWATCH_SAMPLE_JSON_H
 #define TEGRAWATCH_SAMPLE_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "json.h"
+#include "json_read.h"
 #include "sample.h"
 
 /* "YYYY-MM-DDTHH:MM:SSZ" plus a NUL */
@@ -42,5 +44,14 @@ void clock_step_to_json(struct json *j, const struct sample *s);
 
 /** Writes {"seq", "ts", "time_ms", ["clock_step_ms",] "power_mode", "metrics", "throttle"}. */
 void sample_to_json(struct json *j, const struct sample *s);
+
+/**
+ * Reads member KEY of a sample_to_json object (time_ms, clock_step_ms,
+ * power_mode, metrics, throttle) from R into S, the metrics put into
+ * S->metrics: true when KEY is one of them (its value consumed; *HAVE_TIME
+ * set by time_ms: whether it was a number), false otherwise (nothing
+ * consumed). For recordings and the agent's API.
+ */
+bool sample_member_from_json(struct json_reader *r, const char *key, struct sample *s, bool *have_time);
 
 #endif

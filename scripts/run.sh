@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 if [ -e /etc/nv_tegra_release ] || grep -qs tegra /proc/device-tree/compatible; then
+	echo "run: the board at a glance in another terminal: build/tegrawatch top" >&2
 	exec build/tegrawatch run "$@"
 fi
 
@@ -40,6 +41,9 @@ if ! (exec 3<>/dev/tcp/127.0.0.1/1883) 2>/dev/null; then
 		echo "run: no MQTT broker on 127.0.0.1:1883 and no mosquitto to start: the demo runs without MQTT" >&2
 	fi
 fi
+# issue 33 part 4: the terminal view beside the dashboard
+echo "run: the board at a glance in a terminal beside the dashboard: build/tegrawatch top (another terminal," >&2
+echo "     or tmux split-window build/tegrawatch top); build/tegrawatch top --once prints one screen" >&2
 echo "run: no Jetson here: running the demo board (configs/demo), its 15-minute recording in a loop." >&2
 status=0
 build/tegrawatch run --demo "$@" || status=$?

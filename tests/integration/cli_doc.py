@@ -27,7 +27,8 @@ REGIONS = [
     ("--man-options", '.\\" The options are written', '.\\" End of the options.'),
 ]
 # an argument each kind of option takes, by the name --help gives it
-SAMPLE = {"FILE": "/dev/null", "DIR": "/", "N": "1", "MS": "1000", "PROGRAM": "true"}
+SAMPLE = {"FILE": "/dev/null", "DIR": "/", "N": "1", "MS": "1000", "PROGRAM": "true", "URL": "http://127.0.0.1:9474",
+          "NAME": "overview"}
 
 failed = 0
 
@@ -70,7 +71,7 @@ check(open(COMPLETION).read() == want_completion,
 
 usage = tegrawatch("--help").stdout
 commands = re.findall(r"^  (\w+) ", usage.split("Commands:\n")[1].split("\n\n")[0], re.M)
-check(commands == ["parse", "snapshot", "run", "check", "replay", "report", "help", "version"],
+check(commands == ["parse", "snapshot", "run", "check", "replay", "report", "top", "help", "version"],
       "--help lists the commands", commands)
 completion = open(COMPLETION).read()
 check(re.search(r'local commands="%s"' % " ".join(commands), completion) is not None,

@@ -6,7 +6,7 @@ cd "${1:-$(dirname "$0")/../..}" || exit 1
 fail=0
 src=$(git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/' || find . -name '*.[ch]' -not -path './tests/*' -not -path './build*' | sed 's|^./||')
 
-for h in mosquitto.h microhttpd.h yaml.h curl/curl.h sensors/sensors.h snappy-c.h zlib.h dlfcn.h; do
+for h in mosquitto.h microhttpd.h yaml.h curl/curl.h sensors/sensors.h snappy-c.h zlib.h dlfcn.h curses.h; do
 	files=$(grep -l "#include <$h>" $src 2>/dev/null)
 	n=$(printf '%s' "$files" | grep -c . || true)
 	if [ "$n" -gt 1 ]; then
