@@ -218,8 +218,8 @@ test_run_jumps_the_loops_waits(void **state)
 	assert_int_equal(monotonic_ms(), T0_MONO + 2000);
 	assert_int_equal(clock_poll_ms(1000), 0); /* no further than the end */
 	assert_int_equal(monotonic_ms(), T0_MONO + 2500);
-	assert_false(clock_driven_run_wait(0));	   /* done once the loop waits again */
-	assert_true(clock_poll_ms(1000) <= 5);	   /* ... still: the driven slice */
+	assert_false(clock_driven_run_wait(0)); /* done once the loop waits again */
+	assert_true(clock_poll_ms(1000) <= 5);  /* ... still: the driven slice */
 	assert_true(clock_driven_run_wait(0));
 	assert_int_equal(monotonic_ms(), T0_MONO + 2500);
 
