@@ -3,11 +3,17 @@
  * register while they block so that an advance can wake them; a wake that
  * cannot be delivered at once (the waiter's mutex is busy) is caught by a
  * short real wait (SLICE_MS), so none is ever lost, only late.
+ *
+ * Three ways it moves: only when told (still: advance), by the waits of the
+ * thread that started it (run: the agent's loop jumps to the end of each wait
+ * after PACE real ms, so its ticks come on schedule, faster), or with the real
+ * clock from where it stands (real: for a clean stop's flushes).
  */
 #include "clock_driven.h"
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "clock.h"
@@ -15,6 +21,12 @@
 
 /* The longest real time a wait blocks before it looks at the driven clock again. */
 #define SLICE_MS 5
+
+enum mode {
+	STILL, /* moves only on clock_driven_advance() */
+	RUN,   /* the starting thread's waits move it (clock_driven_run()) */
+	REAL,  /* runs with the real monotonic clock (clock_driven_follow_real()) */
+};
 
 struct waiter {
 	pthread_cond_t *cv; /* NULL: a sleep, woken through the clock's own condition */
@@ -32,16 +44,61 @@ static struct {
 	bool auto_advance;
 	int sleepers;
 	struct waiter *waiters;
-} dc = {.mu = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
+	bool conds_ready; /* moved and done initialised on the monotonic clock */
+	pthread_t owner;  /* the thread that started it: the agent's loop */
+	enum mode mode;
+	int64_t real_base_ms; /* REAL: the real monotonic time when mono_ms was */
+	int64_t run_end_ms;   /* RUN: where it stops (INT64_MAX: never) */
+	int64_t pace_ms;      /* RUN: real ms each of the owner's waits lasts */
+	bool run_done;
+	pthread_cond_t done; /* run_done became true */
+	bool pending;        /* RUN: the owner waits for PEND_TARGET_MS ... */
+	int64_t pend_target_ms;
+	int64_t pend_real_ms; /* ... until this real time */
+} dc = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* dc.mu held: the driven monotonic time now. */
+static int64_t
+now_locked(void)
+{
+	return dc.mode == REAL ? dc.mono_ms + clock_real_mono_ms() - dc.real_base_ms : dc.mono_ms;
+}
+
+/* dc.mu held: mono_ms made current (REAL moves it without anyone writing it). */
+static void
+settle(void)
+{
+	if (dc.mode == REAL) {
+		int64_t real = clock_real_mono_ms();
+		dc.mono_ms += real - dc.real_base_ms;
+		dc.real_base_ms = real;
+	}
+}
 
 /* The driven monotonic time plus *OFFSET (NULL: none), read under the lock. */
 static int64_t
 read_plus(const int64_t *offset)
 {
 	pthread_mutex_lock(&dc.mu);
-	int64_t t = dc.mono_ms + (offset ? *offset : 0);
+	int64_t t = now_locked() + (offset ? *offset : 0);
 	pthread_mutex_unlock(&dc.mu);
 	return t;
+}
+
+/* dc.mu held: whether the calling thread's waits move the clock now. */
+static bool
+owner_runs(void)
+{
+	return dc.mode == RUN && pthread_equal(pthread_self(), dc.owner);
+}
+
+/* dc.mu held: a real wait on CV (monotonic) of at most SLICE_MS. */
+static void
+wait_slice(pthread_cond_t *cv)
+{
+	int64_t slice = clock_real_mono_ms() + SLICE_MS;
+	struct timespec ts = {.tv_sec = slice / 1000, .tv_nsec = (long)(slice % 1000) * 1000000L};
+	pthread_cond_timedwait(cv, &dc.mu, &ts);
 }
 
 static int64_t
@@ -80,14 +137,16 @@ static void
 driven_sleep_ms(int64_t ms)
 {
 	pthread_mutex_lock(&dc.mu);
+	settle();
 	int64_t until = dc.mono_ms + ms;
-	if (dc.auto_advance) {
-		dc.mono_ms = until;
+	if (dc.auto_advance || owner_runs()) {
+		int64_t to = dc.mode == RUN && until > dc.run_end_ms ? dc.run_end_ms : until;
+		dc.mono_ms = to > dc.mono_ms ? to : dc.mono_ms;
 		wake_all();
 	}
 	dc.sleepers++;
-	while (dc.mono_ms < until) {
-		pthread_cond_wait(&dc.moved, &dc.mu);
+	while (now_locked() < until) {
+		wait_slice(&dc.moved); /* REAL moves with nobody to signal */
 	}
 	dc.sleepers--;
 	pthread_mutex_unlock(&dc.mu);
@@ -98,7 +157,7 @@ driven_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t until_ms)
 {
 	struct waiter w = {.cv = cv, .mu = mu};
 	pthread_mutex_lock(&dc.mu);
-	if (dc.mono_ms >= until_ms) {
+	if (now_locked() >= until_ms) {
 		pthread_mutex_unlock(&dc.mu);
 		return -ETIMEDOUT;
 	}
@@ -118,15 +177,47 @@ driven_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t until_ms)
 			break;
 		}
 	}
-	bool due = dc.mono_ms >= until_ms;
+	bool due = now_locked() >= until_ms;
 	pthread_mutex_unlock(&dc.mu);
 	return due ? -ETIMEDOUT : 0;
+}
+
+/* dc.mu held, RUN, the owner: the real ms its poll-like wait of MS lasts; past PACE_MS it jumps the clock. */
+static int64_t
+run_poll_ms(int64_t ms)
+{
+	if (dc.mono_ms >= dc.run_end_ms) {
+		/* back after the tick at the end: the run is done, the clock stands still */
+		dc.mode = STILL;
+		dc.run_done = true;
+		dc.pending = false;
+		pthread_cond_broadcast(&dc.done);
+		return ms < SLICE_MS ? ms : SLICE_MS;
+	}
+	int64_t target = dc.run_end_ms - dc.mono_ms < ms ? dc.run_end_ms : dc.mono_ms + ms;
+	int64_t real = clock_real_mono_ms();
+	if (!dc.pending || dc.pend_target_ms != target) {
+		/* a new wait: PACE_MS of real time for the fds first (a wake by an fd keeps the deadline) */
+		dc.pending = true;
+		dc.pend_target_ms = target;
+		dc.pend_real_ms = real + dc.pace_ms;
+	}
+	if (real < dc.pend_real_ms) {
+		return dc.pend_real_ms - real;
+	}
+	dc.mono_ms = target;
+	dc.pending = false;
+	wake_all();
+	return 0;
 }
 
 static int64_t
 driven_poll_ms(int64_t ms)
 {
-	return ms < SLICE_MS ? ms : SLICE_MS;
+	pthread_mutex_lock(&dc.mu);
+	int64_t r = dc.mode == REAL ? ms : owner_runs() ? run_poll_ms(ms) : ms < SLICE_MS ? ms : SLICE_MS;
+	pthread_mutex_unlock(&dc.mu);
+	return r;
 }
 
 static const struct clock_source driven = {
@@ -142,10 +233,18 @@ void
 clock_driven_start(int64_t mono_ms, int64_t wall_ms)
 {
 	pthread_mutex_lock(&dc.mu);
+	if (!dc.conds_ready) {
+		clock_cond_init(&dc.moved);
+		clock_cond_init(&dc.done);
+		dc.conds_ready = true;
+	}
 	dc.mono_ms = mono_ms;
 	dc.wall_offset_ms = wall_ms - mono_ms;
 	dc.boot_offset_ms = 0;
 	dc.auto_advance = false;
+	dc.owner = pthread_self();
+	dc.mode = STILL;
+	dc.pending = false;
 	pthread_mutex_unlock(&dc.mu);
 	clock_current = &driven;
 }
@@ -160,6 +259,7 @@ void
 clock_driven_advance(int64_t ms)
 {
 	pthread_mutex_lock(&dc.mu);
+	settle();
 	dc.mono_ms += ms > 0 ? ms : 0;
 	wake_all();
 	pthread_mutex_unlock(&dc.mu);
@@ -169,6 +269,7 @@ void
 clock_driven_set_wall(int64_t wall_ms)
 {
 	pthread_mutex_lock(&dc.mu);
+	settle();
 	dc.wall_offset_ms = wall_ms - dc.mono_ms;
 	wake_all();
 	pthread_mutex_unlock(&dc.mu);
@@ -192,4 +293,52 @@ clock_driven_waiters(void)
 	}
 	pthread_mutex_unlock(&dc.mu);
 	return n;
+}
+
+void
+clock_driven_run(int64_t for_ms, int64_t pace_ms)
+{
+	pthread_mutex_lock(&dc.mu);
+	settle();
+	dc.mode = RUN;
+	dc.run_end_ms = for_ms < 0 || for_ms > INT64_MAX - dc.mono_ms ? INT64_MAX : dc.mono_ms + for_ms;
+	dc.pace_ms = pace_ms > 0 ? pace_ms : 0;
+	dc.run_done = false;
+	dc.pending = false;
+	pthread_mutex_unlock(&dc.mu);
+}
+
+bool
+clock_driven_run_wait(int64_t real_ms)
+{
+	pthread_mutex_lock(&dc.mu);
+	int64_t end = clock_real_mono_ms() + real_ms;
+	while (!dc.run_done && clock_real_mono_ms() < end) {
+		wait_slice(&dc.done);
+	}
+	bool done = dc.run_done;
+	pthread_mutex_unlock(&dc.mu);
+	return done;
+}
+
+void
+clock_driven_pause(void)
+{
+	pthread_mutex_lock(&dc.mu);
+	settle();
+	dc.mode = STILL;
+	dc.pending = false;
+	pthread_mutex_unlock(&dc.mu);
+}
+
+void
+clock_driven_follow_real(void)
+{
+	pthread_mutex_lock(&dc.mu);
+	settle();
+	dc.mode = REAL;
+	dc.real_base_ms = clock_real_mono_ms();
+	dc.pending = false;
+	wake_all();
+	pthread_mutex_unlock(&dc.mu);
 }

@@ -34,6 +34,25 @@ void clock_driven_set_wall(int64_t wall_ms);
  */
 void clock_driven_auto_advance(bool on);
 
+/**
+ * Lets the waits of the thread that called clock_driven_start() (the agent's
+ * loop) move the clock: each of its poll-like waits (clock_poll_ms) lasts
+ * PACE_MS of real time (its fds are served meanwhile), then the clock jumps
+ * to the wait's end, as do its sleeps at once. So ticks come on schedule,
+ * with no lateness, as fast as PACE_MS allows (0: flat out). The clock stops
+ * FOR_MS later (negative: never); clock_driven_run_wait() says when.
+ */
+void clock_driven_run(int64_t for_ms, int64_t pace_ms);
+
+/** Waits at most REAL_MS of real time for the end of clock_driven_run(): true once it has come and the loop is back in its wait. */
+bool clock_driven_run_wait(int64_t real_ms);
+
+/** Stops a run: the clock moves only when advanced again. */
+void clock_driven_pause(void);
+
+/** From now on the clock runs with the real monotonic clock, from where it stands (a clean stop's flushes). */
+void clock_driven_follow_real(void);
+
 /** How many threads wait on the clock now (sleeps and timed waits): a test advances once they are parked. */
 int clock_driven_waiters(void);
 

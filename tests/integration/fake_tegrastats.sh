@@ -10,6 +10,8 @@
 #   bad     a 10 MB line, a NUL byte inside a line, FAKE_TEGRASTATS_GARBAGE lines of garbage, then a line
 #           cut off between two tokens (no newline) and exit
 # Only the first start plays MODE: a restarted one prints lines.
+# FAKE_TEGRASTATS_PERIOD: seconds between lines in mode lines, instead of the interval (an agent on the driven
+#   clock, tegrawatch-driven, ticks faster than real time: its tegrastats must keep up).
 # FAKE_TEGRASTATS_SLEEP: print one line, then sleep that many seconds (a 20 s tegrastats, while the
 #   agent's loop ticks fast enough to restart it at once).
 LINE='11-15-2024 08:38:09 RAM 6185/7620MB (lfb 8x2MB) SWAP 851/3810MB (cached 1MB) CPU [15%@729,11%@729,14%@729,13%@729,11%@729,8%@729] EMC_FREQ 43%@2133 GR3D_FREQ 63%@[621] NVDEC off NVJPG off NVJPG1 off VIC off OFA off APE 200 cpu@53.968C soc2@52.437C soc0@50.75C gpu@53.343C tj@53.968C soc1@51.656C VDD_IN 12479mW/12479mW VDD_CPU_GPU_CV 4667mW/4667mW VDD_SOC 2817mW/2817mW'
@@ -26,7 +28,7 @@ if [ -n "$out" ]; then
 	echo $$ >"$out/pid.$n"
 fi
 ms=${2:-1000}
-secs=${FAKE_TEGRASTATS_SLEEP:-$((ms / 1000)).$(printf %03d $((ms % 1000)))}
+secs=${FAKE_TEGRASTATS_SLEEP:-${FAKE_TEGRASTATS_PERIOD:-$((ms / 1000)).$(printf %03d $((ms % 1000)))}}
 mode=${FAKE_TEGRASTATS_MODE:-lines}
 [ "$n" -gt 1 ] && mode=lines # only the first start is special
 case $mode in

@@ -4,14 +4,15 @@ whose temperature the test raises and lowers, every receiver on a free
 127.0.0.1 port: 500 x3 then 200 (one webhook-id, the counters in JSON Lines
 and /metrics, promtool), a redirect not followed, 429 with Retry-After, a
 tarpit next to a healthy action while sampling keeps its pace, a full queue,
-kill -9 with a queue_file; with --slow only (suite `slow`): a receiver down
-for two minutes. The delivery logic itself: tests/unit/test_webhook_delivery.c.
+kill -9 with a queue_file; with --outage only (meson test webhooks-outage): a
+receiver down for two minutes of the agent's time, on a clock the test drives
+(tegrawatch-driven). The delivery logic itself: tests/unit/test_webhook_delivery.c.
 
 Retries use TEGRAWATCH_WEBHOOK_BACKOFF_MS (the test-only back-off, see
 docs/webhooks.md) so they come in a second, not after the production 5 s
 doubling.
 
-Usage: test_webhooks_faults.py TEGRAWATCH SOURCE_ROOT [--slow]
+Usage: test_webhooks_faults.py TEGRAWATCH SOURCE_ROOT [--outage]
 """
 import json
 import shutil
@@ -26,7 +27,7 @@ from harness import free_port, request
 from harness.webhooks import (COOL, HOT, SECRET, ZONES, WebhookCase, events, hook_config, hook_rule, json_action,
                               three_rules, verify_signature)
 
-SLOW = False
+OUTAGE = False
 
 
 class FaultsTest(WebhookCase):
@@ -198,56 +199,67 @@ class FaultsTest(WebhookCase):
         self.assertEqual(len(r.got()), 4)
 
 
-class SlowOutageTest(WebhookCase):
-    """--slow only (suite `slow`): a receiver down for two minutes."""
+class OutageTest(WebhookCase):
+    """--outage only (meson test webhooks-outage): a receiver down for two minutes of the agent's time. The agent
+    runs on the driven clock (tegrawatch-driven): each wait of its loop lasts PACE_MS of real time, then its clock
+    jumps to the next tick; the delivery thread's back-offs wait on that clock (clock_poll_ms), so the two
+    minutes, their 600 ticks and the retries pass in a few seconds. The receiver keeps real time."""
 
     OUTAGE_S = 120
+    PACE_MS = 10
 
-    @unittest.skipUnless(SLOW or "--slow" in sys.argv, "the two-minute outage runs with --slow (suite slow)")
+    @unittest.skipUnless(OUTAGE or "--outage" in sys.argv, "the two-minute outage runs with --outage")
     def test_receiver_down_two_minutes_then_everything_in_order(self):
         port = free_port()
         # retries from 1 s doubling to 15 s (production: 5 s to 10 min): the test ends soon after the receiver is back
         agent = self.hook_agent(hook_config(json_action("ops", "http://127.0.0.1:%d/hook" % port),
-                                  hook_rule("cpu-hot", "temp.cpu_c", ["ops"])), backoff="1000,15000")
+                                  hook_rule("cpu-hot", "temp.cpu_c", ["ops"])), backoff="1000,15000", driven=True)
+        agent.pace(self.PACE_MS)
         agent.wait_metrics(lambda m: "webhook.ops.sent_total" in m, "the webhook counters")
-        down_at = time.monotonic()
-        down_at_ms = time.time() * 1000
+        agent.pause()
+        t0 = time.monotonic()
+        down_at_ms = agent.now()[1]
         # three alerts, fired and resolved 15 s apart during the outage: six notifications queued
         for i in range(6):
             self.board.set("temp.cpu_c", HOT if i % 2 == 0 else COOL)
-            agent.wait_metrics(lambda m: m["webhook.ops.queue_depth"] == i + 1, "%d queued" % (i + 1))
-            harness.hold(15 - (time.monotonic() - down_at) % 15)  # paces the story; nothing to wait for
-        m = agent.wait_metrics(lambda m: m["webhook.ops.retried_total"] >= 5, "retries during the outage",
-                               timeout=self.OUTAGE_S)
-        remaining = self.OUTAGE_S - (time.monotonic() - down_at)
-        if remaining > 0:
-            harness.hold(remaining)  # the outage itself: two minutes of real time
+            agent.run(15000, self.PACE_MS)
+            self.assertEqual(agent.last()["webhook.ops.queue_depth"], i + 1, "%d queued" % (i + 1))
+        agent.run((self.OUTAGE_S - 6 * 15) * 1000, self.PACE_MS)  # the rest of the outage
+        outage_real_s = time.monotonic() - t0
         m = agent.last()
+        self.assertGreaterEqual(m["webhook.ops.retried_total"], 5, "retries during the outage")
         self.assertEqual((m["webhook.ops.queue_depth"], m["webhook.ops.sent_total"], m["webhook.ops.dropped_total"],
                           m["webhook.ops.failed_total"]), (6, 0, 0, 0))
         self.assertEqual(m["agent.late_ticks_total"], 0)
-        during = [s for s in agent.samples() if s["time_ms"] >= down_at_ms]
-        self.assertGreaterEqual(len(during), self.OUTAGE_S / 0.2 * 0.9, "sampling went on")
+        during = [s for s in agent.samples() if s["time_ms"] > down_at_ms]
+        self.assertEqual(len(during), self.OUTAGE_S * 5, "sampling went on: a tick every 200 ms")
         r = self.receiver(port=port)
         back_at = time.monotonic()
+        back_ms = agent.now()[1]
+        agent.pace(self.PACE_MS)
         reqs = r.wait(6, timeout=30)
         took = reqs[-1].time - back_at
         m = agent.wait_metrics(lambda m: m["webhook.ops.sent_total"] == 6 and m["webhook.ops.queue_depth"] == 0,
                                "the queue delivered")
+        # the next retry comes within the back-off's cap (15 s), on the agent's clock
+        sent = next(s for s in agent.samples() if s["metrics"]["webhook.ops.sent_total"] == 6)
+        self.assertLessEqual(sent["time_ms"] - back_ms, 15000 + 1000)
         self.assertEqual((m["webhook.ops.dropped_total"], m["webhook.ops.failed_total"]), (0, 0))
         self.assertEqual(events(reqs), [("cpu-hot", "firing"), ("cpu-hot", "resolved")] * 3)
         at = [json.loads(x.body)["at_ms"] for x in reqs]
         self.assertEqual(at, sorted(at))
         self.assertEqual(len(set(at)), 6)
         self.assertEqual(agent.stop(), 0)
-        sys.stderr.write("[%d retries in %d s; all six delivered %.1f s after the receiver came back] " % (
-            m["webhook.ops.retried_total"], self.OUTAGE_S, took))
+        sys.stderr.write("[%d retries in %d s of the agent's time (%.1f s real); all six delivered %.1f s (real), "
+                         "%.1f s of the agent's, after the receiver came back] " % (
+                             m["webhook.ops.retried_total"], self.OUTAGE_S, outage_real_s, took,
+                             (sent["time_ms"] - back_ms) / 1000.0))
 
 
 if __name__ == "__main__":
-    harness.init()
-    SLOW = harness.flag("--slow")
-    if SLOW:
-        # the slow suite runs the outage alone; the rest is in the integration suite
-        sys.argv.append("SlowOutageTest")
+    harness.init(needs=("driven",) if "--outage" in sys.argv else ())
+    OUTAGE = harness.flag("--outage")
+    if OUTAGE:
+        # the outage is its own meson test; the rest is `webhooks-faults`
+        sys.argv.append("OutageTest")
     harness.main()

@@ -202,6 +202,55 @@ polled(void *arg)
 	return f->calls("temp_gpu_c", 0) >= f->want;
 }
 
+/*
+ * A run (tegrawatch-driven's `run`): the starting thread's poll-like wait
+ * lasts PACE real ms, its fds served; then the clock jumps to the wait's end;
+ * at the run's end it stands still. Other threads' waits do not move it.
+ */
+static void
+test_run_jumps_the_loops_waits(void **state)
+{
+	(void)state;
+	clock_driven_run(2500, 0);
+	assert_int_equal(clock_poll_ms(1000), 0); /* pace 0: at once */
+	assert_int_equal(monotonic_ms(), T0_MONO + 1000);
+	clock_sleep_ms(1000); /* a sleep of the loop's thread: a jump */
+	assert_int_equal(monotonic_ms(), T0_MONO + 2000);
+	assert_int_equal(clock_poll_ms(1000), 0); /* no further than the end */
+	assert_int_equal(monotonic_ms(), T0_MONO + 2500);
+	assert_false(clock_driven_run_wait(0)); /* done once the loop waits again */
+	assert_true(clock_poll_ms(1000) <= 5);  /* ... still: the driven slice */
+	assert_true(clock_driven_run_wait(0));
+	assert_int_equal(monotonic_ms(), T0_MONO + 2500);
+
+	clock_driven_run(-1, 40);
+	int64_t r = clock_poll_ms(1000); /* PACE real ms for the fds, the clock still */
+	assert_true(r > 0 && r <= 40);
+	assert_int_equal(monotonic_ms(), T0_MONO + 2500);
+	struct timespec ts = {.tv_nsec = 45 * 1000000L};
+	nanosleep(&ts, NULL);
+	assert_int_equal(clock_poll_ms(1000), 0); /* the same wait, its pace over: the jump */
+	assert_int_equal(monotonic_ms(), T0_MONO + 3500);
+	clock_driven_pause();
+	assert_true(clock_poll_ms(1000) <= 5);
+	assert_int_equal(monotonic_ms(), T0_MONO + 3500);
+}
+
+/* `real`: the clock runs with the real one from where it stands; sleeps end without an advance. */
+static void
+test_follow_real(void **state)
+{
+	(void)state;
+	clock_driven_follow_real();
+	int64_t t0 = monotonic_ms(), r0 = real_ms();
+	assert_true(t0 >= T0_MONO && t0 < T0_MONO + 50);
+	clock_sleep_ms(30);
+	int64_t moved = monotonic_ms() - t0;
+	assert_true(moved >= 30);
+	assert_true(moved <= real_ms() - r0 + 1);
+	assert_int_equal(clock_poll_ms(700), 700); /* a real wait: the caller's poll blocks it all */
+}
+
 static void
 test_nvml_worker_polls_on_the_driven_clock(void **state)
 {
@@ -253,6 +302,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_auto_advance_sleeps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timed_wait_wakes_on_advance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sleep_wakes_on_advance, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_jumps_the_loops_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_follow_real, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nvml_worker_polls_on_the_driven_clock, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

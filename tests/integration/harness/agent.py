@@ -2,6 +2,7 @@
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -25,15 +26,22 @@ class Agent:
       names web.listen or runs the demo (base.no_default_web: the default port is one for the machine);
     - stop() sends SIGTERM (or SIG) and waits TIMEOUT seconds; a process still there is killed and the test
       fails with its stderr. kill() (the cleanup) is SIGKILL.
-    PORT, when given, is the web server's: get(), snapshot(), metrics(), wait_web()."""
+    PORT, when given, is the web server's: get(), snapshot(), metrics(), wait_web().
+    DRIVEN: tegrawatch-driven instead, on a clock this test drives (advance(), run(), pace(), real(), now()): it
+    starts still at the real time; stop() lets it run with the real clock first (the flushes of a clean stop)."""
 
     def __init__(self, d, args, name="agent", config=None, env=None, port=None, stdout=None, global_args=(),
-                 preexec=None, wrapper=(), cwd=None):
+                 preexec=None, wrapper=(), cwd=None, driven=False):
         self.d, self.name, self.port = d, name, port
         self.err_path = os.path.join(d, name + ".err")
         self.out_path = os.path.join(d, name + ".jsonl")
         self.cfg = None
-        argv = list(wrapper) + [base.BIN] + list(global_args) + ["run"] + list(args)
+        self.ctl, fds = None, ()
+        if driven:
+            self.ctl, theirs = socket.socketpair()
+            fds = (theirs.fileno(),)
+            env = dict(env or {}, TEGRAWATCH_DRIVEN_CLOCK=str(theirs.fileno()))
+        argv = list(wrapper) + [base.driven_bin() if driven else base.BIN] + list(global_args) + ["run"] + list(args)
         if config is not None:
             self.cfg = os.path.join(d, name + ".yaml")
             write_file(self.cfg, config)
@@ -46,12 +54,62 @@ class Agent:
             if stdout is None:
                 with open(self.out_path, "wb") as out:
                     self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env=clean_env(env),
-                                                 preexec_fn=preexec, cwd=cwd)
+                                                 preexec_fn=preexec, cwd=cwd, pass_fds=fds)
             else:
                 self.out_path = None
                 self.proc = subprocess.Popen(argv, stdout=stdout, stderr=err, env=clean_env(env),
-                                             preexec_fn=preexec, cwd=cwd)
+                                             preexec_fn=preexec, cwd=cwd, pass_fds=fds)
+        if driven:
+            theirs.close()
         self.pid = self.proc.pid
+
+    # ---- its clock, when driven (tests/driven/driven_main.c) ----
+
+    def clock(self, command, timeout=30.0):
+        """Sends COMMAND to the driven clock; its answer after "ok" (an AssertionError on an error, no answer
+        within TIMEOUT real seconds, or an agent that ended)."""
+        self.ctl.settimeout(timeout)
+        self.ctl.sendall(command.encode() + b"\n")
+        data = b""
+        try:
+            while not data.endswith(b"\n"):
+                chunk = self.ctl.recv(256)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            pass
+        line = data.decode(errors="replace").strip()
+        if not line.startswith("ok"):
+            raise AssertionError("driven clock: %r answered %r (exit %s); stderr:\n%s"
+                                 % (command, line, self.proc.poll(), self.stderr()[-4000:]))
+        return line[2:].strip()
+
+    def advance(self, ms):
+        """Both clocks MS forward at once; every wait on them wakes."""
+        self.clock("advance %d" % ms)
+
+    def run(self, ms, pace_ms=0, timeout=120.0):
+        """MS of the agent's time, tick after tick: each wait of its loop lasts PACE_MS real ms (its sockets and
+        pipes served), then the clock jumps to the wait's end. Returns once the clock has moved MS and the loop
+        waits again (the tick at the end written); the clock then stands still."""
+        self.clock("run %d %d" % (ms, pace_ms), timeout)
+
+    def pace(self, pace_ms):
+        """As run() with no end: the agent's time runs on, a wait of its loop every PACE_MS real ms."""
+        self.clock("pace %d" % pace_ms)
+
+    def pause(self):
+        self.clock("pause")
+
+    def real(self):
+        """The clock runs with the real one from where it stands."""
+        self.clock("real")
+
+    def now(self):
+        """(monotonic, wall) of the driven clock, ms."""
+        mono, wall = self.clock("now").split()
+        return int(mono), int(wall)
 
     # ---- what it wrote ----
 
@@ -177,6 +235,11 @@ class Agent:
         """SIG (SIGTERM), then its exit status; stop_s is how long it took. Past TIMEOUT it is killed and the
         test fails."""
         t0 = time.monotonic()
+        if self.ctl is not None and self.proc.poll() is None and sig == signal.SIGTERM:
+            try:
+                self.real()  # a clean stop's flushes wait on its clock
+            except (OSError, AssertionError):
+                pass
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
@@ -192,6 +255,8 @@ class Agent:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        if self.ctl is not None:
+            self.ctl.close()
 
     def rss_anon_kb(self):
         return proc_status_kb(self.pid, "RssAnon")

@@ -24,7 +24,8 @@ with open("/proc/sys/kernel/random/boot_id") as _f:
 
 def init(needs=()):
     """Takes TEGRAWATCH and SOURCE_ROOT off the command line; exits 77 (meson: skipped) when one of NEEDS is
-    missing: a program on PATH, "mosquitto" (the broker and python3-paho-mqtt) or "module:NAME"."""
+    missing: a program on PATH, "mosquitto" (the broker and python3-paho-mqtt), "driven" (tegrawatch-driven) or
+    "module:NAME"."""
     global BIN, SRC
     if len(sys.argv) < 3:
         sys.exit("usage: %s TEGRAWATCH SOURCE_ROOT [unittest arguments]" % sys.argv[0])
@@ -37,7 +38,16 @@ def init(needs=()):
     return BIN, SRC
 
 
+def driven_bin():
+    """tegrawatch-driven (tests/driven/driven_main.c): the agent on a clock the test drives, next to BIN in the
+    build tree (build/tests/), or TEGRAWATCH_TEST_DRIVEN."""
+    return os.environ.get("TEGRAWATCH_TEST_DRIVEN") or os.path.join(os.path.dirname(BIN), "tests",
+                                                                    "tegrawatch-driven")
+
+
 def _have(need):
+    if need == "driven":
+        return os.access(driven_bin(), os.X_OK)
     if need == "mosquitto":
         from .broker import mqtt
         return mqtt is not None and os.path.exists(MOSQUITTO)

@@ -34,12 +34,13 @@ class Broker:
     def __init__(self, d, name="broker", extra="", persistence=False, port=None):
         self.d, self.name = d, name
         self.port = port or free_port()
+        self.store = None
         self.conf = os.path.join(d, name + ".conf")
         self.log = os.path.join(d, name + ".log")
         lines = ["per_listener_settings false", "user root", "max_queued_messages 100000",
                  "listener %d 127.0.0.1" % self.port]
         if persistence:
-            store = os.path.join(d, name + "-store")
+            store = self.store = os.path.join(d, name + "-store")
             os.makedirs(store, exist_ok=True)
             lines += ["persistence true", "persistence_location %s/" % store, "autosave_interval 1"]
         else:
@@ -64,6 +65,14 @@ class Broker:
         if not wait_until(up, timeout):
             raise RuntimeError("mosquitto did not listen in %.0f s: %s" % (timeout, read_text(self.log)))
         return self
+
+    def wait_saved(self, timeout=20.0):
+        """With persistence: waits until the broker has saved its state as it is now (its next autosave, within
+        a second): the sessions and subscriptions made so far survive a SIGKILL."""
+        db = os.path.join(self.store, "mosquitto.db")
+        since = time.time()
+        if not wait_until(lambda: os.path.exists(db) and os.stat(db).st_mtime > since, timeout):
+            raise AssertionError("mosquitto did not save its state in %.0f s: %s" % (timeout, self.log_text()))
 
     def stop(self):
         end_process(self.proc, 10)

@@ -161,15 +161,15 @@ receivers:
 
 class WebhookCase(TestCase):
     """A board copy (self.board) and hook_agent(): `tegrawatch run` on it in live sysfs mode, 200 ms interval,
-    with a fast test back-off (TEGRAWATCH_WEBHOOK_BACKOFF_MS)."""
+    with a fast test back-off (TEGRAWATCH_WEBHOOK_BACKOFF_MS); on the driven clock with DRIVEN."""
 
     def setUp(self):
         super().setUp()
         self.tmp = self.d
         self.board = Board(self.d)
 
-    def hook_agent(self, config, name="agent", backoff="200,1000", interval=200, env=None):
+    def hook_agent(self, config, name="agent", backoff="200,1000", interval=200, env=None, driven=False):
         extra = {"TEGRAWATCH_WEBHOOK_BACKOFF_MS": backoff} if backoff else {}
         extra.update(env or {})
         return self.agent(["--root", self.board.root, "--interval", str(interval), "--no-tegrastats"], name=name,
-                          config=config, env=extra)
+                          config=config, env=extra, driven=driven)
