@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite twice: a normal build (build/, every suite) and
 # an ASan+UBSan build (build-asan/, all but `slow`); the `slow` suite of the
-# normal build (mostly waiting: a 10-minute broker outage, a 2-minute webhook
-# receiver outage) runs in the background next to everything after it. Then
+# normal build (fleet-50: fifty agents pushing to one Prometheus; the broker,
+# webhook and remote-write outages run on a driven clock in the normal suites
+# now) runs in the background next to everything after it. Then
 # the libFuzzer targets for a bounded number of runs (build-fuzz/, clang), the
 # threaded parts under ThreadSanitizer (build-tsan/), and the small static
 # build (build-small/). Then the build floors and arm64 (issue 20): the tree
