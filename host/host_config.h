@@ -1,6 +1,6 @@
 /*
  * The host: section of the configuration, owned by the host source:
- * memory, pressure, OOM kills, load; file systems; disks
+ * memory, pressure, OOM kills, load; file systems; disks; network
  * (docs/configuration.md#host). Pure: decoding and checks, no I/O.
  */
 #ifndef TEGRAWATCH_HOST_CONFIG_H
@@ -23,13 +23,23 @@ struct host_fs_config {
 	size_t exclude_count;
 };
 
+/* host.network: a map; absent = every default (zero fields) */
+struct host_net_config {
+	int off;        /* network.enabled: false */
+	char **include; /* interface name globs: exactly these are watched; NULL = none */
+	size_t include_count;
+	char **exclude; /* interface name globs never watched, on top of the defaults; NULL = none */
+	size_t exclude_count;
+};
+
 struct host_config {
 	int enabled; /* host.enabled: true (on the real root only) */
 	int disks;   /* host.disks: true: /proc/diskstats and eMMC health */
 	struct host_fs_config fs;
+	struct host_net_config net;
 };
 
-/** The key table and checks: globs are mount points ("/", "/data*"). */
+/** The key table and checks: globs are mount points ("/", "/data*") or interface names ("eth*"). */
 extern const struct cfg_section host_config_section;
 
 /** filesystems.interval as it applies (the default when left out). */

@@ -15,7 +15,9 @@
 #include "core/metric_attrs.h"
 #include "core/xalloc.h"
 #include "diskstats.h"
+#include "host_text.h"
 #include "mounts.h"
+#include "netdev.h"
 #include "procmem.h"
 
 #define HOST_PATH_MAX 512
@@ -23,6 +25,7 @@
 #define FS_MAX 24      /* file systems watched: 8 metrics each */
 #define DISK_MAX 16    /* disks: 5 metrics each, 3 more for an eMMC */
 #define ZRAM_MAX 8
+#define NET_MAX 16 /* interfaces: 11 metrics each */
 
 enum kept_file {
 	F_MEMINFO,
@@ -33,11 +36,14 @@ enum kept_file {
 	F_PSI_MEMORY,
 	F_PSI_IO,
 	F_DISKSTATS,
+	F_NETDEV,
+	F_WIRELESS,
 	F_COUNT
 };
 
 static const char *const kept_paths[F_COUNT] = {"meminfo",      "loadavg",         "uptime",      "vmstat",
-						"pressure/cpu", "pressure/memory", "pressure/io", "diskstats"};
+						"pressure/cpu", "pressure/memory", "pressure/io", "diskstats",
+						"net/dev",      "net/wireless"};
 static const char *const psi_names[] = {"cpu", "memory", "io"};
 
 struct fs_state {
@@ -49,6 +55,12 @@ struct fs_state {
 struct emmc_state {
 	char segment[DISK_NAME_MAX];
 	int life_a, life_b, pre_eol; /* -1: absent */
+};
+
+/* a watched interface and its metric segment, kept from sample to sample */
+struct net_state {
+	char name[NETDEV_NAME_MAX];
+	char segment[NETDEV_SEGMENT_MAX];
 };
 
 struct host_source {
@@ -70,6 +82,13 @@ struct host_source {
 	bool fs_full_said;
 	struct emmc_state emmc[DISK_MAX];
 	size_t emmc_count;
+	/* network interfaces */
+	bool net_on;
+	struct netdev_filter net_filter;
+	char **net_include, **net_exclude; /* owned copies */
+	struct net_state net[NET_MAX];
+	size_t net_count;
+	bool net_full_said;
 };
 
 static char **
@@ -400,6 +419,144 @@ put_filesystems(const struct host_source *h, struct metric_set *m)
 	}
 }
 
+/* the entry of interface NAME in LIST, or NULL */
+static const struct net_state *
+net_find(const struct net_state *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i].name, name) == 0) {
+			return &list[i];
+		}
+	}
+	return NULL;
+}
+
+/* true when SEG is the segment of an interface other than NAME in LIST */
+static bool
+net_segment_taken(const struct net_state *list, size_t n, const char *name, const char *seg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i].segment, seg) == 0 && strcmp(list[i].name, name) != 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* operstate, carrier and carrier_changes of one interface (sysfs-class-net) */
+static void
+read_link(const struct host_source *h, const struct net_state *s, struct metric_set *m)
+{
+	char path[HOST_PATH_MAX], state[64], buf[64];
+	int carrier = -1; /* the kernel answers EINVAL while the interface is down */
+	snprintf(path, sizeof(path), "%s/class/net/%s/carrier", h->sys, s->name);
+	if (read_small(path, buf, sizeof(buf))) {
+		carrier = buf[0] == '1' ? 1 : buf[0] == '0' ? 0 : -1;
+	}
+	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", h->sys, s->name);
+	int up = read_small(path, state, sizeof(state)) ? netdev_link_up(state, carrier) : -1;
+	if (up >= 0) {
+		metric_set_putf(m, up, "network.%s.up", s->segment);
+	}
+	snprintf(path, sizeof(path), "%s/class/net/%s/carrier_changes", h->sys, s->name);
+	const char *p = buf;
+	uint64_t changes;
+	if (read_small(path, buf, sizeof(buf)) && host_read_counter(&p, &changes) && host_at_end(p)) {
+		metric_set_putf(m, (double)changes, "network.%s.carrier_changes_total", s->segment);
+	}
+}
+
+static void
+put_netdev(const struct net_state *s, const struct netdev_stat *d, struct metric_set *m)
+{
+	metric_set_putf(m, (double)d->rx_bytes, "network.%s.receive_bytes_total", s->segment);
+	metric_set_putf(m, (double)d->tx_bytes, "network.%s.transmit_bytes_total", s->segment);
+	metric_set_putf(m, (double)d->rx_packets, "network.%s.receive_packets_total", s->segment);
+	metric_set_putf(m, (double)d->tx_packets, "network.%s.transmit_packets_total", s->segment);
+	metric_set_putf(m, (double)d->rx_errors, "network.%s.receive_errors_total", s->segment);
+	metric_set_putf(m, (double)d->tx_errors, "network.%s.transmit_errors_total", s->segment);
+	metric_set_putf(m, (double)d->rx_drop, "network.%s.receive_drop_total", s->segment);
+	metric_set_putf(m, (double)d->tx_drop, "network.%s.transmit_drop_total", s->segment);
+}
+
+/* the signal level of the watched interfaces /proc/net/wireless names */
+static void
+read_wireless(struct host_source *h, struct metric_set *m)
+{
+	if (!read_kept(h, F_WIRELESS)) {
+		return;
+	}
+	for (const char *line = h->text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char name[NETDEV_NAME_MAX];
+		int dbm;
+		const struct net_state *s;
+		if (netdev_parse_wireless(line, len, name, &dbm) == 0 && (s = net_find(h->net, h->net_count, name))) {
+			metric_set_putf(m, dbm, "network.%s.wifi_signal_dbm", s->segment);
+		}
+		line = nl ? nl + 1 : line + len;
+	}
+}
+
+/* /proc/net/dev every sample: interfaces come and go (USB gadgets, Wi-Fi dongles, VPNs) */
+static void
+read_network(struct host_source *h, struct metric_set *m)
+{
+	if (!read_kept(h, F_NETDEV)) {
+		return;
+	}
+	struct net_state now[NET_MAX];
+	struct netdev_stat stats[NET_MAX];
+	size_t n = 0;
+	for (const char *line = h->text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		struct netdev_stat d;
+		if (netdev_parse_line(line, len, &d) == 0 && netdev_selected(d.name, &h->net_filter)) {
+			if (n == NET_MAX) {
+				if (!h->net_full_said) {
+					log_warn(
+						"host: more than %d network interfaces to watch: %s and later ones left "
+						"out (host.network.include or exclude chooses)",
+						NET_MAX, d.name);
+					h->net_full_said = true;
+				}
+				break;
+			}
+			struct net_state *s = &now[n];
+			memcpy(s->name, d.name, sizeof(s->name));
+			const struct net_state *old = net_find(h->net, h->net_count, d.name);
+			if (old) {
+				memcpy(s->segment, old->segment, sizeof(s->segment));
+			} else {
+				netdev_segment(d.name, false, s->segment);
+				if (net_segment_taken(now, n, d.name, s->segment) ||
+				    net_segment_taken(h->net, h->net_count, d.name, s->segment)) {
+					netdev_segment(d.name, true, s->segment);
+				}
+				static const char *const names[] = {"device"};
+				const char *values[] = {d.name};
+				metric_attrs_set("device", s->segment, 1, names, values);
+			}
+			stats[n++] = d;
+		}
+		line = nl ? nl + 1 : line + len;
+	}
+	for (size_t i = 0; i < h->net_count; i++) {
+		if (!net_find(now, n, h->net[i].name)) {
+			metric_attrs_forget("device", h->net[i].segment); /* gone */
+		}
+	}
+	memcpy(h->net, now, n * sizeof(now[0]));
+	h->net_count = n;
+	for (size_t i = 0; i < n; i++) {
+		put_netdev(&h->net[i], &stats[i], m);
+		read_link(h, &h->net[i], m);
+	}
+	read_wireless(h, m);
+}
+
 static int
 host_read(struct source *src, struct sample *sample)
 {
@@ -409,6 +566,9 @@ host_read(struct source *src, struct sample *sample)
 	read_system(h, m);
 	if (h->disks_on) {
 		read_disks(h, m);
+	}
+	if (h->net_on) {
+		read_network(h, m);
 	}
 	int64_t now = monotonic_ms();
 	if (now >= h->next_scan_ms) {
@@ -436,8 +596,13 @@ host_destroy(struct source *src)
 	for (size_t i = 0; i < h->fs_count; i++) {
 		metric_attrs_forget("mountpoint", h->fs[i].segment);
 	}
+	for (size_t i = 0; i < h->net_count; i++) {
+		metric_attrs_forget("device", h->net[i].segment);
+	}
 	free_list(h->include);
 	free_list(h->exclude);
+	free_list(h->net_include);
+	free_list(h->net_exclude);
 	free(h);
 }
 
@@ -487,6 +652,14 @@ host_source_create(const struct host_source_options *o, struct source **out)
 	h->filter.exclude = (const char *const *)h->exclude;
 	h->filter.exclude_count = cfg->fs.exclude_count;
 	h->gone[F_DISKSTATS] = !h->disks_on;
+	h->net_on = !cfg->net.off;
+	h->net_include = copy_list(cfg->net.include, cfg->net.include_count);
+	h->net_exclude = copy_list(cfg->net.exclude, cfg->net.exclude_count);
+	h->net_filter.include = (const char *const *)h->net_include;
+	h->net_filter.include_count = cfg->net.include_count;
+	h->net_filter.exclude = (const char *const *)h->net_exclude;
+	h->net_filter.exclude_count = cfg->net.exclude_count;
+	h->gone[F_NETDEV] = h->gone[F_WIRELESS] = !h->net_on;
 	find_zram(h);
 	h->next_scan_ms = 0;
 	*out = &h->base;

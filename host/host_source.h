@@ -2,7 +2,8 @@
  * The host source: what a board owner checks first, read where the kernel
  * keeps it (docs/metrics.md#the-host). Every sample: memory (MemAvailable,
  * swap, zram), pressure stall information, OOM kills, load, tasks, uptime,
- * disk I/O. At the file systems' pace (host.filesystems.interval): every
+ * disk I/O, network interfaces (/proc/net/dev, sysfs link state,
+ * /proc/net/wireless). At the file systems' pace (host.filesystems.interval): every
  * watched mount's statvfs(), and eMMC health. A file the kernel does not
  * have (PSI before 4.20, oom_kill before 4.13) leaves its metrics absent.
  */

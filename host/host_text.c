@@ -1,6 +1,7 @@
 /* Small readers of kernel text (see host_text.h). */
 #include "host_text.h"
 
+#include <fnmatch.h>
 #include <string.h>
 
 void
@@ -11,8 +12,9 @@ host_skip_blanks(const char **p)
 	}
 }
 
-bool
-host_read_u64(const char **p, uint64_t *out)
+/* a decimal whole number of at most MAX at *P (after blanks) */
+static bool
+read_decimal_max(const char **p, uint64_t max, uint64_t *out)
 {
 	const char *s = *p;
 	host_skip_blanks(&s);
@@ -21,14 +23,27 @@ host_read_u64(const char **p, uint64_t *out)
 	}
 	uint64_t v = 0;
 	for (; *s >= '0' && *s <= '9'; s++) {
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > HOST_EXACT_MAX) {
+		uint64_t d = (uint64_t)(*s - '0');
+		if (v > (max - d) / 10) {
 			return false;
 		}
+		v = v * 10 + d;
 	}
 	*out = v;
 	*p = s;
 	return true;
+}
+
+bool
+host_read_u64(const char **p, uint64_t *out)
+{
+	return read_decimal_max(p, HOST_EXACT_MAX, out);
+}
+
+bool
+host_read_counter(const char **p, uint64_t *out)
+{
+	return read_decimal_max(p, UINT64_MAX, out);
 }
 
 /* the value of hexadecimal digit C, or -1 */
@@ -108,4 +123,15 @@ host_find_line(const char *text, const char *key)
 		}
 	}
 	return NULL;
+}
+
+bool
+host_glob_any(const char *text, const char *const *globs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fnmatch(globs[i], text, 0) == 0) {
+			return true;
+		}
+	}
+	return false;
 }

@@ -20,6 +20,9 @@ void host_skip_blanks(const char **p);
  */
 bool host_read_u64(const char **p, uint64_t *out);
 
+/** As host_read_u64() up to 2^64 - 1: a kernel counter whole (a double rounds it above 2^53). */
+bool host_read_counter(const char **p, uint64_t *out);
+
 /** As host_read_u64() for "0x" hexadecimal ("0x01"; the prefix required). */
 bool host_read_hex(const char **p, uint64_t *out);
 
@@ -31,5 +34,8 @@ bool host_at_end(const char *p);
 
 /** The line of TEXT that starts with KEY (a whole word at the line's start), or NULL. */
 const char *host_find_line(const char *text, const char *key);
+
+/** True when one of the N shell globs GLOBS matches TEXT (fnmatch() without flags: '*' matches '/' too). */
+bool host_glob_any(const char *text, const char *const *globs, size_t n);
 
 #endif

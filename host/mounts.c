@@ -9,13 +9,13 @@
 #include "mounts.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/hash.h"
+#include "host_text.h"
 
 /* the next space-separated field of [*P, END): its start and length; false at the end */
 static bool
@@ -124,17 +124,6 @@ mounts_fstype_pseudo(const char *fstype)
 	return in_list(fstype, pseudo, N_OF(pseudo));
 }
 
-static bool
-glob_any(const char *path, const char *const *globs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (fnmatch(globs[i], path, 0) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
 bool
 mounts_selected(const struct mount_entry *m, const struct mounts_filter *f)
 {
@@ -150,14 +139,14 @@ mounts_selected(const struct mount_entry *m, const struct mounts_filter *f)
 		"/var/lib/containers/storage/*",
 		"/var/lib/kubelet/*",
 	};
-	if (glob_any(m->mountpoint, f->exclude, f->exclude_count)) {
+	if (host_glob_any(m->mountpoint, f->exclude, f->exclude_count)) {
 		return false;
 	}
 	if (f->include_count > 0) {
-		return glob_any(m->mountpoint, f->include, f->include_count);
+		return host_glob_any(m->mountpoint, f->include, f->include_count);
 	}
 	return !mounts_fstype_pseudo(m->fstype) && !mounts_fstype_network(m->fstype) &&
-	       !glob_any(m->mountpoint, system_paths, N_OF(system_paths));
+	       !host_glob_any(m->mountpoint, system_paths, N_OF(system_paths));
 }
 
 void

@@ -1,14 +1,19 @@
 /*
  * Fuzz target for the host parsers (host/procmem.c, host/mounts.c,
- * host/diskstats.c). The first byte chooses the parser, the rest is its
- * text. Invariants checked on every input:
+ * host/diskstats.c, host/netdev.c). The first byte chooses the parser
+ * (0x80 set: mounts, disks, eMMC; else 0x40 set: network; else procmem),
+ * the rest is its text. Invariants checked on every input:
  *   meminfo:   success only with MemTotal > 0; every field -1 or at most 2^53;
  *   psi:       success only with a whole "some" line; averages 0..100;
  *   loadavg, uptime, zram, vmstat: values finite, counts at most 2^53;
  *   mountinfo: success gives an absolute mount point, a type and a source,
  *              NUL-terminated; its segment is a valid metric segment;
  *   diskstats: a non-empty name; its segment [a-z0-9_]+;
- *   eMMC:      life time 10..110 or -1, pre-EOL 1..3.
+ *   eMMC:      life time 10..110 or -1, pre-EOL 1..3;
+ *   net/dev:   a name of 1..15 characters without '/', ':' or blanks; its
+ *              segment [a-z0-9_]+ that fits a metric name;
+ *   wireless:  a name as above; a level in dBm -255..-1;
+ *   link:      0, 1, or -1.
  * Any violation aborts, which libFuzzer and the replay driver report.
  */
 #include <math.h>
@@ -20,6 +25,7 @@
 #include "host/diskstats.h"
 #include "host/host_text.h"
 #include "host/mounts.h"
+#include "host/netdev.h"
 #include "host/procmem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -124,6 +130,41 @@ fuzz_blocks(uint8_t which, const char *text, size_t len)
 	}
 }
 
+static bool
+ifname_ok(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 1 && n < NETDEV_NAME_MAX && strcspn(name, "/: \t\n") == n;
+}
+
+static void
+fuzz_network(uint8_t which, const char *text, size_t len)
+{
+	struct netdev_stat d;
+	char name[NETDEV_NAME_MAX], seg[NETDEV_SEGMENT_MAX];
+	int dbm, up;
+	switch (which % 3) {
+	case 0:
+		if (netdev_parse_line(text, len, &d) == 0) {
+			check(ifname_ok(d.name));
+			netdev_segment(d.name, which & 0x10, seg);
+			check(segment_ok(seg) && strlen(seg) < NETDEV_SEGMENT_MAX);
+			struct netdev_filter none = {0};
+			(void)netdev_selected(d.name, &none);
+		}
+		break;
+	case 1:
+		if (netdev_parse_wireless(text, len, name, &dbm) == 0) {
+			check(ifname_ok(name) && dbm >= -255 && dbm <= -1);
+		}
+		break;
+	default:
+		up = netdev_link_up(text, (which >> 4 & 3) - 1);
+		check(up >= -1 && up <= 1);
+		break;
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -138,6 +179,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t text_len = strlen(text); /* the parsers take C text: up to the first NUL */
 	if (which & 0x80) {
 		fuzz_blocks(which, text, text_len);
+	} else if (which & 0x40) {
+		fuzz_network(which, text, text_len);
 	} else {
 		fuzz_procmem(which, text);
 	}

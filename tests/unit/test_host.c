@@ -1,5 +1,5 @@
 /*
- * host/: the pure parsers (procmem.c, mounts.c, diskstats.c) and the
+ * host/: the pure parsers (procmem.c, mounts.c, diskstats.c, netdev.c) and the
  * metric_attrs labels of /metrics. Fixture text: the kernel's documented
  * formats (proc.rst, iostats.rst, psi.rst, zram.rst, the mmc driver's
  * life_time/pre_eol_info), laid out as this machine's kernel prints them;
@@ -21,6 +21,7 @@
 #include "core/metric_dict.h"
 #include "host/diskstats.h"
 #include "host/mounts.h"
+#include "host/netdev.h"
 #include "host/procmem.h"
 
 static const char meminfo[] = "MemTotal:        7999148 kB\n"
@@ -309,6 +310,191 @@ test_attrs_labels(void **state)
 	assert_int_equal(s.label_count, 1);
 }
 
+/*
+ * /proc/net/dev as statistics.rst shows it and net-procfs.c prints it
+ * (this machine's kernel lays it out the same way); /proc/net/wireless as
+ * wext-proc.c prints it. No capture of a Jetson's files was at hand: the
+ * names (eth0, wlan0, l4tbr0, usb0) are those L4T boards have.
+ */
+static const char netdev_text[] =
+	"Inter-|   Receive                                                |  Transmit\n"
+	" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+	"carrier compressed\n"
+	"    lo:  104316     932    0    0    0     0          0         0   104316     932    0    0    0     0"
+	"       0          0\n"
+	"  eth0: 1215645    2751    3    7    0     0          0        12  1782404    4324    1    2    0     0"
+	"       0          0\n"
+	"eth0.100:12345678 9 0 0 0 0 0 0 1 2 0 0 0 0 0 0\n";
+
+static void
+test_netdev(void **state)
+{
+	(void)state;
+	struct netdev_stat d;
+	const char *line = strchr(netdev_text, '\n') + 1;
+	/* the two header lines are no interfaces */
+	assert_int_equal(netdev_parse_line(netdev_text, (size_t)(line - netdev_text - 1), &d), -EINVAL);
+	const char *nl = strchr(line, '\n');
+	assert_int_equal(netdev_parse_line(line, (size_t)(nl - line), &d), -EINVAL);
+	line = nl + 1;
+	nl = strchr(line, '\n');
+	assert_int_equal(netdev_parse_line(line, (size_t)(nl - line), &d), 0);
+	assert_string_equal(d.name, "lo");
+	assert_int_equal(d.rx_bytes, 104316);
+	line = nl + 1;
+	nl = strchr(line, '\n');
+	assert_int_equal(netdev_parse_line(line, (size_t)(nl - line), &d), 0);
+	assert_string_equal(d.name, "eth0");
+	assert_int_equal(d.rx_bytes, 1215645);
+	assert_int_equal(d.rx_packets, 2751);
+	assert_int_equal(d.rx_errors, 3);
+	assert_int_equal(d.rx_drop, 7);
+	assert_int_equal(d.tx_bytes, 1782404);
+	assert_int_equal(d.tx_packets, 4324);
+	assert_int_equal(d.tx_errors, 1);
+	assert_int_equal(d.tx_drop, 2);
+	/* an old kernel's layout: no blank after ':' */
+	line = nl + 1;
+	nl = strchr(line, '\n');
+	assert_int_equal(netdev_parse_line(line, (size_t)(nl - line), &d), 0);
+	assert_string_equal(d.name, "eth0.100");
+	assert_int_equal(d.rx_bytes, 12345678);
+	assert_int_equal(d.tx_bytes, 1);
+	/* huge counters: the kernel's u64 whole; one past it refused */
+	const char *huge = "wlan0: 18446744073709551615 1 0 0 0 0 0 0 9007199254740993 1 0 0 0 0 0 0";
+	assert_int_equal(netdev_parse_line(huge, strlen(huge), &d), 0);
+	assert_true(d.rx_bytes == UINT64_MAX);
+	assert_true(d.tx_bytes == 9007199254740993ULL);
+	const char *over = "wlan0: 18446744073709551616 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0";
+	assert_int_equal(netdev_parse_line(over, strlen(over), &d), -EINVAL);
+	/* garbage and cut lines */
+	static const char *const bad[] = {
+		"",
+		":",
+		"eth0:",
+		"eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15",       /* cut: 15 counters */
+		"eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17", /* one too many */
+		"eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 -16",
+		"eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 1x",
+		"eth 0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+		"a/b: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+		"..: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+		"a_name_too_long0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(netdev_parse_line(bad[i], strlen(bad[i]), &d), -EINVAL);
+	}
+	/* LEN is the line's end: a line cut short by it */
+	const char *full = "eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16";
+	assert_int_equal(netdev_parse_line(full, strlen(full) - 3, &d), -EINVAL);
+	assert_int_equal(netdev_parse_line(full, strlen(full), &d), 0);
+	assert_string_equal(d.name, "eth0");
+}
+
+static void
+test_wireless(void **state)
+{
+	(void)state;
+	char name[NETDEV_NAME_MAX];
+	int dbm = 0;
+	static const char *const header[] = {
+		"Inter-| sta-|   Quality        |   Discarded packets               | Missed | WE",
+		" face | tus | link level noise |  nwid  crypt   frag  retry   misc | beacon | 22",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(netdev_parse_wireless(header[i], strlen(header[i]), name, &dbm), -EINVAL);
+	}
+	const char *l = " wlan0: 0000   70.  -39.  -256        0      0      0      0      0        0";
+	assert_int_equal(netdev_parse_wireless(l, strlen(l), name, &dbm), 0);
+	assert_string_equal(name, "wlan0");
+	assert_int_equal(dbm, -39);
+	l = "wlp1s0: 0000   45   -65   -256        0      0      0      0      0        0"; /* not updated: blanks */
+	assert_int_equal(netdev_parse_wireless(l, strlen(l), name, &dbm), 0);
+	assert_int_equal(dbm, -65);
+	/* a relative level, or none (0 - 0x100): no dBm to report */
+	l = " wlan1: 0000   70.   180.    0        0      0      0      0      0        0";
+	assert_int_equal(netdev_parse_wireless(l, strlen(l), name, &dbm), -ENODATA);
+	l = " wlan1: 0000    0  -256   -256        0      0      0      0      0        0";
+	assert_int_equal(netdev_parse_wireless(l, strlen(l), name, &dbm), -ENODATA);
+	static const char *const bad[] = {"", "wlan0:", "wlan0: 0000", "wlan0: 0000 70.", "wlan0: zz 70. -39.",
+					  "wlan0: 0000 70. -39x", "wlan0: 0000 70. --39.",
+					  "wlan0: 0000 70. -99999999999999999999."};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(netdev_parse_wireless(bad[i], strlen(bad[i]), name, &dbm), -EINVAL);
+	}
+}
+
+static void
+test_netdev_link_select_segment(void **state)
+{
+	(void)state;
+	assert_int_equal(netdev_link_up("up\n", 1), 1);
+	assert_int_equal(netdev_link_up("up\n", -1), 1);
+	assert_int_equal(netdev_link_up("down\n", -1), 0);
+	assert_int_equal(netdev_link_up("lowerlayerdown\n", 0), 0);
+	assert_int_equal(netdev_link_up("dormant\n", 1), 0);
+	assert_int_equal(netdev_link_up("unknown\n", 1), 1); /* tun, ppp */
+	assert_int_equal(netdev_link_up("unknown\n", 0), 0);
+	assert_int_equal(netdev_link_up("unknown\n", -1), 0);
+	assert_int_equal(netdev_link_up("upx\n", 1), -1);
+	assert_int_equal(netdev_link_up("", 1), -1);
+	assert_int_equal(netdev_link_up("up\nup\n", 1), -1);
+
+	struct netdev_filter none = {0};
+	assert_true(netdev_selected("eth0", &none));
+	assert_true(netdev_selected("wlan0", &none));
+	assert_true(netdev_selected("l4tbr0", &none));
+	assert_true(netdev_selected("usb0", &none));
+	assert_true(netdev_selected("eth0.100", &none));
+	assert_false(netdev_selected("lo", &none));
+	assert_false(netdev_selected("veth1a2b3c", &none));
+	assert_false(netdev_selected("docker0", &none));
+	assert_false(netdev_selected("br-0123abcd", &none));
+	static const char *const inc[] = {"lo", "veth*"};
+	static const char *const exc[] = {"veth9"};
+	struct netdev_filter f = {inc, 2, exc, 1};
+	assert_true(netdev_selected("lo", &f)); /* an include names exactly what is watched */
+	assert_true(netdev_selected("veth0", &f));
+	assert_false(netdev_selected("veth9", &f)); /* an exclude wins */
+	assert_false(netdev_selected("eth0", &f));
+	struct netdev_filter only_exc = {NULL, 0, exc, 1};
+	assert_false(netdev_selected("veth9", &only_exc));
+	assert_true(netdev_selected("eth1", &only_exc));
+
+	char seg[NETDEV_SEGMENT_MAX];
+	netdev_segment("wlan0", false, seg);
+	assert_string_equal(seg, "wlan0");
+	netdev_segment("enp1s0f0", false, seg);
+	assert_string_equal(seg, "enp1s0f0");
+	netdev_segment("eth0.100", false, seg);
+	assert_string_equal(seg, "eth0_100");
+	netdev_segment("br-1A2b", false, seg);
+	assert_string_equal(seg, "br_1a2b");
+	netdev_segment("br-a", true, seg);
+	assert_int_equal(strlen(seg), 4 + 9);
+	assert_memory_equal(seg, "br_a_", 5);
+	netdev_segment("abcdefghijklmno", true, seg); /* the longest name, hashed */
+	assert_int_equal(strlen(seg), 15 + 9);
+	char metric[96];
+	snprintf(metric, sizeof(metric), "network.%s.carrier_changes_total", seg);
+	assert_true(strlen(metric) <= 63);
+
+	/* the real name as the device label */
+	struct metric_series s;
+	assert_true(metric_dict_series("network.eth0_100.receive_bytes_total", &s));
+	assert_string_equal(s.family, "tegrawatch_network_receive_bytes_total");
+	assert_int_equal(s.label_count, 1);
+	assert_string_equal(s.label_values[0], "eth0_100");
+	static const char *const names[] = {"device"};
+	const char *values[] = {"eth0.100"};
+	assert_int_equal(metric_attrs_set("device", "eth0_100", 1, names, values), 0);
+	assert_true(metric_dict_series("network.eth0_100.up", &s));
+	assert_string_equal(s.family, "tegrawatch_network_up");
+	assert_string_equal(s.label_names[0], "device");
+	assert_string_equal(s.label_values[0], "eth0.100");
+	metric_attrs_forget("device", "eth0_100");
+}
+
 int
 main(void)
 {
@@ -317,7 +503,8 @@ main(void)
 		cmocka_unit_test(test_vmstat_loadavg_uptime_zram), cmocka_unit_test(test_mountinfo),
 		cmocka_unit_test(test_selection),     cmocka_unit_test(test_segment),
 		cmocka_unit_test(test_diskstats),     cmocka_unit_test(test_emmc),
-		cmocka_unit_test(test_attrs_labels),
+		cmocka_unit_test(test_attrs_labels),  cmocka_unit_test(test_netdev),
+		cmocka_unit_test(test_wireless),      cmocka_unit_test(test_netdev_link_select_segment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

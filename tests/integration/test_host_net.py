@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""The host source's network interfaces (docs/metrics.md#the-host) on real
+kernel files, inside a network namespace this test makes: a veth pair
+tw-a / tw-b.1 in it (the second name has a '.', so its metric segment is
+tw_b_1 and /metrics carries the real name as the `device` label). The agent
+runs in the namespace (`ip netns exec`) with host.network.include naming
+both ends; raw Ethernet frames sent out of tw-a arrive on tw-b.1 (two
+addresses in one namespace would talk over its loopback, not the veth).
+Then `ip link set tw-a down`: network.tw_a.up goes to 0 and the shipped
+network-link-down rule fires. No packet leaves the namespace. Needs root;
+skipped otherwise. The namespace is deleted in cleanup, always (its veth
+pair with it).
+
+Usage: test_host_net.py TEGRAWATCH SOURCE_ROOT
+"""
+import os
+import subprocess
+import sys
+
+import harness
+from harness import free_port
+
+A, B = "tw-a", "tw-b.1"
+SEG_A, SEG_B = "tw_a", "tw_b_1"
+
+# three broadcast Ethernet frames out of tw-a (local experimental EtherType 0x88b5, IEEE 802)
+SEND = r"""
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5" + b"tegrawatch".ljust(50, b"\0")
+for _ in range(3):
+    s.send(frame)
+"""
+
+# GET /metrics from the agent's web server on the namespace's loopback
+GET = r"""
+import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())
+"""
+
+
+def run(*argv):
+    return subprocess.run(argv, check=True, capture_output=True, timeout=20, text=True).stdout
+
+
+class NetworkTest(harness.TestCase):
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.skipTest("a network namespace needs root")
+        self.ns = "tw-test-%d" % os.getpid()
+        try:
+            run("ip", "netns", "add", self.ns)
+        except (subprocess.CalledProcessError, FileNotFoundError) as e:
+            self.skipTest("cannot make a network namespace here: %s" % e)
+        self.addCleanup(subprocess.run, ["ip", "netns", "del", self.ns], capture_output=True, timeout=20)
+        self.ns_run("ip", "link", "set", "lo", "up")
+        self.ns_run("ip", "link", "add", A, "type", "veth", "peer", "name", B)
+        self.ns_run("ip", "link", "set", A, "up")
+        self.ns_run("ip", "link", "set", B, "up")
+
+    def ns_run(self, *argv):
+        return run("ip", "netns", "exec", self.ns, *argv)
+
+    def test_counters_then_link_down(self):
+        port = free_port()
+        rules = harness.src("configs", "rules.d", "host.yaml")
+        config = ('agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:%d"\n'
+                  'host:\n  network:\n    include: ["%s", "%s"]\n'
+                  'include: ["%s"]\n' % (port, A, B, rules))
+        a = self.agent([], config=config, wrapper=("ip", "netns", "exec", self.ns))
+
+        def nets(m):
+            return sorted({k.split(".")[1] for k in m if k.startswith("network.")})
+        m = a.wait_metrics(lambda m: "network.%s.up" % SEG_A in m and "network.%s.up" % SEG_B in m,
+                           "network.*.up of both ends", timeout=20)
+        self.assertEqual(nets(m), [SEG_A, SEG_B], "exactly the included interfaces (no lo)")
+        a.wait_metric("network.%s.up" % SEG_B, lambda v: v == 1, timeout=15)
+        m = a.last()
+        tx0 = m["network.%s.transmit_packets_total" % SEG_A]
+        rx0 = m["network.%s.receive_packets_total" % SEG_B]
+        rxb0 = m["network.%s.receive_bytes_total" % SEG_B]
+        self.assertIn("network.%s.carrier_changes_total" % SEG_A, m)
+        self.assertEqual(m["network.%s.receive_errors_total" % SEG_B], 0)
+
+        self.ns_run(sys.executable, "-c", SEND, A)
+        a.wait_metric("network.%s.transmit_packets_total" % SEG_A, lambda v: v >= tx0 + 3, timeout=15)
+        a.wait_metric("network.%s.receive_packets_total" % SEG_B, lambda v: v >= rx0 + 3, timeout=15)
+        a.wait_metric("network.%s.receive_bytes_total" % SEG_B, lambda v: v >= rxb0 + 3 * 60, timeout=15)
+
+        # the real name as the device label
+        text = self.ns_run(sys.executable, "-c", GET, str(port))
+        self.assertIn('tegrawatch_network_receive_packets_total{device="%s"}' % B, text)
+        self.assertIn('tegrawatch_network_up{device="%s"} 1' % A, text)
+
+        changes0 = a.last()["network.%s.carrier_changes_total" % SEG_B]
+        self.ns_run("ip", "link", "set", A, "down")
+        a.wait_metric("network.%s.up" % SEG_A, lambda v: v == 0, timeout=15)
+        a.wait_metric("network.%s.up" % SEG_B, lambda v: v == 0, timeout=15)  # lowerlayerdown
+        a.wait_metric("network.%s.carrier_changes_total" % SEG_B, lambda v: v > changes0, timeout=15)
+        a.wait_stderr("alert firing network-link-down", timeout=20)
+        lines = a.stderr_lines("network-link-down")
+        self.assertIn("[warning]", lines[0])
+        self.assertTrue(any("network.%s.up" % SEG_A in line for line in lines), lines)
+        a.stop()
+
+
+if __name__ == "__main__":
+    harness.init()
+    harness.main()
