@@ -122,16 +122,20 @@ refresh(struct top_run *tr)
 			return 0;
 		}
 		if (tr->explicit_url) {
-			snprintf(d->notice, sizeof(d->notice), "agent %s:%s: %s%s; asking again every refresh",
-				 tr->ep.host, tr->ep.port, why, tr->agent_seen ? " (showing its last answer)" : "");
+			/* a notice longer than its line is cut: it is one line of the screen */
+			int n = snprintf(d->notice, sizeof(d->notice), "agent %s:%s: %s%s; asking again every refresh",
+					 tr->ep.host, tr->ep.port, why,
+					 tr->agent_seen ? " (showing its last answer)" : "");
+			(void)n;
 			return tr->agent_seen ? 0 : -ENOTCONN;
 		}
 	}
 	int r = read_board(tr);
 	if (r == 0 && tr->agent_seen) {
-		snprintf(d->notice, sizeof(d->notice),
-			 "agent %s:%s stopped (%s): reading the board itself; asking again", tr->ep.host, tr->ep.port,
-			 why);
+		int n = snprintf(d->notice, sizeof(d->notice),
+				 "agent %s:%s stopped (%s): reading the board itself; asking again", tr->ep.host,
+				 tr->ep.port, why);
+		(void)n; /* cut like the one above */
 	} else if (r == 0) {
 		d->notice[0] = '\0';
 	}

@@ -264,12 +264,12 @@ scan_emmc(struct host_source *h)
 		struct emmc_state *s = &h->emmc[h->emmc_count];
 		char buf[64];
 		s->life_a = s->life_b = s->pre_eol = -1;
-		snprintf(path, sizeof(path), "%s/block/%s/device/life_time", h->sys, e->d_name);
-		if (read_small(path, buf, sizeof(buf))) {
+		int n = snprintf(path, sizeof(path), "%s/block/%s/device/life_time", h->sys, e->d_name);
+		if (n > 0 && (size_t)n < sizeof(path) && read_small(path, buf, sizeof(buf))) {
 			emmc_parse_life_time(buf, &s->life_a, &s->life_b);
 		}
-		snprintf(path, sizeof(path), "%s/block/%s/device/pre_eol_info", h->sys, e->d_name);
-		if (read_small(path, buf, sizeof(buf))) {
+		n = snprintf(path, sizeof(path), "%s/block/%s/device/pre_eol_info", h->sys, e->d_name);
+		if (n > 0 && (size_t)n < sizeof(path) && read_small(path, buf, sizeof(buf))) {
 			emmc_parse_pre_eol(buf, &s->pre_eol);
 		}
 		if (s->life_a >= 0 || s->life_b >= 0 || s->pre_eol >= 0) {
