@@ -595,9 +595,11 @@ handle_lost(struct mqtt_sink *s, int64_t now)
 {
 	char why[ERROR_TEXT_MAX];
 	bool was_connected = s->state == CONN_CONNECTED;
+	/* a write that met the broker's close (EPIPE, ECONNRESET) is a close too */
 	bool quick_close = was_connected && now - s->connected_ms < STABLE_MS &&
 			   (s->lost_rc == 0 || s->lost_rc == MOSQ_ERR_CONN_LOST ||
-			    (s->lost_rc == MOSQ_ERR_ERRNO && s->lost_errno == 0));
+			    (s->lost_rc == MOSQ_ERR_ERRNO &&
+			     (s->lost_errno == 0 || s->lost_errno == EPIPE || s->lost_errno == ECONNRESET)));
 	s->quick_closes = quick_close ? s->quick_closes + 1 : 0;
 	if (s->v5 && s->lost_rc == REASON_SESSION_TAKEN_OVER) {
 		snprintf(
