@@ -329,6 +329,75 @@ section_memory(struct out *o, const struct top_data *d)
 	if (metric(d, "swap.used_mb", &used) && metric(d, "swap.total_mb", &total)) {
 		cellf(o, TOP_STYLE_NORMAL, "swap %.0f/%.0f MiB", used, total);
 	}
+	if (metric(d, "ram.available_mb", &used)) {
+		cellf(o, TOP_STYLE_NORMAL, "available %.0f MiB", used);
+	}
+}
+
+/* A byte count from a number of MiB or of bytes, in the unit that keeps it short. */
+static void
+size_text(double bytes, char *buf, size_t size)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+}
+
+/*
+ * The box around the SoC (host/, issue 32): what the agent reads on the real
+ * root only, so nothing shows under a fixture root or a replay.
+ */
+static void
+section_host(struct out *o, const struct top_data *d)
+{
+	char names[16][METRIC_NAME_MAX];
+	double v, avail, ro;
+	int n = names_between(d, "filesystem.", ".used_pct", names, 0, 16);
+	if (n > 0) {
+		out_label(o, "DISK", 5);
+	}
+	for (int i = 0; i < n; i++) {
+		char free_text[24] = "";
+		metricf(d, &v, "filesystem.%s.used_pct", names[i]);
+		bool readonly = metricf(d, &ro, "filesystem.%s.readonly", names[i]) && ro >= 1;
+		if (metricf(d, &avail, "filesystem.%s.avail_mb", names[i])) {
+			size_text(avail * 1048576.0, free_text, sizeof(free_text));
+		}
+		enum top_style st = readonly || v >= 97 ? TOP_STYLE_CRIT : v >= 90 ? TOP_STYLE_WARN : TOP_STYLE_NORMAL;
+		cellf(o, st, "%s %.0f%%%s%s%s", names[i], v, free_text[0] ? " (" : "", free_text,
+		      free_text[0] ? " free)" : "");
+		if (readonly) {
+			cellf(o, TOP_STYLE_CRIT, "%s READ-ONLY", names[i]);
+		}
+	}
+	n = names_between(d, "network.", ".up", names, 0, 16);
+	if (n > 0) {
+		out_label(o, "NET", 5);
+	}
+	for (int i = 0; i < n; i++) {
+		char rx[24] = "?", tx[24] = "?";
+		double up = 0;
+		metricf(d, &up, "network.%s.up", names[i]);
+		if (metricf(d, &v, "network.%s.receive_bytes_total", names[i])) {
+			size_text(v, rx, sizeof(rx));
+		}
+		if (metricf(d, &v, "network.%s.transmit_bytes_total", names[i])) {
+			size_text(v, tx, sizeof(tx));
+		}
+		if (up >= 1) {
+			cellf(o, TOP_STYLE_NORMAL, "%s up rx %s tx %s", names[i], rx, tx);
+		} else {
+			cellf(o, TOP_STYLE_WARN, "%s DOWN", names[i]);
+		}
+	}
+	if (metric(d, "oom.kills_total", &v) && v > 0) {
+		out_label(o, "OOM", 5);
+		cellf(o, TOP_STYLE_WARN, "%.0f kill%s since boot", v, v == 1 ? "" : "s");
+	}
 }
 
 static void
@@ -571,8 +640,8 @@ top_view_name(enum top_view v)
 static int
 overview(struct top_screen *body, const struct top_data *d)
 {
-	static void (*const left[])(struct out *, const struct top_data *) = {section_cpu, section_gpu, section_engines,
-									      section_memory, section_fans};
+	static void (*const left[])(struct out *, const struct top_data *) = {
+		section_cpu, section_gpu, section_engines, section_memory, section_fans, section_host};
 	static void (*const right[])(struct out *, const struct top_data *) = {section_temps, section_power};
 	bool two = body->width >= 160;
 	int half = (body->width - 2) / 2;

@@ -140,6 +140,46 @@ test_overview_80x24(void **state)
 	top_data_destroy(d);
 }
 
+/* What host/ reads on the real root: disks, network, available memory, OOM kills, with their styles. */
+static void
+test_overview_host(void **state)
+{
+	(void)state;
+	static const char host[] =
+		"{\"board\": {\"model\": \"x86 box\"}, \"ts\": \"2025-03-14T10:07:19Z\", \"time_ms\": 1,"
+		" \"metrics\": {\"ram.used_mb\": 3456, \"ram.total_mb\": 7620, \"ram.available_mb\": 4100,"
+		" \"filesystem.root.used_pct\": 42.4, \"filesystem.root.avail_mb\": 12288,"
+		" \"filesystem.data.used_pct\": 97.5, \"filesystem.data.avail_mb\": 20, \"filesystem.data.readonly\": 1,"
+		" \"network.eth0.up\": 1, \"network.eth0.receive_bytes_total\": 1610612736,"
+		" \"network.eth0.transmit_bytes_total\": 209715200, \"network.wlan0.up\": 0, \"oom.kills_total\": 2},"
+		" \"throttle\": {\"active\": false, \"reasons\": {}, \"context\": \"\"}, \"alerts\": []}";
+	struct top_data *d = top_data_create();
+	assert_int_equal(top_data_from_snapshot(d, host), 0);
+	struct top_screen *s = top_screen_create(80, 24);
+	top_render(s, d, TOP_VIEW_OVERVIEW);
+	assert_fits(s);
+	assert_true(row_of(s, "available 4100 MiB") > 1);
+	int r = row_of(s, "root 42% (12.0 GiB free)");
+	assert_true(r > 1);
+	assert_true(row_of(s, "data 98% (20.0 MiB free)") >= r);
+	assert_true(row_of(s, "data READ-ONLY") >= r);
+	assert_true(row_of(s, "eth0 up rx 1.5 GiB tx 200.0 MiB") > r);
+	assert_true(row_of(s, "wlan0 DOWN") > r);
+	assert_true(row_of(s, "2 kills since boot") > r);
+	/* a full or read-only file system is critical, a link down a warning */
+	bool crit = false, warn = false;
+	for (int i = 0; i < s->height; i++) {
+		const struct top_line *l = &s->lines[i];
+		for (int k = 0; k < l->span_count; k++) {
+			crit |= l->spans[k].style == TOP_STYLE_CRIT && strncmp(l->text + l->spans[k].col, "data", 4) == 0;
+			warn |= l->spans[k].style == TOP_STYLE_WARN && strncmp(l->text + l->spans[k].col, "wlan0", 5) == 0;
+		}
+	}
+	assert_true(crit && warn);
+	top_screen_destroy(s);
+	top_data_destroy(d);
+}
+
 static void
 test_overview_wide_and_small(void **state)
 {
@@ -243,7 +283,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_read),       cmocka_unit_test(test_overview_80x24),
 		cmocka_unit_test(test_overview_wide_and_small), cmocka_unit_test(test_views),
-		cmocka_unit_test(test_http_parse),
+		cmocka_unit_test(test_http_parse),          cmocka_unit_test(test_overview_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
