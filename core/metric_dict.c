@@ -552,6 +552,24 @@ match_at(const char *pat, const char *name, size_t at, struct capture *cap, size
 	return *s == '\0';
 }
 
+const char *
+metric_dict_absent_words(const char *name)
+{
+	static const struct {
+		const char *pattern;
+		const char *words;
+	} absent[] = {
+		{"throttle_eta.SENSOR_s", "will not throttle at this load"},
+	};
+	const struct metric_def *def = name ? metric_dict_find(name) : NULL;
+	for (size_t i = 0; def && i < N_OF(absent); i++) {
+		if (strcmp(def->pattern, absent[i].pattern) == 0) {
+			return absent[i].words;
+		}
+	}
+	return NULL;
+}
+
 const struct metric_def *
 metric_dict_find(const char *name)
 {

@@ -75,6 +75,13 @@ const struct metric_def *metric_dict_table(size_t *count);
 /** The first entry whose pattern matches the canonical NAME, or NULL. */
 const struct metric_def *metric_dict_find(const char *name);
 
+/**
+ * What it means that NAME has no value, in words, where it means something
+ * ("will not throttle at this load" for throttle_eta.SENSOR_s: a forecast
+ * that is gone is good news); NULL where an absent value says nothing.
+ */
+const char *metric_dict_absent_words(const char *name);
+
 /** The entry whose pattern is exactly PATTERN ("power.RAIL.mw"), or NULL. */
 const struct metric_def *metric_dict_by_pattern(const char *pattern);
 

@@ -109,11 +109,12 @@ rm -f "$fuzz_log"
 
 # Goal G: the threaded parts under ThreadSanitizer: the webhook delivery thread, libmicrohttpd's polling
 # thread and the server's notifier thread (web/), the NVML worker (nvml/, with the fake library: about 15 s), the
-# work ledger that POST /api/v1/work fills from the server's thread (work/), through their unit and integration tests. libmosquitto runs
+# work ledger that POST /api/v1/work fills from the server's thread (work/), the driven clock waking other threads' waits
+# (core/clock_driven.c), through their unit and integration tests. libmosquitto runs
 # in the agent's loop (no thread); glibc's getaddrinfo_a thread (MQTT host names) is not visible to TSan, which
 # crashes in it, so the `mqtt` test is not run here.
 phase "ThreadSanitizer build (build-tsan/)"
-test_args="webhook_delivery webhook web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work" \
+test_args="webhook_delivery webhook web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work clock_driven" \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	run_suite build-tsan -Db_sanitize=thread -Dbuildtype=debug -Dbench=false
 

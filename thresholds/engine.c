@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "core/metric_dict.h"
 #include "core/xalloc.h"
 #include "template.h"
 
@@ -279,17 +280,6 @@ default_summary(const struct rule *r)
 }
 
 /*
- * What an absent value means, where it means something: a forecast that is
- * gone is good news, not "n/a".
- */
-static const struct {
-	const char *prefix;
-	const char *words;
-} absent_words[] = {
-	{"throttle_eta.", "will not throttle at this load"},
-};
-
-/*
  * A resolved alert in the past tense, with how long it lasted: the rule's
  * summary is written for the alert while it fires ("is throttling: REASON"),
  * and rendered at the end it read "is throttling: " with no reason.
@@ -305,13 +295,8 @@ render_resolved(const struct engine *e, struct alert_event *ev)
 		snprintf(len, sizeof(len), " after %s", ms > 0 ? d : "less than a second");
 	}
 	if (isnan(ev->value)) {
-		const char *words = "no longer reported";
-		for (size_t i = 0; i < sizeof(absent_words) / sizeof(absent_words[0]); i++) {
-			if (strncmp(ev->metric, absent_words[i].prefix, strlen(absent_words[i].prefix)) == 0) {
-				words = absent_words[i].words;
-			}
-		}
-		snprintf(value, sizeof(value), "%s", words);
+		const char *words = metric_dict_absent_words(ev->metric);
+		snprintf(value, sizeof(value), "%s", words ? words : "no longer reported");
 	} else {
 		char num[48];
 		template_format_number(ev->value, num, sizeof(num));

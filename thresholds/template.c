@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/metric_dict.h"
+
 static const struct {
 	const char *name;
 	enum template_field_kind kind;
@@ -149,6 +151,10 @@ put_field(struct out *o, const struct template_field *f, const struct template_c
 		puts_str(o, ctx->metric);
 		break;
 	case TEMPLATE_VALUE:
+		if (isnan(ctx->value) && metric_dict_absent_words(ctx->metric)) {
+			puts_str(o, metric_dict_absent_words(ctx->metric));
+			break;
+		}
 		template_format_number(ctx->value, num, sizeof(num));
 		puts_str(o, num);
 		break;

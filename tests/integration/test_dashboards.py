@@ -258,14 +258,14 @@ rules:
     def assert_every_target(self, prom, path):
         """Every target, less the allowed ones, returns a series at some query within the timeout (a stand-in
         tegrastats line late for one sample leaves its series out of that scrape: Prometheus marks them stale)."""
-        todo = [(p["title"], t["refId"], substitute(t["expr"])) for p in panels(load_dashboard())
+        unanswered = [(p["title"], t["refId"], substitute(t["expr"])) for p in panels(load_dashboard())
                 for t in p["targets"] if (p["title"], t["refId"], path) not in ALLOWED_EMPTY]
 
         def all_seen():
-            todo[:] = [t for t in todo if not self.query(prom, t[2], time.time())]
-            return not todo
+            unanswered[:] = [t for t in unanswered if not self.query(prom, t[2], time.time())]
+            return not unanswered
         wait_until(all_seen, 90, 1.0)
-        self.assertEqual(todo, [], "%s: panel targets without a series" % path)
+        self.assertEqual(unanswered, [], "%s: panel targets without a series" % path)
 
     def test_every_target_on_the_scrape(self):
         self.assert_every_target(self.scrape, "scrape")

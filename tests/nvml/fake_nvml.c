@@ -210,14 +210,15 @@ answer(void *dev, int field, unsigned long long *v)
 		return 2; /* INVALID_ARGUMENT */
 	}
 	struct answer *a = &g->a[field];
-	a->calls++;
+	/* atomic: a test reads the count from its own thread while the NVML worker calls */
+	unsigned long calls = __atomic_add_fetch(&a->calls, 1, __ATOMIC_RELAXED);
 	if (field == F_UTIL_GPU) {
 		g->util_calls++;
 	}
 	if (g->lost_after >= 0 && g->util_calls > (unsigned long)g->lost_after) {
 		return 15;
 	}
-	if (a->hang_after >= 0 && a->calls == (unsigned long)a->hang_after + 1) {
+	if (a->hang_after >= 0 && calls == (unsigned long)a->hang_after + 1) {
 		hang();
 	}
 	if (costs_on && cost_us[field] > 0) {
@@ -227,7 +228,7 @@ answer(void *dev, int field, unsigned long long *v)
 		return 3;
 	}
 	if (a->nvalues > 0) {
-		unsigned long i = a->calls - 1 < (unsigned long)a->nvalues ? a->calls - 1 : (unsigned long)a->nvalues - 1;
+		unsigned long i = calls - 1 < (unsigned long)a->nvalues ? calls - 1 : (unsigned long)a->nvalues - 1;
 		*v = a->values[i];
 	}
 	return a->rc;
@@ -239,7 +240,7 @@ unsigned long
 fake_nvml_calls(const char *field, unsigned gpu)
 {
 	int f = field_index(field);
-	return f >= 0 && gpu < GPUS ? gpus[gpu].a[f].calls : 0;
+	return f >= 0 && gpu < GPUS ? __atomic_load_n(&gpus[gpu].a[f].calls, __ATOMIC_RELAXED) : 0;
 }
 
 /* ---- the NVML functions (signatures of the public API reference) ---- */

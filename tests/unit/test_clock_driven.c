@@ -51,6 +51,19 @@ eventually(bool (*cond)(void *arg), void *arg)
 	return true;
 }
 
+/*
+ * MS of real time, for what must NOT happen within it: a waiter that stays
+ * parked, a clock that stays still. Bounded and short; never used to wait
+ * for something to happen (eventually() does that).
+ */
+static void
+hold_real_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+}
+
 static bool
 waiters_are(void *arg)
 {
@@ -162,8 +175,7 @@ wakes_on_advance(bool sleep)
 	int one = 1;
 	assert_true(eventually(waiters_are, &one));
 	clock_driven_advance(999);
-	struct timespec ts = {.tv_nsec = 30 * 1000000}; /* several slices of the driven clock */
-	nanosleep(&ts, NULL);
+	hold_real_ms(30); /* several 5 ms slices of the driven clock: long enough for a wrong wake to show */
 	assert_false(is_done(&w));
 	int64_t r0 = real_ms();
 	clock_driven_advance(1);
@@ -227,8 +239,7 @@ test_run_jumps_the_loops_waits(void **state)
 	int64_t r = clock_poll_ms(1000); /* PACE real ms for the fds, the clock still */
 	assert_true(r > 0 && r <= 40);
 	assert_int_equal(monotonic_ms(), T0_MONO + 2500);
-	struct timespec ts = {.tv_nsec = 45 * 1000000L};
-	nanosleep(&ts, NULL);
+	hold_real_ms(45); /* the subject: the 40 ms of real pace pass before the clock may jump */
 	assert_int_equal(clock_poll_ms(1000), 0); /* the same wait, its pace over: the jump */
 	assert_int_equal(monotonic_ms(), T0_MONO + 3500);
 	clock_driven_pause();
@@ -279,8 +290,7 @@ test_nvml_worker_polls_on_the_driven_clock(void **state)
 	assert_true(eventually(waiters_are, &one));
 	assert_int_equal(f.calls("temp_gpu_c", 0), 1);
 	clock_driven_advance(999);
-	struct timespec ts = {.tv_nsec = 30 * 1000000};
-	nanosleep(&ts, NULL);
+	hold_real_ms(30); /* several slices: a poll 1 ms early would show */
 	assert_true(eventually(waiters_are, &one));
 	assert_int_equal(f.calls("temp_gpu_c", 0), 1);
 	clock_driven_advance(1);

@@ -17,9 +17,11 @@
 #include <cmocka.h>
 
 #include "core/diag.h"
+#include "core/metric_dict.h"
 #include "core/xalloc.h"
 #include "engine_events.h"
 #include "helpers.h"
+#include "thresholds/template.h"
 
 /* ---- globs ---------------------------------------------------------------------------- */
 
@@ -341,6 +343,23 @@ test_repeat(void **state)
 
 /* ---- templates ---------------------------------------------------------------------------------- */
 
+/* {{value}} of a metric without a value: its absent words where the dictionary has them, else "n/a". */
+static void
+test_template_absent_value(void **state)
+{
+	(void)state;
+	char out[160];
+	struct template_ctx ctx = {.metric = "throttle_eta.gpu_s", .value = NAN, .threshold = 300};
+	template_render("{{metric}} says a throttle in {{value}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "throttle_eta.gpu_s says a throttle in will not throttle at this load");
+	ctx.metric = "temp.gpu_c";
+	template_render("{{metric}} is {{value}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "temp.gpu_c is n/a");
+	assert_string_equal(metric_dict_absent_words("throttle_eta.cpu_s"), "will not throttle at this load");
+	assert_null(metric_dict_absent_words("temp.cpu_c"));
+	assert_null(metric_dict_absent_words(NULL));
+}
+
 static void
 test_template_rendering(void **state)
 {
@@ -466,6 +485,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_changes_increases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_template_rendering, setup, teardown),
+		cmocka_unit_test(test_template_absent_value),
 		cmocka_unit_test_setup_teardown(test_default_summary, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
