@@ -564,9 +564,11 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	agent_add_stage(agent, counters_stage_create());
 	agent_add_stage(agent, predict_stage_create(&popts));
 	agent_add_stage(agent, work_stage_create());
-	struct stage *alerting = alerting_stage_create(cfg, device_id, !o->dry_run);
-	alerting_stage_set_expected_power_mode(alerting, popts.expect.text);
-	agent_add_stage(agent, alerting);
+	if (alerting_add(agent, cfg, device_id, popts.expect.text, !o->dry_run) < 0) {
+		log_error("too many pipeline stages: no room for the rules and their actions");
+		agent_destroy(agent); /* the configuration went with the stages */
+		return EX_SOFTWARE;
+	}
 	*out = agent;
 	return 0;
 }

@@ -23,7 +23,7 @@
 #include "xalloc.h"
 
 #define MAX_SOURCES 8
-#define MAX_STAGES 8
+#define MAX_STAGES 10
 #define MAX_SINKS 8
 
 struct agent {
@@ -204,7 +204,7 @@ agent_tick(struct agent *agent)
 	}
 	for (int i = 0; i < agent->stage_count; i++) {
 		struct stage *st = agent->stages[i];
-		int r = st->ops->process(st, s);
+		int r = st->ops->process ? st->ops->process(st, s) : 0;
 		if (r < 0) {
 			log_debug("stage %s: %s", st->ops->name, strerror(-r));
 		}

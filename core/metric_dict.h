@@ -66,7 +66,7 @@ struct metric_def {
 	struct metric_label labels[METRIC_LABELS_MAX];
 	const char *help;
 	struct metric_ha ha;
-	bool no_rules; /* added after the rules stage (webhook.*): a rule can never see it */
+	bool no_rules; /* added after the rules stage ran (webhook.*): a rule can never see it */
 };
 
 /** The table, in docs/metrics.md order; *COUNT entries. */

@@ -114,7 +114,7 @@ rm -f "$fuzz_log"
 # in the agent's loop (no thread); glibc's getaddrinfo_a thread (MQTT host names) is not visible to TSan, which
 # crashes in it, so the `mqtt` test is not run here.
 phase "ThreadSanitizer build (build-tsan/)"
-test_args="webhook_delivery webhook web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work clock_driven" \
+test_args="webhook_delivery webhook alerting web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work clock_driven" \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	run_suite build-tsan -Db_sanitize=thread -Dbuildtype=debug -Dbench=false
 
