@@ -22,6 +22,7 @@ Needs: mosquitto and python3-paho-mqtt (exit 77 = skipped without them).
 import json
 import os
 import random
+import re
 import resource
 import signal
 import socket
@@ -458,10 +459,28 @@ class JitterTest(Base):
         self.check_cadence(a, "B1 under faults", machine=machine)
 
 
-# A1 on the driven clock: each wait of the agent's loop lasts PACE_MS of real time (its broker socket and the
-# tegrastats pipe served meanwhile), then its clock jumps to the wait's end; the fake tegrastats writes a line every
-# LINE_S of real time, so every tick finds a fresh one.
-PACE_MS, LINE_S = 50, "0.02"
+# A1 on the driven clock, one second of the agent's time after another: the test writes a tegrastats line into the
+# fake's pipe, then lets the loop wait PACE_MS of real time (its sockets served) and jump to the next tick, which
+# reads that line: a tegrastats at the agent's interval, on the agent's time. Around the broker's return a tick
+# waits CONNECT_PACE_MS: the CONNECT timeout (5 s) is the agent's time, mosquitto's answer real time.
+PACE_MS, CONNECT_PACE_MS = 5, 50
+
+
+class TegrastatsPipe:
+    """The stdout of a fake tegrastats in mode quiet (fake_tegrastats.sh, its pid in OUT/pid.1): write() puts one
+    real Orin Nano line (the fake's own) into the pipe the agent reads."""
+
+    def __init__(self, test, out):
+        pid_file = os.path.join(out, "pid.1")
+        test.assertTrue(wait_until(lambda: os.path.exists(pid_file) and harness.read_text(pid_file).endswith("\n"),
+                                   20), "the fake tegrastats did not start")
+        with open(harness.src("tests/integration/fake_tegrastats.sh")) as f:
+            self.line = re.search(r"^LINE='(.*)'$", f.read(), re.M).group(1).encode() + b"\n"
+        self.f = open("/proc/%d/fd/1" % int(harness.read_text(pid_file)), "wb", buffering=0)
+        test.addCleanup(self.f.close)
+
+    def write(self):
+        self.f.write(self.line)
 
 
 class OutageTest(Base):
@@ -471,33 +490,49 @@ class OutageTest(Base):
         tegrastats: every sample of the outage is delivered after the broker returns, no gap, nothing dropped,
         duplicates <= the in-flight window (100), RssAnon bounded (600 messages of ~4 KB in the memory spool),
         the reconnect within the back-off cap + 5 s. The agent runs on the driven clock (tegrawatch-driven): its
-        600 ticks, back-off and spool live the ten minutes in about half a minute of real time, while mosquitto,
-        the subscriber and libmosquitto's own timers keep real time. Tick lateness is B1's subject (real time):
-        here every tick must run, on its schedule."""
+        600 ticks, back-off and spool live the ten minutes in a few seconds of real time, while mosquitto, the
+        subscriber and libmosquitto's own timers keep real time. Tick lateness is B1's subject (real time):
+        here every tick must run, on its schedule, each with a fresh tegrastats line."""
         outage = int(os.environ.get("TW_A1_OUTAGE_S", "600"))
         b = self.broker(persistence=True)
         s = self.sub(b.port, ["tegrawatch/a1/state", "tegrawatch/a1/status"], client_id="tw-rel-a1", clean=False)
+        out = os.path.join(self.d, "tegrastats")
+        os.mkdir(out)
         a = self.rel_agent("a1", keys(b.port, "a1"), tegrastats=True, driven=True,
-                           env={"FAKE_TEGRASTATS_PERIOD": LINE_S})
-        a.pace(PACE_MS)
-        s.wait_count("tegrawatch/a1/state", 5, timeout=30)
-        a.run(5000, PACE_MS)  # the memory after start-up settles: the baseline
+                           env={"FAKE_TEGRASTATS_MODE": "quiet", "FAKE_TEGRASTATS_OUT": out})
+        tegrastats = TegrastatsPipe(self, out)
+
+        def tick(pace_ms=PACE_MS):
+            tegrastats.write()
+            a.run(1000, pace_ms)
+
+        def ticks_until(cond, limit, what):
+            """Ticks (CONNECT_PACE_MS each) until COND holds, at most LIMIT of them (seconds of the agent's time)."""
+            for _ in range(limit):
+                if cond():
+                    return
+                tick(CONNECT_PACE_MS)
+            self.assertTrue(cond(), "%s: not within %d s of the agent's time\n%s" % (what, limit, a.stderr()[-4000:]))
+
+        ticks_until(lambda: len(s.all("tegrawatch/a1/state")) >= 5, 60, "five samples delivered")
+        for _ in range(5):  # the memory after start-up settles: the baseline
+            tick()
         base = a.rss_anon_kb()
         b.wait_saved()  # the subscriber's session survives the kill (ten minutes of real time made sure of it)
         b.proc.kill()
         b.proc.wait()
-        t_down = time.monotonic()
+        t_down, down_ms = time.monotonic(), a.now()[1]
         rss = [base]
-        for _ in range(outage // 5):  # the outage, memory looked at every 5 s of the agent's time
-            a.run(5000, PACE_MS)
-            rss.append(a.rss_anon_kb())
+        for i in range(outage):  # the outage, memory looked at every 5 s of the agent's time
+            tick()
+            if i % 5 == 4:
+                rss.append(a.rss_anon_kb())
         outage_real_s = time.monotonic() - t_down
         self.assertIsNone(a.proc.poll(), a.stderr())
         depth = a.last()["agent.mqtt_spool_depth"]
         b.start()
         up_ms = a.now()[1]
-        a.pace(PACE_MS)
-        self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 75), a.stderr())
+        ticks_until(lambda: a.last().get("agent.mqtt_connected") == 1, 75, "reconnected")
         first_up = next(x for x in a.samples() if x["time_ms"] >= up_ms and x["metrics"]["agent.mqtt_connected"])
         connect_s = (first_up["time_ms"] - up_ms) / 1000.0
 
@@ -505,7 +540,7 @@ class OutageTest(Base):
             states = s.json("tegrawatch/a1/state")
             return states and states[-1]["metrics"]["agent.mqtt_connected"] == 1 and \
                 states[-1]["metrics"]["agent.mqtt_spool_depth"] == 0
-        self.assertTrue(wait_until(drained, 60, step=1))
+        ticks_until(drained, 120, "the spool delivered")
         self.stopped(a, s, "a1")
         states = s.json("tegrawatch/a1/state")
         order, dups = self.check_no_gap(states, "10-minute outage")
@@ -520,9 +555,11 @@ class OutageTest(Base):
         self.assertEqual(last["agent.mqtt_dropped_total"], 0)
         self.assertLessEqual(dups, 100)
         self.assertLessEqual(connect_s, 60 + 5)
-        # tegrastats' metrics in every held sample: the fake tegrastats ran through the outage
-        self.assertTrue(all("power.vdd_in.mw" in x["metrics"] for x in states if x["seq"] in held),
-                        [x["seq"] for x in states if x["seq"] in held and "power.vdd_in.mw" not in x["metrics"]])
+        # tegrastats' own metrics (the rails' averages: sysfs has only their readings) in every sample of the
+        # outage: every tick read the line written before it
+        outage_samples = [x for x in states if down_ms < x["time_ms"] <= up_ms]
+        self.assertGreaterEqual(len(outage_samples), outage)
+        self.assertEqual([x["seq"] for x in outage_samples if "power.vdd_in.avg_mw" not in x["metrics"]], [])
         if "ASAN_OPTIONS" not in os.environ:
             # the memory spool's own budget: 4 KiB a message (docs/configuration.md), plus 1 MiB of slack
             self.assertLess(max(rss) - base, outage * 4 + 1024)
