@@ -463,7 +463,7 @@ class JitterTest(Base):
 # fake's pipe, then lets the loop wait PACE_MS of real time (its sockets served) and jump to the next tick, which
 # reads that line: a tegrastats at the agent's interval, on the agent's time. Around the broker's return a tick
 # waits CONNECT_PACE_MS: the CONNECT timeout (5 s) is the agent's time, mosquitto's answer real time.
-PACE_MS, CONNECT_PACE_MS = 5, 50
+PACE_MS, CONNECT_PACE_MS = 2, 50
 
 
 class TegrastatsPipe:
