@@ -176,13 +176,16 @@ class Base(harness.TestCase):
         self.assertEqual(missing, [], what + ": gaps in seq")
         return order, dups
 
-    def check_cadence(self, a, what, p99_ms=P99_MS, max_ms=MAX_MS, machine=(0, 0)):
+    def check_cadence(self, a, what, p99_ms=P99_MS, max_ms=MAX_MS, machine=(0, 0), on_real_time=None):
         """Every tick ran (stdout seq 1..N, no late tick) and on time; returns (p99, max) lateness. MACHINE: the
         (p99, max) lateness measured beside it (harness.PROBE; in B1 also the agent without the faults), added to
-        the bounds: on a machine loaded beyond its cores the scheduler's lateness is nobody's fault."""
+        the bounds: on a machine loaded beyond its cores the scheduler's lateness is nobody's fault. ON_REAL_TIME:
+        the samples of an agent on the driven clock that it took on real time, whose lateness is measured (on
+        the driven clock each tick comes on its schedule by construction)."""
         samples = a.samples()
         self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)), what + ": samples missing")
-        late = lateness_ms(samples[1:], a.interval_ms)  # the first tick runs at start, before the schedule
+        # the first tick runs at start, before the schedule
+        late = lateness_ms(samples[1:] if on_real_time is None else on_real_time, a.interval_ms)
         p99, mx = percentile(late, 99), max(late)
         sys.stderr.write("\n%s: %d ticks at %d ms, lateness p50 %d ms, p99 %d ms, max %d ms, %d late ticks\n" %
                          (what, len(late), a.interval_ms, percentile(late, 50), p99, mx,
@@ -251,25 +254,30 @@ class DeliveryTest(Base):
     def test_a3_no_broker_at_start(self):
         """A3: the agent starts with nothing listening on the broker's port: it starts, samples and spools;
         20 s later the broker starts there and gets everything, within the back-off cap + 5 s (default back-off:
-        base 1 s, cap 60 s)."""
+        base 1 s, cap 60 s). The agent runs on the driven clock (tegrawatch-driven): the 20 s, its back-off and
+        its CONNECT timeout are its own time, which runs 50 times as fast as real time while nothing listens and
+        10 times once the broker is there; mosquitto and the subscriber keep real time."""
         port = free_port()
-        a = self.rel_agent("nb", keys(port, "nb"), interval_ms=100)
-        harness.hold(20)  # nothing listens for 20 s
+        a = self.rel_agent("nb", keys(port, "nb"), interval_ms=100, driven=True)
+        a.run(20000, 0)  # nothing listens for 20 s of the agent's time (nothing to serve: flat out)
         self.assertIsNone(a.proc.poll(), a.stderr())
         before = a.samples()
-        self.assertGreaterEqual(len(before), 150)
+        self.assertEqual(len(before), 201, "the first sample at start, then every tick")
         self.assertEqual(before[-1]["metrics"]["agent.mqtt_connected"], 0)
-        # the broker comes up behind a proxy on the agent's port, opened once the subscriber is in: the agent
-        # may connect the moment something listens, and what it sends before anyone subscribed would be lost
+        # the broker comes up behind a proxy on the agent's port, opened once the subscriber is in (the agent's
+        # clock stands still meanwhile): the agent may connect the moment something listens, and what it sends
+        # before anyone subscribed would be lost
         b = self.broker(persistence=True)
         s = self.sub(b.port, ["tegrawatch/nb/state", "tegrawatch/nb/status"], client_id="tw-rel-nb", clean=False)
         px = Proxy(b.port, port=port)
         self.addCleanup(px.close)
-        t_up = time.time()
-        self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 65), a.stderr())
-        connect_s = time.time() - t_up
+        up_ms = a.now()[1]
+        a.pace(10)
+        self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 60), a.stderr())
+        first_up = next(x for x in a.samples() if x["time_ms"] >= up_ms and x["metrics"]["agent.mqtt_connected"])
+        connect_s = (first_up["time_ms"] - up_ms) / 1000.0
         self.assertTrue(wait_until(lambda: len({x["seq"] for x in s.json("tegrawatch/nb/state")}) >= len(before),
-                                   30, step=0.5))
+                                   30, step=0.2))
         self.stopped(a, s, "nb")
         states = s.json("tegrawatch/nb/state")
         order, dups = self.check_no_gap(states, "no broker at start")
@@ -278,22 +286,34 @@ class DeliveryTest(Base):
         self.assertEqual(states[-1]["metrics"]["agent.mqtt_dropped_total"], 0)
         sys.stderr.write("\nno broker at start: %d samples spooled in 20 s, connected %.1f s after the broker "
                          "started, all %d delivered\n" % (len(before), connect_s, len(order)))
+        self.assertLessEqual(connect_s, 60 + 5)
 
     def test_a8_kill9_loop(self):
         """A8: 20 rounds of kill -9 at a random time (0.5-1.9 s after a run's first sample) while the broker is
         away, spool file on. Each restart reloads the file. Once the broker is back, every sample is delivered
         except, per kill, at most those of the last sync interval (1 s, mqtt/mqtt_conn.c SYNC_INTERVAL_MS) and
-        the tick in progress. Samples are matched by time_ms (each run's stdout holds what it produced)."""
-        rounds, interval = 20, 50
+        the tick in progress. Samples are matched by time_ms (each run's stdout holds what it produced). The
+        agents run on the driven clock (tegrawatch-driven), 2 ms of real time a tick: a run goes to its random
+        time less two ticks, then on, and the kill comes after a random real time of up to two ticks, so it
+        lands anywhere in the loop's work (a tick, a spool write, a sync) or in its wait. Each run's wall clock
+        starts a second after the previous run's last sample: stamps stay apart, as on the real clock."""
+        rounds, interval, pace = 20, 50, 2
         port = free_port()
         spool = os.path.join(self.d, "k9.spool")
         cfg = keys(port, "k9", spool_file=spool, backoff_cap="1s")
         rng = random.Random(12)
         produced, lost = [], []
+        wall_ms = int(time.time() * 1000)
+
+        def agent(name):
+            return self.rel_agent(name, cfg, interval_ms=interval, driven=True,
+                                  env={"TEGRAWATCH_DRIVEN_WALL_MS": str(wall_ms)})
         for r in range(rounds):
-            a = self.rel_agent("k9-%d" % r, cfg, interval_ms=interval)
-            a.next_sample(what="the first sample")  # sampling; then the kill at a random time of the run
-            harness.hold(rng.uniform(0.5, 1.9))
+            a = agent("k9-%d" % r)
+            a.next_sample(what="the first sample")  # taken at start; then the kill at a random time of the run
+            a.run(rng.randrange(500, 1900) - 2 * interval, pace)
+            a.pace(pace)
+            harness.hold(rng.uniform(0, 2 * (pace + 1)) / 1000.0)  # the kill's moment within the next two ticks
             a.stop(signal.SIGKILL)
             mine = [x["time_ms"] for x in a.samples()]
             self.assertTrue(mine, a.stderr())
@@ -301,13 +321,15 @@ class DeliveryTest(Base):
                       if rec["topic"] == "tegrawatch/k9/state"}
             produced.append(mine)
             lost.append([t for t in mine if t not in synced])
+            wall_ms = mine[-1] + 1000  # past the tick that may have been cut off by the kill
         # the broker returns; one more agent delivers the file
         b = self.broker(port=port)
         s = self.sub(b.port, ["tegrawatch/k9/state", "tegrawatch/k9/status"])
-        final = self.rel_agent("k9-final", cfg, interval_ms=interval)
+        final = agent("k9-final")
+        final.pace(5)
         wanted = {t for run, gone in zip(produced, lost) for t in run if t not in gone}
         got = lambda: {x["time_ms"] for x in s.json("tegrawatch/k9/state")}  # noqa: E731
-        self.assertTrue(wait_until(lambda: wanted <= got(), 30, step=0.5),
+        self.assertTrue(wait_until(lambda: wanted <= got(), 30, step=0.2),
                         "%d of %d synced samples not delivered" % (len(wanted - got()), len(wanted)))
         self.stopped(final, s, "k9")
         delivered = got()
@@ -347,22 +369,42 @@ class DeliveryTest(Base):
         """A10: the spool file (and its .seq) on a 1 MiB tmpfs, an outage at 20 ms samples (about 4 KB each) that
         fills it in a few seconds and goes on: the agent keeps sampling on time, counts the write failures, warns
         at most once a minute per kind, drops the oldest when memory is full, never exits; when the broker returns
-        it delivers what it held and publishes live again."""
+        it delivers what it held and publishes live again. The agent runs on the driven clock (tegrawatch-driven):
+        25 s of outage in its time, memory looked at every second of it; the stretch where the disk runs full
+        (from 256 KiB before it is full to a second after the first failed write: a retry) runs on real time,
+        and its ticks' lateness is measured."""
         disk, how, preexec = self.full_disk(1024)
+        spool = os.path.join(disk, "spool")
         b = self.broker(persistence=True)
         s = self.sub(b.port, ["tegrawatch/fd/state", "tegrawatch/fd/status"], client_id="tw-rel-fd", clean=False)
-        a = self.rel_agent("fd", keys(b.port, "fd", spool_file=os.path.join(disk, "spool"), keepalive="5s",
-                                      backoff_cap="1s"), interval_ms=20, preexec=preexec)
+        a = self.rel_agent("fd", keys(b.port, "fd", spool_file=spool, keepalive="5s", backoff_cap="1s"),
+                           interval_ms=20, preexec=preexec, driven=True)
+        a.pace(5)
         s.wait_count("tegrawatch/fd/state", 50, timeout=30)
+        a.pause()
         b.stop()
+        start_ms = a.now()[0]
         rss = []
-        for _ in range(25):  # the outage, memory looked at every second
-            harness.hold(1)
-            rss.append(a.rss_anon_kb())
+
+        def outage_until(cond, end_s):
+            """The outage on, a second of the agent's time at a time (memory looked at after each), until COND
+            holds or END_S seconds of it have passed."""
+            while not cond() and a.now()[0] - start_ms < end_s * 1000:
+                a.run(1000, 0)  # flat out: nothing to serve while the broker is away
+                rss.append(a.rss_anon_kb())
+        # the file takes a sync's records (~150 KB) a second: within 256 KiB of full, a write fails in two more
+        outage_until(lambda: os.path.getsize(spool) >= 768 * 1024, 10)
+        real_from = len(a.samples())
+        a.real()
+        errors = lambda: a.last().get("agent.mqtt_spool_write_errors_total", 0)  # noqa: E731
+        self.assertTrue(wait_until(lambda: errors() > 0, 10), "the disk never filled: %s" % a.stderr())
+        harness.hold(1.2)  # a second more on real time: the first retry of the write (1 s later) in the window
+        a.pause()
+        on_real_time = a.samples()[real_from:]
+        outage_until(lambda: False, 25)
         self.assertIsNone(a.proc.poll(), a.stderr())
-        m = a.last()
-        self.assertGreater(m["agent.mqtt_spool_write_errors_total"], 0, "the disk never filled")
         b.start()
+        a.pace(5)
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_connected") == 1, 30), a.stderr())
         self.assertTrue(wait_until(lambda: a.last().get("agent.mqtt_spool_depth", 9) <= 2, 30),
                         [(x["seq"], {k[11:]: v for k, v in x["metrics"].items() if k.startswith("agent.mqtt")})
@@ -384,7 +426,7 @@ class DeliveryTest(Base):
         self.assertEqual(missing, last["agent.mqtt_dropped_total"])
         self.assertGreater(last["agent.mqtt_spool_write_errors_total"], 0)
         self.assertLessEqual(len(warnings), 2, warnings)  # once a minute: the write and the compaction
-        self.check_cadence(a, "full disk", p99_ms=P99_MS, max_ms=MAX_MS)
+        self.check_cadence(a, "full disk", on_real_time=on_real_time)
         if "ASAN_OPTIONS" not in os.environ:
             self.assertLess(max(rss) - rss[0], 4096, "memory grew under a full disk")
 
@@ -460,10 +502,11 @@ class JitterTest(Base):
 
 
 # A1 on the driven clock, one second of the agent's time after another: the test writes a tegrastats line into the
-# fake's pipe, then lets the loop wait PACE_MS of real time (its sockets served) and jump to the next tick, which
-# reads that line: a tegrastats at the agent's interval, on the agent's time. Around the broker's return a tick
-# waits CONNECT_PACE_MS: the CONNECT timeout (5 s) is the agent's time, mosquitto's answer real time.
-PACE_MS, CONNECT_PACE_MS = 2, 50
+# fake's pipe, then the loop jumps to the next tick, which reads that line (in the pipe before the jump): a
+# tegrastats at the agent's interval, on the agent's time. While the broker is there, a tick's wait lasts
+# CONNECT_PACE_MS of real time, the sockets served: the CONNECT timeout (5 s) is the agent's time, mosquitto's
+# answer real time; while it is away, nothing (PACE_MS).
+PACE_MS, CONNECT_PACE_MS = 0, 50
 
 
 class TegrastatsPipe:
