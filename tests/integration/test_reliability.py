@@ -447,11 +447,17 @@ class DeliveryTest(Base):
             self.assertLess(max(rss) - rss[0], 4096, "memory grew under a full disk")
 
 
+# B1's ticks and how long the faults last: 600 ticks, as many as 60 s at 100 ms gave, in half the time. Not
+# shorter: a tick later than its interval restarts the schedule and costs a tick, and the ticks' count is held to
+# 95 %; at 50 ms, what costs a tick is beyond the p99 bound anyway.
+JITTER_INTERVAL_MS, JITTER_S = 50, 30
+
+
 class JitterTest(Base):
     def test_b1_jitter_under_faults(self):
-        """B1: 60 s at 100 ms ticks while the broker is away (reconnects every second), two busy loops hog both
-        cores, 100 slowloris sockets hold the web server, event streams are read, and a webhook receiver accepts
-        and never answers. Lateness of each tick against its schedule: p99 <= 50 ms, max <= 250 ms."""
+        """B1: 600 ticks (30 s at 50 ms) while the broker is away (reconnects every 0.1-1 s), two busy loops hog
+        both cores, 100 slowloris sockets hold the web server, event streams are read, and a webhook receiver
+        accepts and never answers. Lateness of each tick against its schedule: p99 <= 50 ms, max <= 250 ms."""
         tarpit = socket.socket()
         tarpit.bind(("127.0.0.1", 0))
         tarpit.listen(64)
@@ -460,17 +466,19 @@ class JitterTest(Base):
         rule = ("rules:\n  - {name: always, metric: agent.samples_total, op: above, warning: 0}\n"
                 "actions:\n  hook:\n    type: webhook\n    format: json\n    url: http://127.0.0.1:%d/hook\n"
                 "notify:\n  warning: [hook]\n" % tarpit.getsockname()[1])
-        a = self.rel_agent("jit", keys(mqtt_port, "jit", backoff_cap="1s"), interval_ms=100,
-                       web="127.0.0.1:%d" % web_port, extra=rule)
+        a = self.rel_agent("jit", keys(mqtt_port, "jit", backoff_base="100ms", backoff_cap="1s"),
+                           interval_ms=JITTER_INTERVAL_MS, web="127.0.0.1:%d" % web_port, extra=rule)
         self.assertTrue(wait_until(lambda: len(a.samples()) >= 5, 20), a.stderr())
         # what the machine does beside it (the bounds' allowance): a plain sleeping process (harness.PROBE) and the
         # same agent on the same board without the faults (the same work a tick)
-        control = self.agent(["--root", harness.src(harness.FIXTURE_BOARD), "--no-tegrastats", "--interval", "100"],
+        control = self.agent(["--root", harness.src(harness.FIXTURE_BOARD), "--no-tegrastats", "--interval",
+                              str(JITTER_INTERVAL_MS)],
                              name="jit-control", config='agent:\n  state_file: ""\nweb:\n  listen: ""\n')
-        control.interval_ms = 100
+        control.interval_ms = JITTER_INTERVAL_MS
         self.assertTrue(wait_until(lambda: len(control.samples()) >= 2, 20), control.stderr())
         hogs = [self.spawn([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-        probe = subprocess.Popen([sys.executable, harness.PROBE, "60"], stdout=subprocess.PIPE, text=True)
+        probe = subprocess.Popen([sys.executable, harness.PROBE, str(JITTER_S), str(JITTER_INTERVAL_MS)],
+                                 stdout=subprocess.PIPE, text=True)
         self.addCleanup(probe.kill)
         socks = []
         for _ in range(100):
@@ -487,7 +495,8 @@ class JitterTest(Base):
             c.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             streams.append(c)
         self.addCleanup(lambda: [c.close() for c in streams])
-        end = time.monotonic() + 60  # 60 s of faults, the event streams read five times a second
+        n_before = len(a.samples())
+        end = time.monotonic() + JITTER_S  # the faults, the event streams read five times a second
         while time.monotonic() < end:
             for c in streams:
                 c.settimeout(0.01)
@@ -497,9 +506,10 @@ class JitterTest(Base):
                     pass
             harness.hold(0.2)
         m = a.last()
+        n_faulted = len(a.samples()) - n_before
         machine = tuple(int(x) for x in probe.communicate(timeout=60)[0].split())
         self.assertEqual(control.stop(), 0)
-        c_late = lateness_ms(control.samples()[1:], 100)
+        c_late = lateness_ms(control.samples()[1:], JITTER_INTERVAL_MS)
         machine = (max(machine[0], percentile(c_late, 99)), max(machine[1], max(c_late)))
         for h in hogs:
             h.kill()
@@ -512,9 +522,9 @@ class JitterTest(Base):
         conn, _ = tarpit.accept()  # BlockingIOError: the webhook never came
         conn.close()
         self.assertGreater(m["agent.alerts_firing"], 0)
-        # 60 s of faults at 10 Hz: a late tick restarts the schedule (and costs the time it was late), hence 95 %
-        self.assertGreaterEqual(len(a.samples()), 570)
         self.check_cadence(a, "B1 under faults", machine=machine)
+        # 600 ticks of faults: a late tick restarts the schedule (and costs the time it was late), hence 95 %
+        self.assertGreaterEqual(n_faulted, 0.95 * JITTER_S * 1000 / JITTER_INTERVAL_MS)
 
 
 # A1 on the driven clock, one second of the agent's time after another: the test writes a tegrastats line into the
