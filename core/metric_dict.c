@@ -479,12 +479,9 @@ static const struct metric_def table[] = {
 static const char fallback_help[] =
 	"A tegrawatch metric without a Prometheus mapping: its canonical name with dots as underscores, unconverted.";
 
-/* Families /metrics writes after the metrics; a metric must not land on them. */
+/* Families /metrics writes after the metrics, with the info families; a metric must not land on them. */
 static const char *const reserved_families[] = {
 	"tegrawatch_alerts",
-	"tegrawatch_board_info",
-	"tegrawatch_build_info",
-	"tegrawatch_power_mode_info",
 	"tegrawatch_sample_timestamp_seconds",
 };
 
@@ -612,6 +609,13 @@ family_reserved(const char *family)
 {
 	for (size_t i = 0; i < N_OF(reserved_families); i++) {
 		if (strcmp(family, reserved_families[i]) == 0) {
+			return true;
+		}
+	}
+	size_t n;
+	const struct metric_info_def *info = metric_dict_info(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(family, info[i].family) == 0) {
 			return true;
 		}
 	}
