@@ -33,13 +33,13 @@ class NothingLostTest(harness.TestCase):
         return order, dups
 
     def run_together(self, agents, ms, look=None):
-        """MS of each driven agent's time at once (2 ms of real time a wait), LOOK() called every 20 ms of real
+        """MS of each driven agent's time at once (1 ms of real time a wait), LOOK() called every 20 ms of real
         time meanwhile; each agent's clock stands still at the end."""
         failed = []
 
         def run(a):
             try:
-                a.run(ms, 2)
+                a.run(ms, 1)
             except AssertionError as e:
                 failed.append(e)
         threads = [threading.Thread(target=run, args=(a,)) for a in agents]
@@ -97,7 +97,7 @@ class NothingLostTest(harness.TestCase):
         for name, records in (("small", 10), ("big", 100000)):
             keys = mqtt_keys(b.port, name, spool_file=self.path(name + ".spool"), spool_records=records)
             agents[name] = self.mqtt_agent(name, keys, args=args, driven=True)
-            agents[name].pace(2)  # 20 ms ticks, each wait 2 ms of real time
+            agents[name].pace(1)  # 20 ms ticks, each wait 1 ms of real time
         for name, a in agents.items():
             s.wait_count("tegrawatch/%s/state" % name, 50, timeout=30)
         self.run_together(agents.values(), 2000)  # the memory after start-up settles: the baseline
