@@ -14,7 +14,11 @@
 # dependencies are a failure (CI installs them: scripts/deps.txt).
 set -u
 src=$1 version=$2 out=${3:-} cross=${4:-} ref=${5:-}
-[ -n "$out" ] && mkdir -p "$out" && rm -f "$out/tegrawatch.deb"
+# the systemd test, which may start beside this one, waits on this lock for the package (tests/packaging/systemd.sh)
+if [ -n "$out" ]; then
+	mkdir -p "$out" && exec 9>"$out/.deb.lock" && flock 9 || exit 1
+	rm -f "$out/tegrawatch.deb"
+fi
 aflag=()
 [ -n "$cross" ] && aflag=(-a "$cross")
 

@@ -8,8 +8,8 @@
 # credentials with a local mosquitto, an upgrade over the running service,
 # remove and purge.
 #   systemd.sh SOURCE_ROOT DEB_DIR VERSION
-# DEB_DIR/tegrawatch.deb is what the `deb` test built (it runs first); when it
-# is missing, deb.sh builds it. Exit 77 (counted as not run) where this
+# DEB_DIR/tegrawatch.deb is what the `deb` test built (which may run beside
+# this one: its lock is waited for); when it is missing, deb.sh builds it. Exit 77 (counted as not run) where this
 # machine cannot boot systemd in namespaces, with the reason.
 set -u
 src=$1 debdir=$2 version=$3
@@ -31,10 +31,14 @@ done
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || skip "no overlay file system"
 
 deb=$debdir/tegrawatch.deb
+# the `deb` test may be building it beside this one: it holds this lock until the package is there (or it failed)
+mkdir -p "$debdir" && exec 9>"$debdir/.deb.lock" && flock 9 || { log "FAIL: cannot lock $debdir/.deb.lock"; exit 1; }
 if [ ! -f "$deb" ]; then
 	log "no $deb: building it (tests/packaging/deb.sh)"
+	exec 9>&- # deb.sh takes the lock itself
 	"$src/tests/packaging/deb.sh" "$src" "$version" "$debdir" >/dev/null || { log "FAIL: deb.sh"; exit 1; }
 fi
+exec 9>&-
 
 tmp=$(mktemp -d) || exit 1
 start_all=$(date +%s)
