@@ -1,6 +1,6 @@
 /*
  * The host: section of the configuration, owned by the host source:
- * memory, pressure, OOM kills, load; file systems; disks; network
+ * memory, pressure, OOM kills, load; file systems; disks; network; probes
  * (docs/configuration.md#host). Pure: decoding and checks, no I/O.
  */
 #ifndef TEGRAWATCH_HOST_CONFIG_H

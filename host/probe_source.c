@@ -60,7 +60,7 @@ struct probe_source {
 	struct source base;
 	int ep; /* every attempt's socket, for the loop's poll() */
 	size_t count;
-	struct probe probes[PROBE_MAX];
+	struct probe *probes;
 };
 
 /* The state change in the log, once: a probe that keeps failing says so once, not at every attempt. */
@@ -187,6 +187,7 @@ send_attempt(struct probe_source *ps, struct probe *p)
 	}
 	p->fd = fd;
 	p->state = WAITING;
+	p->started_ms = monotonic_ms(); /* the timeout counts from here: a name lookup had its own */
 	p->sent_us = monotonic_us();
 	/* a connected ping socket also hears the ICMP errors (host unreachable) */
 	int r = connect(fd, (const struct sockaddr *)&p->addr, p->addr_len);
@@ -447,6 +448,7 @@ probe_destroy(struct source *src)
 		}
 	}
 	close(ps->ep);
+	free(ps->probes);
 	free(ps);
 }
 
@@ -510,6 +512,7 @@ probe_source_create(const struct host_probes *probes, struct source **out)
 	struct probe_source *ps = xcalloc(1, sizeof(*ps));
 	ps->base.ops = &probe_ops;
 	ps->ep = ep;
+	ps->probes = xcalloc(probes->count ? probes->count : 1, sizeof(*ps->probes));
 	for (size_t i = 0; i < probes->count && i < PROBE_MAX; i++) {
 		init_probe(&ps->probes[ps->count++], &probes->items[i]);
 	}
