@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -137,7 +138,9 @@ tcp_rtt_us(const struct probe *p)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	if (getsockopt(p->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && len >= sizeof(ti) && ti.tcpi_rtt > 0) {
+	/* an older kernel fills less of the struct than these headers know: tcpi_rtt is in it since 2.6 */
+	size_t need = offsetof(struct tcp_info, tcpi_rtt) + sizeof(ti.tcpi_rtt);
+	if (getsockopt(p->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && len >= need && ti.tcpi_rtt > 0) {
 		return ti.tcpi_rtt;
 	}
 	int64_t us = monotonic_us() - p->sent_us;
@@ -147,7 +150,7 @@ tcp_rtt_us(const struct probe *p)
 /*
  * The kernel's receive stamp (wall clock) less the wall clock just before
  * the send; the loop's own measure when there is no stamp or the wall clock
- * stepped in between (a result outside 0 .. the timeout).
+ * stepped in between (a result outside 0 .. the loop's own measure).
  */
 static int64_t
 icmp_rtt_us(const struct probe *p, struct msghdr *msg)
@@ -190,7 +193,7 @@ send_attempt(struct probe_source *ps, struct probe *p)
 	p->started_ms = monotonic_ms(); /* the timeout counts from here: a name lookup had its own */
 	p->sent_us = monotonic_us();
 	/* a connected ping socket also hears the ICMP errors (host unreachable) */
-	int r = connect(fd, (const struct sockaddr *)&p->addr, p->addr_len);
+	int err = connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 ? errno : 0;
 	uint32_t events = EPOLLOUT;
 	if (p->icmp) {
 		uint8_t msg[ICMP_ECHO_LEN];
@@ -199,16 +202,19 @@ send_attempt(struct probe_source *ps, struct probe *p)
 		int on = 1;
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
 		p->sent_wall_us = clock_wall_us();
-		if (r < 0 || send(fd, msg, sizeof(msg), 0) != (ssize_t)sizeof(msg)) {
-			finish_errno(p, errno);
+		if (!err && send(fd, msg, sizeof(msg), 0) != (ssize_t)sizeof(msg)) {
+			err = errno;
+		}
+		if (err) {
+			finish_errno(p, err);
 			return;
 		}
 		events = EPOLLIN;
-	} else if (r == 0) {
+	} else if (!err) {
 		finish(p, tcp_rtt_us(p), NULL); /* connected at once */
 		return;
-	} else if (errno != EINPROGRESS) {
-		finish_errno(p, errno); /* refused at once, no route */
+	} else if (err != EINPROGRESS) {
+		finish_errno(p, err); /* refused at once, no route */
 		return;
 	}
 	struct epoll_event ev = {.events = events, .data.ptr = p};
@@ -247,6 +253,18 @@ begin_lookup(struct probe *p, int *err)
 	return true;
 }
 
+static void
+set_port(struct probe *p)
+{
+	/* ping sockets take the identifier from the port: 0 lets the kernel choose one */
+	uint16_t port = htons((uint16_t)(p->icmp ? 0 : p->cfg.port));
+	if (p->addr.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)&p->addr)->sin6_port = port;
+	} else {
+		((struct sockaddr_in *)&p->addr)->sin_port = port;
+	}
+}
+
 /* A lookup that ended: its first IPv4 or IPv6 address becomes the probe's. 0, or the EAI_ error. */
 static int
 end_lookup(struct probe *p, int rc, int64_t now)
@@ -261,6 +279,7 @@ end_lookup(struct probe *p, int rc, int64_t now)
 				memcpy(&p->addr, ai->ai_addr, ai->ai_addrlen);
 				p->addr_len = ai->ai_addrlen;
 				p->resolved_ms = now;
+				set_port(p);
 				rc = 0;
 				break;
 			}
@@ -268,18 +287,6 @@ end_lookup(struct probe *p, int rc, int64_t now)
 	}
 	lookup_free(l);
 	return rc;
-}
-
-static void
-set_port(struct probe *p)
-{
-	/* ping sockets take the identifier from the port: 0 lets the kernel choose one */
-	uint16_t port = htons((uint16_t)(p->icmp ? 0 : p->cfg.port));
-	if (p->addr.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)&p->addr)->sin6_port = port;
-	} else {
-		((struct sockaddr_in *)&p->addr)->sin_port = port;
-	}
 }
 
 /* A lookup that finished: the attempt waiting for it goes on (or fails). */
@@ -303,7 +310,6 @@ poll_lookup(struct probe_source *ps, struct probe *p, int64_t now)
 		finish(p, -1, why);
 		return;
 	}
-	set_port(p);
 	send_attempt(ps, p);
 }
 

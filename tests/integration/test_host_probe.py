@@ -9,7 +9,8 @@ reset, no ICMP error).
 TcpTest: the open port is up with a round-trip time, the closed one down as fast as the open one answers, the
 black hole down with every attempt lost, localhost up, a name no resolver knows down, the agent's ticks on time
 meanwhile (no late tick, no gap), the shipped rule probe-down fires naming the probe, /metrics has
-tegrawatch_probe_up{name} and tegrawatch_probe_rtt_seconds.
+tegrawatch_probe_up{name} and tegrawatch_probe_rtt_seconds. CheckTest: a bad host entry is refused with its
+place by `check` as by `run`.
 IcmpTest (--icmp): ICMP echo through an unprivileged ping socket. A new namespace starts with
 net.ipv4.ping_group_range "1 0" (no group): the probe says so once and its metrics stay absent; the test then
 allows every group, and the probe answers (and the black hole loses every echo). Exit 77 only where the kernel
@@ -83,6 +84,7 @@ class Namespaces(harness.TestCase):
     def listen(self, ns, address, port):
         listener = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", LISTEN, address, str(port)],
                                     stdout=subprocess.PIPE, text=True)
+        self.addCleanup(listener.stdout.close)  # after the process ends (cleanups run last in, first out)
         self.addCleanup(harness.end_process, listener)
         self.assertEqual(listener.stdout.readline().strip(), "ready")
 
@@ -150,7 +152,7 @@ class TcpTest(Namespaces):
         self.assertIn('tegrawatch_probe_up{name="hole"} 0', text)
         self.assertIn('tegrawatch_probe_rtt_seconds{name="open"}', text)
         self.assertIn('tegrawatch_probe_loss_ratio{name="hole"} 1', text)
-        a.stop()
+        self.assertEqual(a.stop(), 0)
 
 
 class IcmpTest(Namespaces):
@@ -174,7 +176,16 @@ class IcmpTest(Namespaces):
         self.assertEqual(m["probe.ping.loss_pct"], 0)
         self.assertEqual(m["probe.pinghole.up"], 0)
         self.assertNotIn("probe.pinghole.rtt_ms", m)
-        a.stop()
+        self.assertEqual(a.stop(), 0)
+
+
+class CheckTest(harness.TestCase):
+    def test_bad_entry_refused_with_its_place(self):
+        cfg = self.path("bad.yaml", 'host:\n  probes:\n    - {name: a, host: "foo bar", port: 1883}\n')
+        for command in ("check", "run"):
+            r = harness.tegrawatch([command, "-c", cfg])
+            self.assertEqual(r.returncode, 78, r.stderr)  # EX_CONFIG
+            self.assertIn("%s:3:23: host: 'foo bar' is no address or host name" % cfg, r.stderr)
 
 
 def kernel_refuses_ping_sockets():
@@ -196,5 +207,5 @@ if __name__ == "__main__":
         print("skipped: this kernel gives no ICMP echo socket (socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)) even to a "
               "group in net.ipv4.ping_group_range")
         sys.exit(77)
-    sys.argv.append("IcmpTest" if icmp else "TcpTest")
+    sys.argv += ["IcmpTest"] if icmp else ["TcpTest", "CheckTest"]
     harness.main()

@@ -61,7 +61,7 @@ class RebootTest(harness.TestCase):
         self.assertIn("rebooted without an orderly shutdown: the previous boot was last seen at 2025-11-28T16:00:00Z",
                       firing[0])
         a.wait_stderr("alert resolved unexpected-reboot", timeout=20)  # at the next sample: fired once
-        a.stop()
+        self.assertEqual(a.stop(), 0)
         saved = read_text(self.state_path)
         self.assertIn("boot_id %s\n" % self.boot_id, saved)
         self.assertIn("stopped 1\n", saved)
@@ -71,7 +71,7 @@ class RebootTest(harness.TestCase):
         samples = self.first_samples(b)
         self.assertEqual(self.reboot_metrics(samples), [])
         self.assertNotIn("reboot", b.stderr())
-        b.stop()
+        self.assertEqual(b.stop(), 0)
 
     def test_orderly(self):
         write_file(self.state_path, state(OTHER, 1))
@@ -79,7 +79,7 @@ class RebootTest(harness.TestCase):
         samples = self.first_samples(a)
         self.assertEqual(self.reboot_metrics(samples), [(1, "reboot.orderly.last_seen_timestamp_s", SEEN_MS / 1000)])
         self.assertNotIn("unexpected-reboot", a.stderr())  # logged at info only: no warning, no alert
-        a.stop()
+        self.assertEqual(a.stop(), 0)
         self.assertIn("boot_id %s\n" % self.boot_id, read_text(self.state_path))
 
     def test_garbage_boot_id(self):
@@ -90,7 +90,7 @@ class RebootTest(harness.TestCase):
         self.assertIn("%s:2: boot_id: not a boot id (8-4-4-4-12 lower-case hex digits): the boot before this one is "
                       "not known, so no reboot is told at this start" % self.state_path, a.stderr())
         self.assertNotIn("unexpected-reboot", a.stderr())
-        a.stop()
+        self.assertEqual(a.stop(), 0)
         self.assertIn("boot_id %s\n" % self.boot_id, read_text(self.state_path))
 
 
