@@ -22,7 +22,8 @@
 #include "log.h"
 #include "xalloc.h"
 
-#define MAX_SOURCES 8
+/* work, sysfs, hwmon, host, probes, boot, NVML, tegrastats, and room for more */
+#define MAX_SOURCES 12
 #define MAX_STAGES 10
 #define MAX_SINKS 8
 
