@@ -98,6 +98,9 @@ int
 agent_add_source(struct agent *agent, struct source *src)
 {
 	if (agent->source_count == MAX_SOURCES) {
+		/* a composition with more than the loop holds: said, never a silent loss */
+		log_msg(LOG_ERROR, "internal: more than %d sources; source %s left out (core/loop.c MAX_SOURCES)",
+			MAX_SOURCES, src->ops->name);
 		source_destroy(src);
 		return -ENOSPC;
 	}
@@ -109,6 +112,9 @@ int
 agent_add_sink(struct agent *agent, struct sink *sink)
 {
 	if (agent->sink_count == MAX_SINKS) {
+		/* a composition with more than the loop holds: said, never a silent loss */
+		log_msg(LOG_ERROR, "internal: more than %d sinks; sink %s left out (core/loop.c MAX_SINKS)", MAX_SINKS,
+			sink->ops->name);
 		sink_destroy(sink);
 		return -ENOSPC;
 	}
@@ -120,6 +126,9 @@ int
 agent_add_stage(struct agent *agent, struct stage *st)
 {
 	if (agent->stage_count == MAX_STAGES) {
+		/* a composition with more than the loop holds: said, never a silent loss */
+		log_msg(LOG_ERROR, "internal: more than %d stages; stage %s left out (core/loop.c MAX_STAGES)",
+			MAX_STAGES, st->ops->name);
 		stage_destroy(st);
 		return -ENOSPC;
 	}
