@@ -66,16 +66,6 @@ class Case(harness.TestCase):
     def fleet_agent(self, name, text, args, env=None, driven=False):
         return self.agent(["--json"] + list(args), name=name, config=text, env=env, driven=driven)
 
-    def run_to_the_end(self, a, t0_ms, count, tick_ms):
-        """Runs driven agent A, started at T0_MS of its clock, to three ticks (TICK_MS) before the end of its run
-        of COUNT samples (--count); then its clock follows the real one for those and the flush at its end (a
-        paced flush would jump past a request in flight). It must exit 0."""
-        left = t0_ms + (count - 3) * tick_ms - a.now()[0]
-        if left > 0:
-            a.run(left, PACE_MS)
-        a.real()
-        self.assertEqual(a.wait(), 0, a.stderr())
-
     def assert_every_sample_once(self, prom, samples, instance, families_min=50):
         """Every series of INSTANCE holds exactly the samples' timestamps, once each."""
         times = [s["time_ms"] for s in samples]
@@ -114,7 +104,7 @@ class RemoteWriteTest(Case):
         prom.stop()
         a.run(60 * 50, PACE_MS)
         prom.start()
-        self.run_to_the_end(a, t0, 300, 50)
+        self.assertEqual(a.run_to_end(300, 50, t0, PACE_MS), 0, a.stderr())
         samples = a.samples()
         self.assertEqual(len(samples), 300)
         last = samples[-1]["metrics"]
@@ -173,7 +163,7 @@ class RemoteWriteTest(Case):
         good = self.fleet_agent("good", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "right.pw"),
                                             board="good-1"), demo_args(60, 10), driven=True)
         for a in (bad, good):
-            self.run_to_the_end(a, a.now()[0], 60, 100)
+            self.assertEqual(a.run_to_end(60, 100, a.now()[0], PACE_MS), 0, a.stderr())
         m = bad.last()
         self.assertGreater(m["agent.remote_write_samples_rejected_total"], 0)
         self.assertEqual(m["agent.remote_write_samples_sent_total"], 0)
@@ -194,7 +184,7 @@ class RemoteWriteTest(Case):
         px = self.receiver(target=prom.url("/api/v1/write"), answer=answer)
         a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 64\n  batch_interval: 2s\n"),
                        ["-v"] + demo_args(200, 50), driven=True)
-        self.run_to_the_end(a, a.now()[0], 200, 20)  # on the driven clock: 200 ticks of 20 ms
+        self.assertEqual(a.run_to_end(200, 20, a.now()[0], PACE_MS), 0, a.stderr())  # driven: 200 ticks of 20 ms
         got = px.got()
         statuses = [r.status for r in got]
         self.assertIn(413, statuses)
