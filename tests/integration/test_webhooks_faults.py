@@ -161,8 +161,9 @@ class FaultsTest(WebhookCase):
 
     def test_full_queue_drops_the_oldest(self):
         port = free_port()  # the receiver is down: nothing listens there yet
-        agent = self.paced_agent(hook_config(json_action("ops", "http://127.0.0.1:%d/hook" % port, "    queue_max: 3\n"),
-                                   three_rules(["ops"])), backoff="300,600")
+        url = "http://127.0.0.1:%d/hook" % port
+        agent = self.paced_agent(hook_config(json_action("ops", url, "    queue_max: 3\n"), three_rules(["ops"])),
+                                 backoff="300,600")
         agent.wait_metrics(lambda m: "webhook.ops.sent_total" in m, "the webhook counters")
         # six notifications, one tick each: three firings, then three resolves
         for i, (metric, mc) in enumerate([(m, HOT) for m in ZONES] + [(m, COOL) for m in ZONES]):
