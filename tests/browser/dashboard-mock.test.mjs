@@ -245,10 +245,13 @@ try {
 		c(/retry in \d+ s/.test(text), 'connection state says it will retry', text);
 		mock.setDropAfter(0);
 		await until('the stream to come back', async () => (await readState(page)).conn === 'live', 15000);
-		await sleep(500);
-		const s2 = await readState(page);
-		const events = mock.requests.filter((r) => r === '/api/v1/events').length;
-		const snaps = mock.requests.filter((r) => r === '/api/v1/snapshot').length;
+		const count = (path) => mock.requests.filter((r) => r === path).length;
+		const s2 = await until('the page to catch up', async () => {
+			const st = await readState(page);
+			return st.seq > s1.seq + 10 && count('/api/v1/snapshot') >= 2 ? st : null;
+		}, 10000, 50);
+		const events = count('/api/v1/events');
+		const snaps = count('/api/v1/snapshot');
 		c(events >= 2 && snaps >= 2 && s2.seq > s1.seq + 10, 'reconnected, resynchronised and live again', { events, snaps, s1: s1.seq, s2: s2.seq });
 		c(w.errors.length === 0, 'reconnect: no console errors', w.errors);
 		await page.close();
