@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tegrawatch needs (Debian/Ubuntu, only the missing packages)
-# and builds it into build/. Safe to run again. With --test it also
-# installs what the test suite needs (a browser, promtool, MQTT clients).
+# and builds it into build/. Safe to run again. With --test it installs
+# what the test suite needs too (a browser, promtool, MQTT clients) and
+# builds nothing: scripts/test.sh builds with its own options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,8 @@ if [ "${1:-}" = "--test" ] && ! cmp -s tests/otlp/package-lock.json tests/otlp/n
 	cp tests/otlp/package-lock.json tests/otlp/node_modules/.tegrawatch-lock
 fi
 
+# --test: scripts/test.sh builds build/ itself, with -Dwerror=true (a build here would be compiled twice)
+[ "${1:-}" = "--test" ] && exit 0
 if [ ! -f build/build.ninja ]; then
 	echo "setup: configuring the build (meson setup build)..." >&2
 	meson setup build --buildtype=debugoptimized >/dev/null

@@ -29,8 +29,10 @@ mmss() {
 }
 # A phase's header: when it started (minutes:seconds into the run) and the CPU time of the processes waited for
 # so far (user, system): where CI's time goes
+times_file=$(mktemp)
 phase() {
-	printf '== %s [%s, cpu %s]\n' "$*" "$(mmss)" "$(times | tail -1 | tr -d '\n')"
+	times >"$times_file" # not in $(...): a subshell's own times are nought
+	printf '== %s [%s, cpu %s]\n' "$*" "$(mmss)" "$(tail -1 "$times_file")"
 }
 phase "setup: what the suites need (scripts/setup.sh --test)"
 scripts/setup.sh --test || exit 1
@@ -266,6 +268,7 @@ fi
 rm -rf "$work"
 
 phase "end"
+rm -f "$times_file"
 echo
 if [ "$total_skip" -gt 0 ]; then
 	echo "$total_ok passed, $total_fail failed, $total_skip skipped"
