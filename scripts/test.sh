@@ -81,7 +81,8 @@ bg() {
 	from=$(mmss)
 	(
 		"$@" >"$work/$name.log" 2>&1
-		echo "($name: in the background from $from to $(mmss))" >>"$work/$name.log"
+		times >"$work/$name.times"
+		echo "($name: in the background from $from to $(mmss), cpu $(tail -1 "$work/$name.times"))" >>"$work/$name.log"
 	) &
 	bg_names+=("$name")
 	bg_last_pid=$!
@@ -143,7 +144,7 @@ if CC=clang build build-clang -Dbuildtype=debugoptimized -Dfuzzing=true -Db_sani
 	phase "fuzzing (build-clang/, tests/fuzz/run.sh)"
 	fuzz_log=$work/fuzz.log
 	# a UBSan report fails the target too
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/fuzz/run.sh build-clang 2>&1 | tee "$fuzz_log"
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 FUZZ_SECONDS=${FUZZ_SECONDS:-20} tests/fuzz/run.sh build-clang 2>&1 | tee "$fuzz_log"
 	fuzz_n=$(tests/fuzz/run.sh --count)
 	fuzz_ok=$(grep -c '^fuzz .*: ok' "$fuzz_log")
 	total_ok=$((total_ok + fuzz_ok))
