@@ -38,7 +38,9 @@ struct alerting {
 	 * and a reload is compared with them.
 	 */
 	struct config *boot_cfg;
-	bool restart_needed; /* the last reload changed settings only a restart applies */
+	bool restart_needed;      /* the last reload changed settings only a restart applies */
+	struct proc_table *procs; /* the top processes of firing alerts; NULL: none taken */
+	struct sample *cur;       /* during alerting_process() only */
 };
 
 /*
@@ -54,6 +56,20 @@ on_event(const struct alert_event *ev, void *data)
 		al->dirty = true;
 		al->fired += ev->transition == TRANSITION_FIRING;
 		al->resolved += ev->transition == TRANSITION_RESOLVED;
+	}
+	struct sample *s = al->cur;
+	if (al->procs && s && ev->transition == TRANSITION_PENDING) {
+		proc_table_refresh(al->procs); /* the baseline: CPU shares over the pending time */
+	} else if (al->procs && s && alert_event_takes_processes(ev) && s->processes.cpu_count == 0 &&
+		   s->processes.memory_count == 0 && proc_table_refresh(al->procs) == 0) {
+		/* what ran as it fired, on the sample (a recording keeps it) and on every later event of the tick */
+		proc_table_top(al->procs, &s->processes);
+		struct alert_event *with = xmalloc(sizeof(*with));
+		*with = *ev;
+		with->processes = s->processes;
+		alert_fanout_emit(al->base.out, with);
+		free(with);
+		return;
 	}
 	alert_fanout_emit(al->base.out, ev);
 }
@@ -161,7 +177,9 @@ static int
 alerting_process(struct stage *st, struct sample *s)
 {
 	struct alerting *al = (struct alerting *)st;
+	al->cur = s;
 	engine_evaluate(al->engine, s);
+	al->cur = NULL;
 	if (al->webhooks) {
 		webhooks_flush(al->webhooks); /* this tick's webhook notifications, batched */
 	}
@@ -251,6 +269,7 @@ alerting_destroy(struct stage *st)
 {
 	struct alerting *al = (struct alerting *)st;
 	engine_destroy(al->engine);
+	proc_table_unref(al->procs);
 	webhooks_destroy(al->webhooks); /* pending notifications get a few seconds */
 	actions_destroy(al->actions);
 	config_destroy(al->cfg);
@@ -330,4 +349,12 @@ alerting_stage_set_expected_power_mode(struct stage *st, const char *text)
 	struct alerting *al = (struct alerting *)st;
 	snprintf(al->expected_power_mode, sizeof(al->expected_power_mode), "%s", text);
 	engine_set_expected_power_mode(al->engine, al->expected_power_mode);
+}
+
+void
+alerting_stage_set_processes(struct stage *st, struct proc_table *t)
+{
+	struct alerting *al = (struct alerting *)st;
+	proc_table_unref(al->procs);
+	al->procs = proc_table_ref(t);
 }

@@ -13,6 +13,7 @@
 
 #include "core/pipeline.h"
 #include "config.h"
+#include "procs/proc_table.h"
 
 /**
  * Creates the stage for CFG (owned from now on); DEVICE_ID (copied) is the
@@ -30,5 +31,15 @@ struct stage *alerting_stage_create(struct config *cfg, const char *device_id, b
 
 /** What {{expected_power_mode}} renders in ST's alert texts (agent.expected_power_mode, resolved; copied). */
 void alerting_stage_set_expected_power_mode(struct stage *st, const char *text);
+
+/**
+ * Gives ST the process table (a reference is taken): from then on an alert
+ * that starts pending scans it (the baseline of the CPU shares), and one
+ * that fires carries the top processes by CPU and memory at that moment
+ * (core/alert.h), put on the sample too, so a recording keeps them. Without
+ * it (replays, a fixture root) events carry what the sample brings: none,
+ * or a recording's.
+ */
+void alerting_stage_set_processes(struct stage *st, struct proc_table *t);
 
 #endif

@@ -17,6 +17,7 @@
 #include "fleet_setup.h"
 #include "config_memory.h"
 #include "host/host_source.h"
+#include "procs/procs_source.h"
 #include "predict/predict.h"
 #include "work/work.h"
 #include "service/service.h"
@@ -192,7 +193,7 @@ listen_failed(const char *section, const char *listen, int err)
 static int
 add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
 	    const char *root, int interval_ms, struct work_ledger *work, struct demo_status *demo, bool *board_owned,
-	    int *sources)
+	    struct proc_table *procs, int *sources)
 {
 	struct source *src;
 	int r;
@@ -225,6 +226,14 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		if (cfg->host.enabled) {
 			struct host_source_options ho = {.cfg = &cfg->host};
 			if (host_source_create(&ho, &src) == 0) {
+				agent_add_source(agent, src);
+			}
+		}
+		/* the processes: section's, at its own pace; nothing read without it. Never a sample by itself */
+		if (cfg->procs.count > 0) {
+			struct procs_source_options po = {
+				.cfg = &cfg->procs, .interval_ms = cfg->processes_interval_ms, .table = procs};
+			if (procs_source_create(&po, &src) == 0) {
 				agent_add_source(agent, src);
 			}
 		}
@@ -533,7 +542,9 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	bool board_owned = false;
 	int sources = 0;
 	struct work_ledger *work = work_ledger_create();
-	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, demo, &board_owned, &sources);
+	/* every process of this host, read only when a watch or a firing alert asks (procs/proc_table.h) */
+	struct proc_table *procs = !o->replay && is_real_root(root) ? proc_table_create(NULL) : NULL;
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, demo, &board_owned, procs, &sources);
 	if (r == 0 && sources == 0) {
 		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
 		log_error(
@@ -552,6 +563,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		board_destroy(b); /* the outputs copied what they show of it */
 	}
 	if (r != 0) {
+		proc_table_unref(procs);
 		agent_destroy(agent);
 		config_destroy(cfg);
 		return r;
@@ -566,6 +578,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	agent_add_stage(agent, work_stage_create());
 	struct stage *alerting = alerting_stage_create(cfg, device_id, !o->dry_run);
 	alerting_stage_set_expected_power_mode(alerting, popts.expect.text);
+	if (procs) {
+		alerting_stage_set_processes(alerting, procs); /* what ran, on every alert that fires */
+	}
+	proc_table_unref(procs);
 	agent_add_stage(agent, alerting);
 	*out = agent;
 	return 0;

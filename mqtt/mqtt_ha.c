@@ -134,12 +134,12 @@ ha_begin(struct json *j, const struct mqtt_ha_ctx *ctx, const char *component, c
 	return true;
 }
 
-/* A problem-class binary sensor: ON/OFF. */
+/* A binary sensor of DEVICE_CLASS ("problem", "heat", "running"): ON/OFF. */
 static void
-ha_problem(struct json *j)
+ha_binary(struct json *j, const char *device_class)
 {
 	json_key(j, "device_class");
-	json_string(j, "problem");
+	json_string(j, device_class);
 	json_key(j, "payload_on");
 	json_string(j, "ON");
 	json_key(j, "payload_off");
@@ -193,6 +193,20 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 			}
 		}
 		/* a metric missing from a sample (a -256 zone, tegrastats late) renders "None": HA shows unknown */
+		if (def->ha.binary) {
+			/* a state: a process watched by processes: running or not */
+			snprintf(
+				tmpl, sizeof(tmpl),
+				"{{ ('ON' if value_json.metrics['%s'] >= 1 else 'OFF') if '%s' in value_json.metrics else "
+				"none }}",
+				metric, metric);
+			if (ha_begin(&j, ctx, "binary_sensor", object, name, tmpl, topic, sizeof(topic))) {
+				ha_binary(&j, def->ha.device_class);
+				ha_end(&j, ctx, topic, emit, data);
+				n++;
+			}
+			continue;
+		}
 		if (def->ha.exp10 < 0) {
 			snprintf(tmpl, sizeof(tmpl),
 				 "{{ (value_json.metrics['%s'] / %ld) | round(%d) if '%s' in value_json.metrics else "
@@ -228,7 +242,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 	}
 	if (ha_begin(&j, ctx, "binary_sensor", "throttled", "Throttled",
 		     "{{ 'ON' if value_json.throttle.active else 'OFF' }}", topic, sizeof(topic))) {
-		ha_problem(&j);
+		ha_binary(&j, "problem");
 		/* why, as attributes: {"thermal": "tj at 95.2 C >= passive trip 95.0 C", ...} */
 		json_key(&j, "json_attributes_topic");
 		json_string(&j, ctx->state_topic);
@@ -242,12 +256,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 	    ha_begin(&j, ctx, "binary_sensor", "hot_surface", "Hot surface",
 		     "{{ 'ON' if value_json.metrics.get('thermal.hot_surface', 0) >= 1 else 'OFF' }}", topic,
 		     sizeof(topic))) {
-		json_key(&j, "device_class");
-		json_string(&j, "heat");
-		json_key(&j, "payload_on");
-		json_string(&j, "ON");
-		json_key(&j, "payload_off");
-		json_string(&j, "OFF");
+		ha_binary(&j, "heat");
 		ha_end(&j, ctx, topic, emit, data);
 		n++;
 	}
@@ -259,7 +268,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 		snprintf(name_r, sizeof(name_r), "Throttled: %s", reason);
 		snprintf(tmpl, sizeof(tmpl), "{{ 'ON' if '%s' in value_json.throttle.reasons else 'OFF' }}", reason);
 		if (ha_begin(&j, ctx, "binary_sensor", object_r, name_r, tmpl, topic, sizeof(topic))) {
-			ha_problem(&j);
+			ha_binary(&j, "problem");
 			ha_end(&j, ctx, topic, emit, data);
 			n++;
 		}
