@@ -31,7 +31,19 @@ entity_name(const struct metric_def *def, const char *metric, char *out, size_t 
 		snprintf(out, size, "%s", name);
 		return;
 	}
-	if (metric_dict_capture(def, metric, 0, mid, sizeof(mid))) {
+	const char *names[1];
+	char real[1][METRIC_LABEL_VALUE_MAX];
+	bool said = false;
+	if (def->labels[0].value && strcmp(def->labels[0].value, METRIC_LABEL_ATTRS) == 0 &&
+	    metric_dict_capture(def, metric, 0, mid, sizeof(mid)) &&
+	    metric_attrs_get(def->labels[0].name, mid, 1, names, real) == 1) {
+		/* the real text a source said (a process's name as written): as it is, cut to fit */
+		size_t n = strnlen(real[0], sizeof(mid) - 1);
+		memcpy(mid, real[0], n);
+		mid[n] = '\0';
+		said = true;
+	}
+	if (!said && metric_dict_capture(def, metric, 0, mid, sizeof(mid))) {
 		size_t len = strlen(mid);
 		bool up = def->ha.upper || len <= 4;
 		for (size_t i = 0; i < len; i++) {

@@ -111,7 +111,8 @@ record_read(struct source *src, struct sample *s)
 			memcpy(s->power_mode, t->power_mode, sizeof(s->power_mode));
 			s->throttle = t->throttle;
 			if (t->processes.cpu_count > 0 || t->processes.memory_count > 0) {
-				s->processes = t->processes; /* what ran as an alert fired: its replay carries it again */
+				s->processes =
+					t->processes; /* what ran as an alert fired: its replay carries it again */
 			}
 			metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);
 			return 0;
