@@ -560,6 +560,23 @@ key_equal(const struct cfg_key *key, const void *a, const void *b)
 	return !key->equal || key->equal(a, b);
 }
 
+/* Appends ", NAME" (NAME first without the comma) to BUF at *AT; once it no longer fits, ", ..." and *CUT. */
+static void
+add_change(char *buf, size_t size, size_t *at, bool *cut, const char *name)
+{
+	if (*cut || size == 0) {
+		return;
+	}
+	/* keep room for ", ..." so that a cut list says so */
+	int w = snprintf(buf + *at, size - *at, "%s%s", *at ? ", " : "", name);
+	if (w > 0 && *at + (size_t)w + sizeof(", ...") < size) {
+		*at += (size_t)w;
+	} else {
+		*cut = true;
+		snprintf(buf + *at, size - *at, ", ...");
+	}
+}
+
 size_t
 config_restart_changes(const struct config *old, const struct config *new, char *buf, size_t size)
 {
@@ -576,27 +593,16 @@ config_restart_changes(const struct config *old, const struct config *new, char 
 			    key_equal(key, section_obj(old, &sections[s]), section_obj(new, &sections[s]))) {
 				continue;
 			}
+			char name[96];
+			snprintf(name, sizeof(name), "%s.%s", sec->name, key->name);
+			add_change(buf, size, &at, &cut, name);
 			n++;
-			if (cut || size == 0) {
-				continue;
-			}
-			/* keep room for ", ..." so that a cut list says so */
-			int w = snprintf(buf + at, size - at, "%s%s.%s", at ? ", " : "", sec->name, key->name);
-			if (w > 0 && at + (size_t)w + sizeof(", ...") < size) {
-				at += (size_t)w;
-			} else {
-				cut = true;
-				snprintf(buf + at, size - at, ", ...");
-			}
 		}
 	}
+	/* the processes source is made at start, from this list */
 	if (!procs_config_equal(&old->procs, &new->procs)) {
+		add_change(buf, size, &at, &cut, "processes");
 		n++;
-		if (!cut && size > 0 && at + sizeof(", processes") + sizeof(", ...") < size) {
-			snprintf(buf + at, size - at, "%sprocesses", at ? ", " : "");
-		} else if (!cut && size > 0) {
-			snprintf(buf + at, size - at, ", ...");
-		}
 	}
 	return n;
 }

@@ -60,6 +60,10 @@ proc_find_pidfile(const char *path, struct pidfile_read *out)
 		err = errno;
 	}
 	close(fd);
+	if (n < 0 && err == EINVAL) {
+		snprintf(out->shown, sizeof(out->shown), "not a regular file");
+		return -EINVAL;
+	}
 	if (n < 0) {
 		return -err;
 	}
@@ -67,11 +71,14 @@ proc_find_pidfile(const char *path, struct pidfile_read *out)
 	struct pidfile_read r = {.dev = st.st_dev, .ino = st.st_ino};
 	r.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	if (proc_parse_pid(buf, (size_t)n, &r.pid) < 0) {
+		/* what it holds, quoted, cut, control characters as '?' */
 		size_t k = 0;
-		for (; k < (size_t)n && k < sizeof(out->shown) - 1; k++) {
-			unsigned char c = (unsigned char)buf[k];
-			out->shown[k] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+		out->shown[k++] = '\'';
+		for (size_t i = 0; i < (size_t)n && k < sizeof(out->shown) - 2; i++) {
+			unsigned char c = (unsigned char)buf[i];
+			out->shown[k++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
 		}
+		out->shown[k++] = '\'';
 		out->shown[k] = '\0';
 		return -EINVAL;
 	}

@@ -31,13 +31,14 @@ struct pidfile_read {
 	dev_t dev;
 	ino_t ino;
 	int64_t mtime_ns;
-	char shown[PROC_FIND_SHOW_MAX]; /* -EINVAL: the start of what it holds, control characters as '?' */
+	char shown[PROC_FIND_SHOW_MAX]; /* -EINVAL: the start of what it holds, quoted, or "not a regular file" */
 };
 
 /**
  * Reads the pid file PATH. Returns 0 and *OUT; -ENOENT (no file: the
  * program is stopped), another -errno when it cannot be read, or -EINVAL
- * when it holds no pid (OUT->shown says what it holds).
+ * when it holds no pid or is no regular file (a FIFO, a directory: never
+ * waited on); OUT->shown then says what it is.
  */
 int proc_find_pidfile(const char *path, struct pidfile_read *out);
 

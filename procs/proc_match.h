@@ -1,7 +1,7 @@
 /*
- * Which processes a watch of the processes: section takes, as a test on
- * what /proc says of one process: its name (comm) or its command line (a
- * POSIX extended regex). The only user of <regex.h>. Pure: no I/O.
+ * The cmdline: watches of the processes: section: a process's command
+ * line against a POSIX extended regex. The only user of <regex.h>. Pure:
+ * no I/O.
  */
 #ifndef TEGRAWATCH_PROCS_PROC_MATCH_H
 #define TEGRAWATCH_PROCS_PROC_MATCH_H

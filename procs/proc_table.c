@@ -16,6 +16,7 @@
 #define PATH_BYTES 512
 #define STAT_BYTES 1024 /* a stat line is about 300 bytes; a name of 64 cannot push it past this */
 #define MIN_WINDOW_S 0.05
+#define ENTRIES_MAX 32768 /* processes a scan keeps (the default pid_max; 8 MiB for the two scans kept at most) */
 
 struct proc_table {
 	int refs;
@@ -169,6 +170,9 @@ proc_table_scan(struct proc_table *t)
 		int32_t pid = dir_pid(d->d_name);
 		if (pid == 0) {
 			continue;
+		}
+		if (t->n_cur == ENTRIES_MAX) {
+			break;
 		}
 		if (t->n_cur == t->cap_cur) {
 			t->cap_cur = t->cap_cur ? 2 * t->cap_cur : 256;

@@ -190,7 +190,7 @@ find_pidfile(struct procs_source *s, struct watch *w, struct pid_list *out)
 		return;
 	}
 	if (r == -EINVAL) {
-		snprintf(detail, sizeof(detail), "pid file %s holds '%s', no pid", w->value, pf.shown);
+		snprintf(detail, sizeof(detail), "pid file %s holds no pid (%s)", w->value, pf.shown);
 		say(s, w, P_PIDFILE_GARBAGE, detail);
 		return;
 	}

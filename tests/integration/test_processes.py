@@ -114,8 +114,8 @@ class ProcessesTest(harness.TestCase):
             f.write("garbage\n")
         a.wait_metric("process.daemon.up", lambda v: v == 0, timeout=15)
         a.wait_metric("agent.process_errors_total", lambda v: v >= 1, timeout=15)
-        a.wait_stderr("holds 'garbage?', no pid", timeout=15)
-        self.assertIn("%s:" % a.cfg, a.stderr_lines("holds 'garbage?'")[0])  # where the entry is
+        a.wait_stderr("holds no pid ('garbage?')", timeout=15)
+        self.assertIn("%s:" % a.cfg, a.stderr_lines("holds no pid")[0])  # where the entry is
         a.stop()
 
     def start_burner(self):

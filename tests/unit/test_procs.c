@@ -385,7 +385,7 @@ test_pidfile(void **state)
 	snprintf(path, sizeof(path), "%s/garbage.pid", dir);
 	th_write_text(path, "pid=12\x01\n");
 	assert_int_equal(proc_find_pidfile(path, &pf), -EINVAL);
-	assert_string_equal(pf.shown, "pid=12??");
+	assert_string_equal(pf.shown, "'pid=12?" "?'"); /* split: no trigraph */
 	snprintf(path, sizeof(path), "%s/empty.pid", dir);
 	th_write_text(path, "");
 	assert_int_equal(proc_find_pidfile(path, &pf), -EINVAL);
@@ -395,6 +395,7 @@ test_pidfile(void **state)
 	snprintf(path, sizeof(path), "%s/fifo.pid", dir);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	assert_int_equal(proc_find_pidfile(path, &pf), -EINVAL);
+	assert_string_equal(pf.shown, "not a regular file");
 	/* a directory */
 	assert_int_equal(proc_find_pidfile(dir, &pf), -EINVAL);
 	th_rmtree(dir);
