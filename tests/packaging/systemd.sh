@@ -260,9 +260,11 @@ esac
 in_ns journalctl -t tegrawatch --no-pager -o cat | grep -q s3cret-canary && bad "the password is in the journal"
 
 # ---- a watched unit (processes:): the broker's cgroup in this systemd's layout ----
-# under the shipped sandbox (ProtectProc=invisible) the broker, root's, is hidden: the agent says so at start
+# processes are read on the real root only (as the host's files): this machine's for a moment, not the board's tree.
+# Under the shipped sandbox (ProtectProc=invisible) the broker, root's, is hidden: the agent says so at start
 cp_conf=$tmp/conf.before-processes
 in_ns cat "$conf" >"$cp_conf"
+in_ns sed -i 's|^  root: /opt/tw-board|  root: ""|' "$conf"
 printf 'processes:\n  - name: broker\n    unit: tw-test-broker\n' | in_ns sh -c "cat >>$conf"
 c=$(cursor)
 in_ns systemctl restart tegrawatch || bad "restart with processes:"
