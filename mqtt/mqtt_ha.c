@@ -403,9 +403,16 @@ mqtt_ha_view_json(struct json *j, const struct sample *s, struct metric_dict_cac
 }
 
 void
-mqtt_ha_view_edges(const struct sample *s, struct mqtt_ha_edges *out)
+mqtt_ha_view_edges(const struct sample *s, struct metric_dict_cache *dict, struct mqtt_ha_edges *out)
 {
-	/* what an automation reacts to: throttling and its reasons, alerts firing, the power mode */
+	/* what an automation reacts to: throttling and its reasons, alerts firing, the power mode, a process down */
+	const struct metric_def *const *defs = metric_dict_classify(dict, &s->metrics);
+	out->on = 0;
+	for (size_t i = 0, bit = 0; i < s->metrics.count && bit < 64; i++) {
+		if (defs[i] && defs[i]->ha.binary) {
+			out->on |= (uint64_t)(s->metrics.items[i].value >= 1) << bit++;
+		}
+	}
 	out->active = s->throttle.active;
 	memcpy(out->reason, s->throttle.reason, sizeof(out->reason));
 	if (!metric_set_get(&s->metrics, "agent.alerts_firing", &out->alerts_firing)) {
@@ -419,5 +426,5 @@ mqtt_ha_edges_equal(const struct mqtt_ha_edges *a, const struct mqtt_ha_edges *b
 {
 	bool same_firing = a->alerts_firing == b->alerts_firing || (isnan(a->alerts_firing) && isnan(b->alerts_firing));
 	return a->active == b->active && memcmp(a->reason, b->reason, sizeof(a->reason)) == 0 && same_firing &&
-	       strcmp(a->power_mode, b->power_mode) == 0;
+	       strcmp(a->power_mode, b->power_mode) == 0 && a->on == b->on;
 }

@@ -734,21 +734,32 @@ test_ha_view_json(void **state)
 	assert_null(strstr(j.out.buf + body, "time_ms"));
 	/* the edges: a reason's sentence moving is not one, a reason ending is */
 	struct mqtt_ha_edges before, now;
-	mqtt_ha_view_edges(s, &before);
+	mqtt_ha_view_edges(s, &dict, &before);
 	snprintf(s->throttle.why[THROTTLE_THERMAL], sizeof(s->throttle.why[0]), "tj at 96.0 C >= passive trip 95.0 C");
 	metric_set_put(&s->metrics, "temp.tj_c", 50);
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_true(mqtt_ha_edges_equal(&now, &before));
 	s->throttle.reason[THROTTLE_THERMAL] = false;
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_false(mqtt_ha_edges_equal(&now, &before));
 	s->throttle.reason[THROTTLE_THERMAL] = true;
 	metric_set_put(&s->metrics, "agent.alerts_firing", 2);
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_false(mqtt_ha_edges_equal(&now, &before));
 	metric_set_put(&s->metrics, "agent.alerts_firing", 1);
 	snprintf(s->power_mode, sizeof(s->power_mode), "15W");
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
+	assert_false(mqtt_ha_edges_equal(&now, &before));
+	/* a watched process stopping is one (Home Assistant's "running" sensor at once), its memory moving is not */
+	snprintf(s->power_mode, sizeof(s->power_mode), "MAXN_SUPER");
+	metric_set_put(&s->metrics, "process.app.up", 1);
+	metric_set_put(&s->metrics, "process.app.resident_mb", 100);
+	mqtt_ha_view_edges(s, &dict, &before);
+	metric_set_put(&s->metrics, "process.app.resident_mb", 120);
+	mqtt_ha_view_edges(s, &dict, &now);
+	assert_true(mqtt_ha_edges_equal(&now, &before));
+	metric_set_put(&s->metrics, "process.app.up", 0);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_false(mqtt_ha_edges_equal(&now, &before));
 	/* no power mode: null, as in the state topic */
 	s->power_mode[0] = '\0';
