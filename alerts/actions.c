@@ -46,7 +46,16 @@ struct job {
 	int64_t timeout_ms;
 };
 
+/* An action given by actions_set(), copied: exec when it has argv, else log. */
+struct action_def {
+	char *name;
+	char **argv;
+	int64_t timeout_ms;
+};
+
 struct actions {
+	struct action_def *defs;
+	size_t def_count;
 	struct child running[RUNNING_MAX];
 	unsigned running_count;
 	struct job queue[QUEUE_MAX]; /* ring */
@@ -247,8 +256,9 @@ start_queued(struct actions *act)
 	}
 }
 
-void
-actions_exec(struct actions *act, const char *name, char *const *argv, int64_t timeout_ms, const struct alert_event *ev)
+/* Queues the program of the exec action NAME, everything copied: a reload may replace the definitions. */
+static void
+exec_action(struct actions *act, const char *name, char *const *argv, int64_t timeout_ms, const struct alert_event *ev)
 {
 	if (act->queue_count == QUEUE_MAX) {
 		/* the oldest waiting call goes first: the newest news matters most */
@@ -269,8 +279,8 @@ actions_exec(struct actions *act, const char *name, char *const *argv, int64_t t
 	start_queued(act);
 }
 
-void
-actions_log(const struct alert_event *ev)
+static void
+log_action(const struct alert_event *ev)
 {
 	char value[40] = "", threshold[40] = "";
 	if (!isnan(ev->value)) {
@@ -290,6 +300,53 @@ actions_log(const struct alert_event *ev)
 	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s%s", alert_transition_name(ev->transition), ev->rule_name,
 		  severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold, ev->summary,
 		  top);
+}
+
+static void
+free_defs(struct actions *act)
+{
+	for (size_t i = 0; i < act->def_count; i++) {
+		free(act->defs[i].name);
+		free_strv(act->defs[i].argv);
+	}
+	free(act->defs);
+	act->defs = NULL;
+	act->def_count = 0;
+}
+
+void
+actions_set(struct actions *act, const struct alert_action *defs, size_t count)
+{
+	free_defs(act);
+	act->defs = xcalloc(count, sizeof(*act->defs));
+	for (size_t i = 0; i < count; i++) {
+		act->defs[i].name = xstrdup(defs[i].name);
+		act->defs[i].argv = defs[i].argv ? copy_strv(defs[i].argv) : NULL;
+		act->defs[i].timeout_ms = defs[i].timeout_ms;
+	}
+	act->def_count = count;
+}
+
+void
+actions_notify(struct actions *act, const struct alert_event *ev)
+{
+	if (ev->restored) {
+		return; /* logged, or run, before the restart */
+	}
+	for (size_t i = 0; i < ev->action_count; i++) {
+		const struct action_def *def = NULL;
+		for (size_t k = 0; k < act->def_count && !def; k++) {
+			def = strcmp(act->defs[k].name, ev->actions[i]) == 0 ? &act->defs[k] : NULL;
+		}
+		if (!def) {
+			continue; /* a webhook (webhook/ delivers it), or gone with a reload */
+		}
+		if (def->argv) {
+			exec_action(act, def->name, def->argv, def->timeout_ms, ev);
+		} else {
+			log_action(ev);
+		}
+	}
 }
 
 static void
@@ -384,5 +441,6 @@ actions_destroy(struct actions *act)
 		clock_sleep_ms(20);
 	}
 	child_sweep(0, NULL); /* reaps the last of them */
+	free_defs(act);
 	free(act);
 }

@@ -1,10 +1,10 @@
 /*
- * What alert actions do, once the composition root has chosen them for an
- * alert event (its routing by severity, per rule or `notify:`): `log`
- * writes a line, `exec` starts a program without a shell, with the alert in
- * TEGRAWATCH_* environment variables. Nothing here blocks the loop:
- * programs are queued for one of 8 slots, reaped and timed out from
- * actions_poll().
+ * What alert actions do: `log` writes a line, `exec` starts a program
+ * without a shell, with the alert in TEGRAWATCH_* environment variables.
+ * Which actions an event calls it says itself (ev->actions: its rule's,
+ * else `notify:`'s); the runner does those it was given by name. Nothing
+ * here blocks the loop: programs are queued for one of 8 slots, reaped and
+ * timed out from actions_poll().
  */
 #ifndef TEGRAWATCH_ACTIONS_H
 #define TEGRAWATCH_ACTIONS_H
@@ -21,16 +21,28 @@ struct actions *actions_create(void);
 /** Kills still-running programs after a grace period and frees everything; NULL is a no-op. */
 void actions_destroy(struct actions *act);
 
-/** The `log` action: one line about EV at warning level. */
-void actions_log(const struct alert_event *ev);
+/* An action the runner does by name: the `log` line, or an `exec` program. */
+struct alert_action {
+	const char *name;
+	char *const *argv;  /* exec: the program and its arguments, NULL-terminated (no shell); NULL: log */
+	int64_t timeout_ms; /* exec: the program is killed after this long */
+};
 
 /**
- * The exec action NAME: runs ARGV (copied; no shell) with EV in its
- * environment, killed after TIMEOUT_MS. Queued while the 8 slots are
- * taken; with 256 waiting, the oldest waiting call is dropped.
+ * The actions the runner does, copied, replacing those given before (a
+ * reload; running programs go on). Actions of other kinds (webhooks) are
+ * not given: an event's names that are not here are left alone.
  */
-void actions_exec(struct actions *act, const char *name, char *const *argv, int64_t timeout_ms,
-		  const struct alert_event *ev);
+void actions_set(struct actions *act, const struct alert_action *defs, size_t count);
+
+/**
+ * Does the actions of EV (ev->actions) that were set: a line at warning
+ * level for `log`; for `exec` the program with EV in its environment,
+ * queued while the 8 slots are taken (with 256 waiting, the oldest waiting
+ * call is dropped). An alert restored after a restart (ev->restored) does
+ * none again: they were done before it.
+ */
+void actions_notify(struct actions *act, const struct alert_event *ev);
 
 /** Reaps finished programs, stops those past their timeout, starts queued ones. Call every tick and about once a second. */
 void actions_poll(struct actions *act);

@@ -1,7 +1,8 @@
 /*
- * Alert events: what a rules stage tells every sink that wants alerts
- * (MQTT, the web server, webhooks, the replay timeline). The stage that
- * makes them (thresholds/) and the sinks that show them share only this.
+ * Alert events: what a rules stage tells every listener on the agent's
+ * fan-out (MQTT, the web server, the replay timeline, the log and exec
+ * actions, webhooks). The stage that makes them (thresholds/) and those
+ * that show them or act on them share only this.
  */
 #ifndef TEGRAWATCH_ALERT_H
 #define TEGRAWATCH_ALERT_H
@@ -51,8 +52,15 @@ struct alert_event {
 	const char *rule_name;
 	const struct alert_label *labels; /* the rule's labels */
 	size_t label_count;
-	const struct rule *rule; /* for the rules stage and its actions only */
-	const char *metric;      /* the metric instance (a glob expands per metric) */
+	const struct rule *rule; /* for the engine only */
+	/*
+	 * The actions the event goes to (names of configured actions): its
+	 * rule's for the severity, else notify:'s; none while pending or
+	 * cancelled. Each action's listener on the fan-out picks its own.
+	 */
+	char *const *actions;
+	size_t action_count;
+	const char *metric; /* the metric instance (a glob expands per metric) */
 	enum alert_transition transition;
 	enum severity severity; /* severity after the transition; for resolved/cancelled the last one */
 	enum severity previous; /* severity before (SEVERITY_NONE when it was not firing) */

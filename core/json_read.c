@@ -5,11 +5,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 void
 json_reader_init(struct json_reader *r, const char *text)
 {
 	r->start = r->p = text;
 	r->failed = false;
+	r->why = NULL;
+	r->at = text;
+}
+
+/* The first mistake: where and why (later ones keep it). */
+static void
+fail(struct json_reader *r, const char *why)
+{
+	if (!r->failed) {
+		r->failed = true;
+		r->why = why;
+		r->at = r->p;
+	}
+}
+
+void
+json_fail(struct json_reader *r, const char *why)
+{
+	if (!r->failed) {
+		json_skip_ws(r); /* at the value, not at the space before it */
+	}
+	fail(r, why);
+	r->why = why;
 }
 
 void
@@ -20,12 +45,32 @@ json_skip_ws(struct json_reader *r)
 	}
 }
 
+/* What a missing CH means, in words. */
+static const char *
+expected_words(char ch)
+{
+	static const struct {
+		char ch;
+		const char *words;
+	} table[] = {
+		/* '}' and ']' are expected after a member or an element, where ',' would do too */
+		{'}', "expected ',' or '}'"}, {']', "expected ',' or ']'"}, {':', "expected ':'"},
+		{'"', "expected a string"},   {'{', "expected an object"},  {'[', "expected an array"},
+	};
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (table[i].ch == ch) {
+			return table[i].words;
+		}
+	}
+	return "an unexpected character";
+}
+
 bool
 json_expect(struct json_reader *r, char ch)
 {
 	json_skip_ws(r);
 	if (*r->p != ch) {
-		r->failed = true;
+		fail(r, expected_words(ch));
 		return false;
 	}
 	r->p++;
@@ -55,6 +100,15 @@ put_utf8(char *out, size_t size, size_t *n, unsigned cp)
 	}
 }
 
+static int
+hex_digit(char c)
+{
+	return text_is_digit(c)       ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
 /* Reads a string into OUT (cut to SIZE - 1 bytes; OUT may be NULL to skip it). */
 bool
 json_read_string(struct json_reader *r, char *out, size_t size, size_t *len)
@@ -67,7 +121,7 @@ json_read_string(struct json_reader *r, char *out, size_t size, size_t *len)
 		char ch = *r->p++;
 		if (ch == '\0' || (unsigned char)ch < 0x20) {
 			r->p--;
-			r->failed = true;
+			fail(r, ch ? "a control character in a string" : "a string without its closing quote");
 			return false;
 		}
 		if (ch == '"') {
@@ -80,29 +134,23 @@ json_read_string(struct json_reader *r, char *out, size_t size, size_t *len)
 			if (k) {
 				ch = to[k - from];
 			} else if (e == 'u') {
-				char hex[5] = {0};
-				for (int i = 0; i < 4; i++) {
-					hex[i] = *r->p;
-					if (!*r->p) {
-						r->failed = true;
+				unsigned cp = 0;
+				for (int i = 0; i < 4; i++, r->p++) {
+					int d = hex_digit(*r->p);
+					if (d < 0) {
+						fail(r, "a \\u escape without four hex digits");
 						return false;
 					}
-					r->p++;
-				}
-				char *end;
-				unsigned long cp = strtoul(hex, &end, 16);
-				if (*end) {
-					r->failed = true;
-					return false;
+					cp = cp << 4 | (unsigned)d;
 				}
 				if (out) {
 					/* a lone surrogate half stands for a character we cannot show */
-					put_utf8(out, size, &n, cp >= 0xD800 && cp <= 0xDFFF ? '?' : (unsigned)cp);
+					put_utf8(out, size, &n, cp >= 0xD800 && cp <= 0xDFFF ? '?' : cp);
 				}
 				continue;
 			} else {
 				r->p--;
-				r->failed = true;
+				fail(r, "a bad escape in a string");
 				return false;
 			}
 		}
@@ -119,6 +167,33 @@ json_read_string(struct json_reader *r, char *out, size_t size, size_t *len)
 	return true;
 }
 
+/* Where the JSON number at P ends (-? int frac? exp?), or P when there is none. */
+static const char *
+number_end(const char *p)
+{
+	const char *q = p + (*p == '-');
+	if (*q == '0') {
+		q++;
+	} else if (*q >= '1' && *q <= '9') {
+		while (text_is_digit(*q)) {
+			q++;
+		}
+	} else {
+		return p;
+	}
+	if (q[0] == '.' && text_is_digit(q[1])) {
+		for (q++; text_is_digit(*q); q++) {
+		}
+	}
+	if (*q == 'e' || *q == 'E') {
+		const char *e = q + 1 + (q[1] == '+' || q[1] == '-');
+		for (; text_is_digit(*e); e++) {
+			q = e + 1;
+		}
+	}
+	return q;
+}
+
 /* Reads a number, or null (NAN). */
 double
 json_read_number(struct json_reader *r)
@@ -128,10 +203,12 @@ json_read_number(struct json_reader *r)
 		r->p += 4;
 		return NAN;
 	}
+	/* strtod alone takes more than JSON ("0x1p3", "inf", "+5", "1."): it must stop where the grammar does */
+	const char *want = number_end(r->p);
 	char *end;
-	double v = strtod(r->p, &end);
-	if (end == r->p) {
-		r->failed = true;
+	double v = want == r->p ? 0 : strtod(r->p, &end);
+	if (want == r->p || end != want) {
+		fail(r, "expected a number");
 		return NAN;
 	}
 	r->p = end;
@@ -185,13 +262,17 @@ json_skip_value(struct json_reader *r)
 	case 'n': {
 		const char *w = *r->p == 't' ? "true" : *r->p == 'f' ? "false" : "null";
 		if (strncmp(r->p, w, strlen(w)) != 0) {
-			r->failed = true;
+			fail(r, "expected a value");
 			return;
 		}
 		r->p += strlen(w);
 		break;
 	}
 	default:
+		if (*r->p != '-' && !text_is_digit(*r->p)) {
+			fail(r, "expected a value");
+			return;
+		}
 		json_read_number(r);
 	}
 }
@@ -213,6 +294,10 @@ json_each_member(struct json_reader *r, void (*member)(struct json_reader *r, co
 	}
 	for (;;) {
 		char key[JSON_KEY_MAX];
+		if (json_peek(r) != '"') {
+			fail(r, "expected a member's name in quotes");
+			return false;
+		}
 		if (!json_read_string(r, key, sizeof(key), NULL) || !json_expect(r, ':')) {
 			return false;
 		}

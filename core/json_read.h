@@ -19,9 +19,19 @@ struct json_reader {
 	const char *start; /* the text */
 	const char *p;     /* the next character to read */
 	bool failed;       /* set by the first mistake; every later read then fails too */
+	const char *why;   /* that mistake in words ("expected ':'"), NULL before it */
+	const char *at;    /* where it is in the text */
 };
 
 void json_reader_init(struct json_reader *r, const char *text);
+
+/**
+ * Stops the walk at the next character: a value the caller cannot use
+ * ("\"count\" is a number"). WHY (kept as a pointer: static, or the
+ * caller's for as long as it reads R) replaces the reader's own words
+ * when the read failed already; the place stays the first mistake's.
+ */
+void json_fail(struct json_reader *r, const char *why);
 
 /** Skips white space. */
 void json_skip_ws(struct json_reader *r);
@@ -38,7 +48,7 @@ bool json_expect(struct json_reader *r, char ch);
  */
 bool json_read_string(struct json_reader *r, char *out, size_t size, size_t *len);
 
-/** Reads a number; null gives NAN; anything else fails (NAN). */
+/** Reads a number as JSON writes it (no hex, inf, '+' or '.5'); null gives NAN; anything else fails (NAN). */
 double json_read_number(struct json_reader *r);
 
 /** Reads true or false into *OUT; anything else is skipped and gives false. */

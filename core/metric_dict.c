@@ -378,6 +378,17 @@ static const struct metric_def table[] = {
 	 LA("device"), "Times a network interface's carrier went up or down since it appeared.", {0}, false},
 	{"network.IF.wifi_signal_dbm", "dBm", GAUGE, "tegrawatch_network_wifi_signal_dbm", 1, "dB[mW]", LA("device"),
 	 "Signal level of a Wi-Fi interface in dBm (/proc/net/wireless).", {0}, false},
+	/* host.probes (host/probe_source.c) and reboots (host/boot_source.c) */
+	{"probe.NAME.up", "0/1", GAUGE, "tegrawatch_probe_up", 1, "1", L("name"),
+	 "1 when the probe's last attempt was answered (a TCP connection made, an ICMP echo reply).", {0}, false},
+	{"probe.NAME.rtt_ms", "ms", GAUGE, "tegrawatch_probe_rtt_seconds", MILLI, "s", L("name"),
+	 "Mean round-trip time of the answered attempts in the probe's window, in seconds.", {0}, false},
+	{"probe.NAME.loss_pct", "%", GAUGE, "tegrawatch_probe_loss_ratio", PCT_TO_RATIO, "1", L("name"),
+	 "Share of the attempts in the probe's window that got no answer (0 to 1).", {0}, false},
+	{"reboot.KIND.last_seen_timestamp_s", "unix s", GAUGE, "tegrawatch_reboot_last_seen_timestamp_seconds", 1, "s",
+	 L("kind"),
+	 "On the first sample after the agent started on a new boot only: when it last saw the boot before (unix time).",
+	 {0}, false},
 
 	/* the application's processes (procs/): one NAME per entry of the processes: section */
 	{"process.NAME.up", "0/1", GAUGE, "tegrawatch_process_up", 1, "1", LA("name"),
@@ -506,12 +517,9 @@ static const struct metric_def table[] = {
 static const char fallback_help[] =
 	"A tegrawatch metric without a Prometheus mapping: its canonical name with dots as underscores, unconverted.";
 
-/* Families /metrics writes after the metrics; a metric must not land on them. */
+/* Families /metrics writes after the metrics, with the info families; a metric must not land on them. */
 static const char *const reserved_families[] = {
 	"tegrawatch_alerts",
-	"tegrawatch_board_info",
-	"tegrawatch_build_info",
-	"tegrawatch_power_mode_info",
 	"tegrawatch_sample_timestamp_seconds",
 };
 
@@ -639,6 +647,13 @@ family_reserved(const char *family)
 {
 	for (size_t i = 0; i < N_OF(reserved_families); i++) {
 		if (strcmp(family, reserved_families[i]) == 0) {
+			return true;
+		}
+	}
+	size_t n;
+	const struct metric_info_def *info = metric_dict_info(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(family, info[i].family) == 0) {
 			return true;
 		}
 	}

@@ -67,7 +67,7 @@ struct metric_def {
 	struct metric_label labels[METRIC_LABELS_MAX];
 	const char *help;
 	struct metric_ha ha;
-	bool no_rules; /* added after the rules stage (webhook.*): a rule can never see it */
+	bool no_rules; /* added after the rules stage ran (webhook.*): a rule can never see it */
 };
 
 /** The table, in docs/metrics.md order; *COUNT entries. */
@@ -113,7 +113,7 @@ struct metric_series {
  * else "tegrawatch_" + NAME with every character outside [a-z0-9_] as
  * '_', a gauge, unscaled. Returns false (a sink leaves the metric out)
  * for an empty name and for a family /metrics writes itself
- * (tegrawatch_board_info, tegrawatch_alerts...).
+ * (the info families below, tegrawatch_alerts...).
  */
 bool metric_dict_series(const char *name, struct metric_series *out);
 
@@ -135,5 +135,61 @@ struct metric_dict_cache {
 
 /** The entry of each item of SET (NULL: unknown name), index for index; valid until C is used again. */
 const struct metric_def *const *metric_dict_classify(struct metric_dict_cache *c, const struct metric_set *set);
+
+/*
+ * The info families (metric_dict_info.c): value 1, what they say is in
+ * their labels (tegrawatch_board_info{model,soc,module,l4t,jetpack}).
+ * /metrics (web/prom_format.c) and remote write (fleet/rw_encode.c) write
+ * each as a series; OTLP (fleet/otlp_encode.c) the per-sample ones, as its
+ * resource says the fixed ones in OpenTelemetry's words. A label's value
+ * is a fact about the board, the agent or the sample.
+ */
+enum metric_info_fact {
+	METRIC_INFO_MODEL, /* the board's (core/board_info.h) */
+	METRIC_INFO_SOC,
+	METRIC_INFO_MODULE,
+	METRIC_INFO_L4T,
+	METRIC_INFO_JETPACK,
+	METRIC_INFO_VERSION,    /* the agent's */
+	METRIC_INFO_POWER_MODE, /* the sample's */
+};
+
+struct board_identity;
+
+/* The facts at hand; NULL and "" are unknown. */
+struct metric_info_facts {
+	const struct board_identity *board;
+	const char *version;
+	const char *power_mode;
+};
+
+#define METRIC_INFO_LABELS_MAX 5
+
+struct metric_info_label {
+	const char *name;
+	enum metric_info_fact fact;
+};
+
+struct metric_info_def {
+	const char *family;
+	const char *help;
+	/* its facts come with each sample, and a sample without them has none of it; else fixed from the start */
+	bool per_sample;
+	size_t label_count;
+	struct metric_info_label labels[METRIC_INFO_LABELS_MAX];
+};
+
+/** The info families, in the order /metrics writes them; *COUNT entries. */
+const struct metric_info_def *metric_dict_info(size_t *count);
+
+/** The text of FACT in FACTS: "" when unknown. */
+const char *metric_info_fact(const struct metric_info_facts *facts, enum metric_info_fact fact);
+
+/**
+ * Whether DEF has a series for FACTS: a fixed family always (its unknown
+ * facts as ""), a per-sample one when its first fact is known (no power
+ * mode, no tegrawatch_power_mode_info).
+ */
+bool metric_info_present(const struct metric_info_def *def, const struct metric_info_facts *facts);
 
 #endif

@@ -12,7 +12,7 @@
  *      own counters right after (agent.alerts_firing counts this tick's
  *      alerts); every alert event a stage emits goes at once to the notify
  *      op of every stage and every sink that has one (one fan-out: the
- *      rules stage's actions hear what the sinks hear);
+ *      alert actions, stages after the rules, hear what the sinks hear);
  *   4. every sink writes the finished sample.
  * Every object is owned by the agent once added and destroyed by it, in
  * any order: nothing here points at another pipeline object.
@@ -67,13 +67,16 @@ struct stage;
 
 struct stage_ops {
 	const char *name;
-	/* Processes SAMPLE in place (adds derived metrics and state); alert events go to st->out. 0 or -errno. */
+	/*
+	 * Optional: processes SAMPLE in place (adds derived metrics and state); alert events go to st->out.
+	 * 0 or -errno. Without it a stage only listens (the alert actions: notify, add_metrics, dispatch).
+	 */
 	int (*process)(struct stage *st, struct sample *sample);
 	/* Optional: adds the stage's counters, right after process(). */
 	void (*add_metrics)(struct stage *st, struct metric_set *m);
 	/* Optional: once before the first tick, emits the alerts already active (ev->restored set). */
 	void (*replay_active)(struct stage *st);
-	/* Optional: takes every alert event, as a sink's notify does (the rules stage's actions); never blocks. */
+	/* Optional: takes every alert event, as a sink's notify does (the alert actions); never blocks. */
 	void (*notify)(struct stage *st, const struct alert_event *ev);
 	/* Optional: housekeeping about once a second and after each tick (reaping programs). */
 	int (*dispatch)(struct stage *st);

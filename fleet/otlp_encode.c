@@ -176,15 +176,9 @@ otlp_write(struct fleet_encoder *base, struct buf *out)
 static void
 otlp_add_record(struct fleet_encoder *base, const struct sample_record_reader *r)
 {
-	if (r->power_mode[0]) {
-		struct fleet_series mode = {.family = "tegrawatch_power_mode_info",
-					    .help = "The nvpmodel power mode by name (value 1).",
-					    .label_count = 1,
-					    .label_names = {"mode"},
-					    .scale = 1};
-		snprintf(mode.label_values[0], sizeof(mode.label_values[0]), "%s", r->power_mode);
-		series_table_add(&base->series, &mode, r->time_ms, 1);
-	}
+	/* the fixed info families are the resource's attributes (otlp_encoder_create) */
+	const struct metric_info_facts facts = {.power_mode = r->power_mode};
+	series_table_add_sample_info(&base->series, &facts, r->time_ms);
 }
 
 static void

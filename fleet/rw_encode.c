@@ -8,13 +8,12 @@
  *   Sample       { double value = 1; int64 timestamp = 2; }   (ms since the epoch)
  *
  * A series' labels are encoded once and kept with it. Next to the metrics
- * go the info series of /metrics (web/prom_format.c names them; the fleet
- * test compares every name with a scrape): tegrawatch_power_mode_info,
- * tegrawatch_board_info and tegrawatch_build_info, 1 at every sample.
+ * go the info families of /metrics (core/metric_dict.h: the sample's
+ * power mode, the board, the version; the fleet test compares every name
+ * with a scrape), 1 at every sample.
  */
 #include "encode.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +32,8 @@ struct rw_encoder {
 	size_t target_count;
 	char **owned; /* copies the labels point at */
 	size_t owned_count;
-	struct fleet_series board_info, build_info;
+	struct fleet_series *fixed_info; /* the info families fixed from the start: the board's, the version's */
+	size_t fixed_info_count;
 };
 
 static int
@@ -99,14 +99,11 @@ static void
 rw_add_record(struct fleet_encoder *base, const struct sample_record_reader *r)
 {
 	struct rw_encoder *e = (struct rw_encoder *)base;
-	if (r->power_mode[0]) {
-		struct fleet_series mode = {
-			.family = "tegrawatch_power_mode_info", .label_count = 1, .label_names = {"mode"}, .scale = 1};
-		snprintf(mode.label_values[0], sizeof(mode.label_values[0]), "%s", r->power_mode);
-		series_table_add(&base->series, &mode, r->time_ms, 1);
+	const struct metric_info_facts facts = {.power_mode = r->power_mode};
+	series_table_add_sample_info(&base->series, &facts, r->time_ms);
+	for (size_t i = 0; i < e->fixed_info_count; i++) {
+		series_table_add(&base->series, &e->fixed_info[i], r->time_ms, 1);
 	}
-	series_table_add(&base->series, &e->board_info, r->time_ms, 1);
-	series_table_add(&base->series, &e->build_info, r->time_ms, 1);
 }
 
 static void
@@ -118,6 +115,7 @@ rw_destroy(struct fleet_encoder *base)
 		free(e->owned[i]);
 	}
 	free(e->owned);
+	free(e->fixed_info);
 	free(e);
 }
 
@@ -135,19 +133,6 @@ keep(struct rw_encoder *e, const char *s)
 	return e->owned[e->owned_count++];
 }
 
-static void
-info_series(struct fleet_series *s, const char *family, const char *const *names, const char *const *values, size_t n)
-{
-	memset(s, 0, sizeof(*s));
-	snprintf(s->family, sizeof(s->family), "%s", family);
-	s->scale = 1;
-	for (size_t i = 0; i < n && i < FLEET_LABELS_MAX; i++) {
-		s->label_names[i] = names[i];
-		snprintf(s->label_values[i], sizeof(s->label_values[i]), "%s", values[i]);
-		s->label_count = i + 1;
-	}
-}
-
 struct fleet_encoder *
 rw_encoder_create(const struct fleet_config *cfg, const struct fleet_info *info)
 {
@@ -161,12 +146,14 @@ rw_encoder_create(const struct fleet_config *cfg, const struct fleet_info *info)
 		e->target[e->target_count++] =
 			(struct label){keep(e, cfg->label_names[i]), keep(e, cfg->label_values[i])};
 	}
-	static const char *const board_names[] = {"model", "soc", "module", "l4t", "jetpack"};
-	const struct board_identity *id = &info->agent.identity;
-	const char *const board_values[] = {id->model, id->soc, id->module, id->l4t, id->jetpack};
-	info_series(&e->board_info, "tegrawatch_board_info", board_names, board_values, 5);
-	static const char *const build_names[] = {"version"};
-	const char *const build_values[] = {info->agent.version ? info->agent.version : ""};
-	info_series(&e->build_info, "tegrawatch_build_info", build_names, build_values, 1);
+	size_t n;
+	const struct metric_info_def *defs = metric_dict_info(&n);
+	const struct metric_info_facts facts = {.board = &info->agent.identity, .version = info->agent.version};
+	e->fixed_info = xcalloc(n, sizeof(*e->fixed_info));
+	for (size_t i = 0; i < n; i++) {
+		if (!defs[i].per_sample) {
+			series_of_info(&defs[i], &facts, &e->fixed_info[e->fixed_info_count++]);
+		}
+	}
 	return &e->base;
 }

@@ -2,6 +2,7 @@
 #include "series.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,37 @@ void
 series_table_add(struct series_table *t, const struct fleet_series *s, int64_t time_ms, double value)
 {
 	add_point(t, find_or_add(t, s), time_ms, value);
+}
+
+_Static_assert(METRIC_INFO_LABELS_MAX <= FLEET_LABELS_MAX, "an info family's labels fit a series");
+
+void
+series_of_info(const struct metric_info_def *def, const struct metric_info_facts *facts, struct fleet_series *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->family, sizeof(out->family), "%s", def->family);
+	out->help = def->help;
+	out->scale = 1;
+	out->label_count = def->label_count;
+	for (size_t l = 0; l < def->label_count; l++) {
+		out->label_names[l] = def->labels[l].name;
+		snprintf(out->label_values[l], sizeof(out->label_values[l]), "%s",
+			 metric_info_fact(facts, def->labels[l].fact));
+	}
+}
+
+void
+series_table_add_sample_info(struct series_table *t, const struct metric_info_facts *facts, int64_t time_ms)
+{
+	size_t n;
+	const struct metric_info_def *defs = metric_dict_info(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (defs[i].per_sample && metric_info_present(&defs[i], facts)) {
+			struct fleet_series s;
+			series_of_info(&defs[i], facts, &s);
+			series_table_add(t, &s, time_ms, 1);
+		}
+	}
 }
 
 /*

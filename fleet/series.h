@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/metric_dict.h"
 #include "fleet.h"
 
 struct series {
@@ -45,5 +46,11 @@ void series_table_add_metric(struct series_table *t, const char *name, int64_t t
 
 /** Adds the point (TIME_MS, VALUE) to the series S describes (info series that no metric name gives). */
 void series_table_add(struct series_table *t, const struct fleet_series *s, int64_t time_ms, double value);
+
+/** The series of the info family DEF (core/metric_dict.h) with its labels' values from FACTS. */
+void series_of_info(const struct metric_info_def *def, const struct metric_info_facts *facts, struct fleet_series *out);
+
+/** Adds the point (TIME_MS, 1) of every per-sample info family FACTS give (the sample's power mode). */
+void series_table_add_sample_info(struct series_table *t, const struct metric_info_facts *facts, int64_t time_ms);
 
 #endif

@@ -95,7 +95,7 @@ fuzz_check() {
 	# for it); every other build proves the floor
 	CC=clang meson setup $reconf build-fuzz -Dwerror=true -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbench=false >/dev/null || { echo "fuzz: meson setup failed"; return 1; }
-	for t in tegrastats cfg_tree config spool http host procs top; do targets="$targets tests/fuzz/fuzz_$t"; done
+	for t in tegrastats cfg_tree config spool http host procs top work; do targets="$targets tests/fuzz/fuzz_$t"; done
 	# shellcheck disable=SC2086 # several targets
 	ninja -C build-fuzz $targets >/dev/null || { echo "fuzz: build failed"; ninja -C build-fuzz $targets | tail -20; return 1; }
 	tests/fuzz/run.sh build-fuzz
@@ -104,7 +104,7 @@ fuzz_log=$(mktemp)
 fuzz_check 2>&1 | tee "$fuzz_log"
 fuzz_ok=$(grep -c '^fuzz .*: ok' "$fuzz_log")
 total_ok=$((total_ok + fuzz_ok))
-[ "$fuzz_ok" -eq 8 ] || total_fail=$((total_fail + 8 - fuzz_ok))
+[ "$fuzz_ok" -eq 9 ] || total_fail=$((total_fail + 9 - fuzz_ok))
 rm -f "$fuzz_log"
 
 # Goal G: the threaded parts under ThreadSanitizer: the webhook delivery thread, libmicrohttpd's polling
@@ -114,7 +114,7 @@ rm -f "$fuzz_log"
 # in the agent's loop (no thread); glibc's getaddrinfo_a thread (MQTT host names) is not visible to TSan, which
 # crashes in it, so the `mqtt` test is not run here.
 phase "ThreadSanitizer build (build-tsan/)"
-test_args="webhook_delivery webhook web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work clock_driven" \
+test_args="webhook_delivery webhook alerting web_util web_limits web web-setups web-history web-limits webhooks webhooks-faults mqtt-signals nvml work clock_driven" \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	run_suite build-tsan -Db_sanitize=thread -Dbuildtype=debug -Dbench=false
 

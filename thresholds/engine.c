@@ -173,6 +173,32 @@ engine_set_expected_power_mode(struct engine *engine, const char *text)
 	snprintf(engine->expected_power_mode, sizeof(engine->expected_power_mode), "%s", text ? text : "");
 }
 
+void
+engine_set_notify(struct engine *engine, char **const notify[SEVERITY_COUNT], const size_t count[SEVERITY_COUNT])
+{
+	engine->notify = notify;
+	engine->notify_count = count;
+}
+
+/* The actions EV goes to: its rule's for the severity, else notify:'s; none before it fires or once cancelled. */
+static void
+route(const struct engine *e, struct alert_event *ev)
+{
+	enum severity sev = ev->severity;
+	if (ev->transition == TRANSITION_PENDING || ev->transition == TRANSITION_CANCELLED || sev <= SEVERITY_NONE ||
+	    sev >= SEVERITY_COUNT) {
+		return;
+	}
+	const struct rule *r = ev->rule;
+	if (r->has_actions) {
+		ev->actions = r->actions[sev];
+		ev->action_count = r->action_count[sev];
+	} else if (e->notify) {
+		ev->actions = e->notify[sev];
+		ev->action_count = e->notify_count[sev];
+	}
+}
+
 /*
  * The fingerprint an event carries: the instance's (rule and metric)
  * scoped to the board, so the same rule and metric on two boards differ
@@ -430,6 +456,7 @@ emit(struct engine *e, const struct transition *tr)
 	ev.device_id = e->device_id;
 	struct label_render lr = {0};
 	render(e, &ev, &lr);
+	route(e, &ev);
 	/* what ran: a recording's sample brings it; live, the rules stage takes it as the alert fires */
 	if (e->cur && alert_event_takes_processes(&ev)) {
 		ev.processes = e->cur->processes;
@@ -704,6 +731,7 @@ announce(const struct engine *e, const struct rule_state *rs, const struct alert
 	ev.restored = true;
 	struct label_render lr = {0};
 	render(e, &ev, &lr);
+	route(e, &ev);
 	e->listener(&ev, e->listener_data);
 	label_render_free(&lr);
 }

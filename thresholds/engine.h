@@ -44,6 +44,13 @@ void engine_set_board(struct engine *engine, const char *board, const char *devi
 void engine_set_expected_power_mode(struct engine *engine, const char *text);
 
 /**
+ * Sets the actions of an alert whose rule names none, per severity (the
+ * names of `notify:`, borrowed as the rules are). Every event carries the
+ * names of its actions (ev->actions): the rule's, else these.
+ */
+void engine_set_notify(struct engine *engine, char **const notify[SEVERITY_COUNT], const size_t count[SEVERITY_COUNT]);
+
+/**
  * Evaluates every rule against sample S. Durations (for, clear_for,
  * absent_for, repeat) are measured on S->mono_ms only, never a clock, so
  * a wall clock step changes none of them and replays at any speed give the

@@ -68,6 +68,8 @@ struct engine {
 	alert_callback listener; /* every event; NULL: none rendered */
 	void *listener_data;
 	char expected_power_mode[128]; /* {{expected_power_mode}} */
+	char **const *notify;          /* the actions of an alert whose rule names none, per severity; NULL: none */
+	const size_t *notify_count;
 	/* the metric layout the instance indexes refer to */
 	bool have_layout;
 	uint64_t layout_sig;

@@ -168,8 +168,29 @@ or_empty(const char *s)
 	return s ? s : "";
 }
 
+/* The info families (core/metric_dict.h) that FACTS give, value 1. */
+static void
+info_families(struct buf *out, const struct metric_info_facts *facts)
+{
+	size_t n;
+	const struct metric_info_def *info = metric_dict_info(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_info_def *d = &info[i];
+		if (!metric_info_present(d, facts)) {
+			continue;
+		}
+		family_header(out, d->family, d->help, PROM_GAUGE);
+		buf_adds(out, d->family);
+		buf_addc(out, '{');
+		for (size_t l = 0; l < d->label_count; l++) {
+			label_pair(out, l == 0, d->labels[l].name, metric_info_fact(facts, d->labels[l].fact));
+		}
+		buf_adds(out, "} 1\n");
+	}
+}
+
 void
-prom_format_sample(struct buf *out, const struct sample *s, const struct prom_board *board,
+prom_format_sample(struct buf *out, const struct sample *s, const struct metric_info_facts *info,
 		   struct metric_dict_cache *dict)
 {
 	const struct metric_set *set = &s->metrics;
@@ -215,26 +236,9 @@ prom_format_sample(struct buf *out, const struct sample *s, const struct prom_bo
 	}
 	free(entries);
 
-	family_header(out, "tegrawatch_board_info", "Board identity (value 1): model, SoC, module, L4T and JetPack.",
-		      PROM_GAUGE);
-	buf_adds(out, "tegrawatch_board_info{");
-	label_pair(out, true, "model", or_empty(board->model));
-	label_pair(out, false, "soc", or_empty(board->soc));
-	label_pair(out, false, "module", or_empty(board->module));
-	label_pair(out, false, "l4t", or_empty(board->l4t));
-	label_pair(out, false, "jetpack", or_empty(board->jetpack));
-	buf_adds(out, "} 1\n");
-	family_header(out, "tegrawatch_build_info", "The agent's version (value 1).", PROM_GAUGE);
-	buf_adds(out, "tegrawatch_build_info{");
-	label_pair(out, true, "version", or_empty(board->version));
-	buf_adds(out, "} 1\n");
-	if (s->power_mode[0]) {
-		family_header(out, "tegrawatch_power_mode_info", "The nvpmodel power mode by name (value 1).",
-			      PROM_GAUGE);
-		buf_adds(out, "tegrawatch_power_mode_info{");
-		label_pair(out, true, "mode", s->power_mode);
-		buf_adds(out, "} 1\n");
-	}
+	struct metric_info_facts facts = *info;
+	facts.power_mode = s->power_mode;
+	info_families(out, &facts);
 	if (s->seq > 0) {
 		family_header(out, "tegrawatch_sample_timestamp_seconds",
 			      "Time of the latest sample in seconds since the epoch (a replay's recorded time).",

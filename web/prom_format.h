@@ -16,16 +16,6 @@
 #include "core/metric_dict.h"
 #include "core/sample.h"
 
-/* Board identity and agent version for the info metrics ("" = unknown). */
-struct prom_board {
-	const char *model;
-	const char *soc;
-	const char *module;
-	const char *l4t;
-	const char *jetpack;
-	const char *version;
-};
-
 enum prom_type {
 	PROM_GAUGE,
 	PROM_COUNTER,
@@ -33,15 +23,15 @@ enum prom_type {
 
 /**
  * Appends the exposition of sample S to OUT: every metric of the sample,
- * tegrawatch_sample_timestamp_seconds, tegrawatch_power_mode_info{mode},
- * tegrawatch_board_info{model,soc,module,l4t,jetpack} and
- * tegrawatch_build_info{version}. Families are sorted by name, each with
+ * the info families of the dictionary (INFO: the board and the version;
+ * the power mode is the sample's) and tegrawatch_sample_timestamp_seconds.
+ * Families are sorted by name, each with
  * one # HELP and one # TYPE line and its series together (labels in
  * natural order: cpu="2" before cpu="10"). A second metric landing on the
  * same family and labels is dropped. DICT keeps the names' entries from
  * one sample to the next (one per thread).
  */
-void prom_format_sample(struct buf *out, const struct sample *s, const struct prom_board *board,
+void prom_format_sample(struct buf *out, const struct sample *s, const struct metric_info_facts *info,
 			struct metric_dict_cache *dict);
 
 /* The process's own figures, read by the caller from /proc/self. Negative = unknown. */

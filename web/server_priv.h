@@ -76,8 +76,8 @@ struct server_state {
 	int64_t start_mono_ms;
 	int64_t boot_time_s; /* from /proc/stat, for process_start_time_seconds */
 	char *version;
-	char *board_json; /* {"model",...} */
-	struct prom_board board;
+	char *board_json;                    /* {"model",...} */
+	struct metric_info_facts info_facts; /* the info families' (core/metric_dict.h): IDENTITY and VERSION */
 	struct board_identity identity;
 
 	pthread_mutex_t lock; /* everything down to `stopping` */

@@ -95,7 +95,7 @@ static void
 render_prom(struct buf *out, const struct sample *s, struct server_state *st)
 {
 	pthread_mutex_lock(&st->dict_lock);
-	prom_format_sample(out, s, &st->board, st->prom_dict);
+	prom_format_sample(out, s, &st->info_facts, st->prom_dict);
 	pthread_mutex_unlock(&st->dict_lock);
 }
 

@@ -86,14 +86,7 @@ render_board(struct server_state *st, const struct agent_info *info)
 	json_object_end(&j);
 	st->board_json = xstrdup(j.out.buf);
 	json_free(&j);
-	st->board = (struct prom_board){
-		.model = st->identity.model,
-		.soc = st->identity.soc,
-		.module = st->identity.module,
-		.l4t = st->identity.l4t,
-		.jetpack = st->identity.jetpack,
-		.version = st->version,
-	};
+	st->info_facts = (struct metric_info_facts){.board = &st->identity, .version = st->version};
 }
 
 void
@@ -135,7 +128,7 @@ server_state_init(struct server_state *st, const struct web_config *cfg, const s
 				  history_buckets_for(cfg->minute_history_ms, st->interval_ms), st->interval_ms);
 	st->sample = blob_new(empty_sample_json, sizeof(empty_sample_json) - 1);
 	struct sample *empty = xcalloc(1, sizeof(*empty));
-	prom_format_sample(&st->text, empty, &st->board, st->prom_dict);
+	prom_format_sample(&st->text, empty, &st->info_facts, st->prom_dict);
 	free(empty);
 	st->prom = blob_new(st->text.buf, st->text.len);
 }

@@ -73,7 +73,9 @@ held_copy(struct held *h, const struct alert_event *ev)
 	h->ev.metric = h->metric;
 	h->ev.power_mode = h->power_mode;
 	h->ev.labels = h->labels;
-	h->ev.rule = NULL; /* the rule may be gone after a reload */
+	h->ev.rule = NULL; /* the rule and the names of its actions may be gone after a reload */
+	h->ev.actions = NULL;
+	h->ev.action_count = 0;
 }
 
 static void

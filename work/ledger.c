@@ -3,7 +3,7 @@
  * thread (the StatsD source) and the web server's (POST /api/v1/work),
  * read by the loop. One mutex; a reference count, since the web server
  * may outlive the source that made the ledger. And the two wire formats'
- * parsers, pure.
+ * parsers, pure (the JSON one on core/json_read.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_read.h"
+#include "core/text.h"
 #include "core/xalloc.h"
 #include "work_priv.h"
 
@@ -124,6 +126,25 @@ work_ledger_snapshot(struct work_ledger *l, char names[][WORK_NAME_MAX], double 
 
 /* ---- StatsD ---- */
 
+/* The N bytes at S as a whole finite number: strtod wants a NUL, and a line is LEN bytes without one. */
+static bool
+span_number(const char *s, size_t n, double *out)
+{
+	char num[32];
+	if (n == 0 || n >= sizeof(num)) {
+		return false;
+	}
+	memcpy(num, s, n);
+	num[n] = '\0';
+	char *stop;
+	double v = strtod(num, &stop);
+	if (*stop || !isfinite(v)) {
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
 int
 work_parse_statsd(const char *line, size_t len, const char **name, size_t *name_len, double *count, char *err,
 		  size_t err_size)
@@ -139,25 +160,19 @@ work_parse_statsd(const char *line, size_t len, const char **name, size_t *name_
 		snprintf(err, err_size, "only counters (|c) are work");
 		return -EINVAL;
 	}
-	char num[32];
+	double v;
 	size_t n = (size_t)(bar - colon - 1);
-	if (n == 0 || n >= sizeof(num)) {
-		snprintf(err, err_size, "expected a number after ':'");
-		return -EINVAL;
-	}
-	memcpy(num, colon + 1, n);
-	num[n] = '\0';
-	char *stop;
-	double v = strtod(num, &stop);
-	if (*stop || !isfinite(v)) {
-		snprintf(err, err_size, "'%s' is not a number", num);
+	if (!span_number(colon + 1, n, &v)) {
+		snprintf(err, err_size, n ? "'%.*s' is not a number" : "expected a number after ':'",
+			 (int)(n < 31 ? n : 31), colon + 1);
 		return -EINVAL;
 	}
 	/* "|@0.1": one line stands for 1/0.1 of them; "|#tags" mean nothing here */
 	for (const char *p = bar + 2; p < end; p++) {
 		if (p[0] == '|' && p + 1 < end && p[1] == '@') {
-			double rate = strtod(p + 2, &stop);
-			if (stop == p + 2 || !(rate > 0 && rate <= 1)) {
+			const char *r = p + 2, *r_end = memchr(r, '|', (size_t)(end - r));
+			double rate;
+			if (!span_number(r, (size_t)((r_end ? r_end : end) - r), &rate) || !(rate > 0 && rate <= 1)) {
 				snprintf(err, err_size, "a sample rate is above 0 and at most 1");
 				return -EINVAL;
 			}
@@ -170,103 +185,75 @@ work_parse_statsd(const char *line, size_t len, const char **name, size_t *name_
 	return 0;
 }
 
-/* ---- POST /api/v1/work ---- */
+/* ---- POST /api/v1/work, read with core/json_read.h ---- */
 
-static const char *
-skip_ws(const char *p, const char *end)
+struct post {
+	/* one byte more than a name: a longer one is cut to a length work_ledger_add() refuses */
+	char name[WORK_NAME_MAX + 1];
+	size_t name_len;
+	bool have_name;
+	double count;
+	char why[96]; /* an unknown member, in words */
+};
+
+static void
+post_member(struct json_reader *r, const char *key, void *data)
 {
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
-		p++;
+	struct post *p = data;
+	if (strcmp(key, "name") == 0) {
+		if (json_peek(r) != '"') {
+			json_fail(r, "\"name\" is a string");
+			return;
+		}
+		p->have_name = json_read_string(r, p->name, sizeof(p->name), &p->name_len);
+	} else if (strcmp(key, "count") == 0) {
+		char c = json_peek(r);
+		double v = c == '-' || text_is_digit(c) ? json_read_number(r) : NAN; /* not null */
+		if (isnan(v)) {
+			json_fail(r, "\"count\" is a number");
+			return;
+		}
+		p->count = v;
+	} else {
+		snprintf(p->why, sizeof(p->why), "unknown member '%.40s' (known: name, count)", key);
+		json_fail(r, p->why);
 	}
-	return p;
 }
 
-/* A JSON string without escapes (a name has none) at *P: its span. */
+/* TEXT (LEN bytes when it holds no NUL) into P; false with why in ERR. */
 static bool
-json_plain_string(const char **p, const char *end, const char **s, size_t *n)
+post_parse(const char *text, size_t len, struct post *p, char *err, size_t err_size)
 {
-	if (*p >= end || **p != '"') {
+	struct json_reader r;
+	json_reader_init(&r, text);
+	if (json_peek(&r) != '{') {
+		snprintf(err, err_size, "expected a JSON object {\"name\": \"inference\", \"count\": 5}");
 		return false;
 	}
-	const char *q = *p + 1;
-	while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) {
-		q++;
-	}
-	if (q >= end || *q != '"') {
+	if (!json_each_member(&r, post_member, p)) {
+		snprintf(err, err_size, "%s at byte %zu", r.why, (size_t)(r.at - text) + 1);
 		return false;
 	}
-	*s = *p + 1;
-	*n = (size_t)(q - *s);
-	*p = q + 1;
+	json_skip_ws(&r);
+	if ((size_t)(r.p - text) != len) { /* a NUL in the body ends the copy early: something after it too */
+		snprintf(err, err_size, "one JSON object, nothing after it");
+		return false;
+	}
+	if (!p->have_name) {
+		snprintf(err, err_size, "\"name\" is missing");
+		return false;
+	}
 	return true;
 }
 
 int
 work_post_json(void *data, const char *body, size_t len, char *err, size_t err_size)
 {
-	const char *p = skip_ws(body, body + len), *end = body + len;
-	const char *name = NULL;
-	size_t name_len = 0;
-	double count = 1;
-	if (p >= end || *p++ != '{') {
-		snprintf(err, err_size, "expected a JSON object {\"name\": \"inference\", \"count\": 5}");
-		return -EINVAL;
-	}
-	for (bool first = true;; first = false) {
-		p = skip_ws(p, end);
-		if (p < end && *p == '}' && first) {
-			break;
-		}
-		const char *key;
-		size_t key_len;
-		if (!json_plain_string(&p, end, &key, &key_len) || (p = skip_ws(p, end)) >= end || *p++ != ':') {
-			snprintf(err, err_size, "expected \"name\" or \"count\" and a ':'");
-			return -EINVAL;
-		}
-		p = skip_ws(p, end);
-		if (key_len == 4 && memcmp(key, "name", 4) == 0) {
-			if (!json_plain_string(&p, end, &name, &name_len)) {
-				snprintf(err, err_size, "\"name\" is a string");
-				return -EINVAL;
-			}
-		} else if (key_len == 5 && memcmp(key, "count", 5) == 0) {
-			char num[32];
-			size_t n = 0;
-			while (p + n < end && n < sizeof(num) - 1 && strchr("0123456789+-.eE", p[n])) {
-				n++;
-			}
-			memcpy(num, p, n);
-			num[n] = '\0';
-			char *stop;
-			count = strtod(num, &stop);
-			if (n == 0 || *stop) {
-				snprintf(err, err_size, "\"count\" is a number");
-				return -EINVAL;
-			}
-			p += n;
-		} else {
-			snprintf(err, err_size, "unknown member '%.*s' (known: name, count)",
-				 (int)(key_len < 40 ? key_len : 40), key);
-			return -EINVAL;
-		}
-		p = skip_ws(p, end);
-		if (p < end && *p == ',') {
-			p++;
-			continue;
-		}
-		if (p < end && *p == '}') {
-			break;
-		}
-		snprintf(err, err_size, "expected ',' or '}'");
-		return -EINVAL;
-	}
-	if (skip_ws(p + 1, end) != end) {
-		snprintf(err, err_size, "one JSON object, nothing after it");
-		return -EINVAL;
-	}
-	if (!name) {
-		snprintf(err, err_size, "\"name\" is missing");
-		return -EINVAL;
-	}
-	return work_ledger_add(data, name, name_len, count, err, err_size);
+	char *text = xstrndup(body, len); /* the reader wants a NUL at the end */
+	struct post p = {.count = 1};
+	int r = post_parse(text, len, &p, err, err_size)
+			? work_ledger_add(data, p.name, p.name_len, p.count, err, err_size)
+			: -EINVAL;
+	free(text);
+	return r;
 }

@@ -15,9 +15,11 @@
  *   real             the clock runs with the real one from where it stands
  *   now              "ok MONO WALL", the driven clocks in ms
  *
- * The clock starts still at the real time of the start. Without the variable
- * the binary runs on the real clocks. The socket's end of the test closed:
- * the clock stays as it was.
+ * The clock starts still at the real time of the start, or with the wall
+ * clock at TEGRAWATCH_DRIVEN_WALL_MS (an agent started after one whose clock
+ * ran ahead of real time keeps its stamps after the other's). Without the
+ * first variable the binary runs on the real clocks. The socket's end of the
+ * test closed: the clock stays as it was.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -128,8 +130,17 @@ main(int argc, char **argv)
 		struct timespec m, w;
 		clock_gettime(CLOCK_MONOTONIC, &m);
 		clock_gettime(CLOCK_REALTIME, &w);
-		clock_driven_start((int64_t)m.tv_sec * 1000 + m.tv_nsec / 1000000,
-				   (int64_t)w.tv_sec * 1000 + w.tv_nsec / 1000000);
+		int64_t wall_ms = (int64_t)w.tv_sec * 1000 + w.tv_nsec / 1000000;
+		const char *at = getenv("TEGRAWATCH_DRIVEN_WALL_MS");
+		if (at && *at) {
+			long long ms = strtoll(at, &end, 10);
+			if (*end || ms <= 0) {
+				fprintf(stderr, "tegrawatch-driven: TEGRAWATCH_DRIVEN_WALL_MS=%s: not a time in ms\n", at);
+				return 2;
+			}
+			wall_ms = ms;
+		}
+		clock_driven_start((int64_t)m.tv_sec * 1000 + m.tv_nsec / 1000000, wall_ms);
 		/* the agent takes its signals through a signalfd: this thread must never receive one */
 		sigset_t all, old;
 		sigfillset(&all);

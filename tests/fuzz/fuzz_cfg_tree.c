@@ -12,17 +12,9 @@
 
 #include "core/cfg_tree.h"
 #include "core/diag.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                 \
-	do {                                                                                        \
-		if (!(cond)) {                                                                      \
-			fprintf(stderr, "fuzz_cfg_tree: invariant failed: %s (line %d)\n", #cond,   \
-				__LINE__);                                                          \
-			abort();                                                                    \
-		}                                                                                   \
-	} while (0)
 
 static int
 cmp_key(const void *a, const void *b)

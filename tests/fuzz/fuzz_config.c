@@ -16,16 +16,9 @@
 #include "agent/config.h"
 #include "core/diag.h"
 #include "thresholds/rules.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                                  \
-	do {                                                                                                         \
-		if (!(cond)) {                                                                                       \
-			fprintf(stderr, "fuzz_config: invariant failed: %s (line %d)\n", #cond, __LINE__);           \
-			abort();                                                                                     \
-		}                                                                                                    \
-	} while (0)
 
 static void
 check_threshold(const struct threshold *th)

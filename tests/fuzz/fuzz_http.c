@@ -24,17 +24,9 @@
 #include "core/metrics.h"
 #include "web/route.h"
 #include "web/web_util.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                 \
-	do {                                                                                        \
-		if (!(cond)) {                                                                      \
-			fprintf(stderr, "fuzz_http: invariant failed: %s (line %d)\n", #cond,       \
-				__LINE__);                                                          \
-			abort();                                                                    \
-		}                                                                                   \
-	} while (0)
 
 #define HISTORY_S 3600
 #define MINUTE_S 86400

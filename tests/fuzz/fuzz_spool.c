@@ -18,17 +18,9 @@
 #include "core/crc32.h"
 #include "core/log.h"
 #include "core/spool.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                 \
-	do {                                                                                        \
-		if (!(cond)) {                                                                      \
-			fprintf(stderr, "fuzz_spool: invariant failed: %s (line %d)\n", #cond,      \
-				__LINE__);                                                          \
-			abort();                                                                    \
-		}                                                                                   \
-	} while (0)
 
 #define MAX_RECORDS 64
 

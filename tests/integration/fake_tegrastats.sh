@@ -9,6 +9,8 @@
 #   restart prints one line and exits (the agent restarts it)
 #   bad     a 10 MB line, a NUL byte inside a line, FAKE_TEGRASTATS_GARBAGE lines of garbage, then a line
 #           cut off between two tokens (no newline) and exit
+#   quiet   prints nothing and waits: the test writes the lines itself into this process's stdout
+#           (/proc/PID/fd/1, PID from FAKE_TEGRASTATS_OUT), one per tick of an agent on the driven clock
 # Only the first start plays MODE: a restarted one prints lines.
 # FAKE_TEGRASTATS_PERIOD: seconds between lines in mode lines, instead of the interval (an agent on the driven
 #   clock, tegrawatch-driven, ticks faster than real time: its tegrastats must keep up).
@@ -32,6 +34,9 @@ secs=${FAKE_TEGRASTATS_SLEEP:-${FAKE_TEGRASTATS_PERIOD:-$((ms / 1000)).$(printf 
 mode=${FAKE_TEGRASTATS_MODE:-lines}
 [ "$n" -gt 1 ] && mode=lines # only the first start is special
 case $mode in
+quiet)
+	exec sleep 100000
+	;;
 restart)
 	echo "$LINE"
 	exit 0

@@ -67,7 +67,7 @@ agent/config[a-z_]*\.[ch]       the configuration loader (config_priv.h, config_
 agent/setup\.[ch]               configuration -> running pipeline
 agent/fleet_setup\.[ch]         wires the fleet sinks from their sections
 agent/demo\.[ch]                the pipeline of the demo board
-agent/alerting\.[ch]            the rules stage: routes alerts to log/exec (alerts/) and webhooks (webhook/), reloads
+agent/alerting\.[ch]            wires the rules stage and the action stages, and gives them their parts again on a reload
 agent/meson\.build
 '
 agent_re=$(printf '%s' "$agent_allowed" | awk 'NF { printf "%s^%s$", sep, $1; sep = "|" }')
@@ -76,6 +76,16 @@ others=$(printf '%s\n' $others $(git ls-files --others --exclude-standard agent 
 	grep -vE "$agent_re")
 if [ -n "$others" ]; then
 	echo "FAIL: agent/ holds more than composition (move a module to a folder of its own): $others"
+	fail=1
+fi
+
+# and what it wires does its own work: no stage is defined in agent/ (the rules stage is thresholds/rules_stage.c,
+# the actions' alerts/actions_stage.c and webhook/webhook_stage.c), and nothing there runs the engine, emits an
+# alert or hands one to an action: alert events reach the actions through the agent's fan-out only.
+agent_src=$(printf '%s\n' $prod | grep -E '^agent/.*\.[ch]$')
+if grep -nE 'struct stage_ops|alert_fanout_emit|\b(engine_[a-z_]+|webhooks_[a-z_]+|actions_(create|destroy|set|notify|poll|get_stats))\(' \
+	$agent_src; then
+	echo "FAIL: agent/ does the work of a stage or an action above (composition only: give it to the module's stage)"
 	fail=1
 fi
 

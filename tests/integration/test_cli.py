@@ -314,6 +314,10 @@ class SnapshotTest(unittest.TestCase):
                           "36.4.3", "6.2", "MAXN_SUPER",
                           {"temp.cpu_c": 47.875, "power.vdd_in.crit_ma": 7784, "trip.cpu.passive_c": 99,
                            "trip.cpu.hot_surface_c": 70}),
+        "orin-nx-jp6": ("NVIDIA Jetson Orin NX Engineering Reference Developer Kit Super", "tegra234",
+                        "36.4.3", "6.2", "MAXN_SUPER",
+                        {"temp.cv0_c": 41.156, "gpu.max_freq_mhz": 1173, "cpu.7.max_freq_mhz": 1984,
+                         "trip.gpu.passive_c": 99, "trip.gpu.hot_surface_c": 70}),
     }
 
     def test_trees(self):

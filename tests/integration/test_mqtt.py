@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """MQTT end to end against a real mosquitto broker started here on a free
 127.0.0.1 port (never any other address): topics and payloads, retained
-availability and info, the last will, a clean stop, Home Assistant discovery,
-TLS, username and password. What an outage and the spool keep: test_mqtt_spool.py.
+availability and info, Home Assistant discovery (PublishTest, meson test
+`mqtt`); the last will, a clean stop, TLS, username and password
+(SessionTest, `mqtt-sessions`). What an outage and the spool keep:
+test_mqtt_spool.py.
 
-Usage: test_mqtt.py TEGRAWATCH SOURCE_ROOT
-Needs: mosquitto, mosquitto_passwd, openssl, python3-paho-mqtt (exit 77 = skipped without them).
+Where a test is about the agent's time (a demo's samples, the delay of a
+rediscovery) the agent runs on a clock the test drives (tegrawatch-driven);
+mosquitto, the subscribers and libmosquitto keep real time.
+
+Usage: test_mqtt.py TEGRAWATCH SOURCE_ROOT [PublishTest | SessionTest]
+Needs: mosquitto, mosquitto_passwd, openssl, python3-paho-mqtt, tegrawatch-driven (exit 77 = skipped without them).
 """
 import json
 import os
@@ -18,20 +24,28 @@ import time
 import harness
 from harness import BOOT_ID, EARLY_RULE, mqtt_keys, wait_until, write_file
 
+# the demo at speed 10 samples every 100 ms of a driven agent's time; each wait of its loop lasts PACE_MS real ms
+# (the broker and the subscriber keep up with 500 states a second)
+DEMO_TICK_MS, PACE_MS = 100, 2
 STATE_KEYS = ["ts", "time_ms", "boot_id", "seq", "power_mode", "metrics", "throttle"]
 AGENT_COUNTERS = ["agent.mqtt_connected", "agent.mqtt_connects_total", "agent.mqtt_disconnects_total",
                   "agent.mqtt_publishes_total", "agent.mqtt_spool_depth", "agent.mqtt_dropped_total",
                   "agent.mqtt_spool_corrupt_total"]
 
 
-class MqttTest(harness.TestCase):
+class PublishTest(harness.TestCase):
+    """What the agent publishes (meson test `mqtt`)."""
+
     # ---- topics, payloads, retained ----
 
     def test_topics_and_payloads(self):
         b = self.broker()
         s = self.sub(b.port, ["tegrawatch/#", "homeassistant/#"])
         a = self.mqtt_agent("a", mqtt_keys(b.port, "t1", metric_topics='[temp.tj_c, "gpu.*_pct"]'),
-                       args=("--demo", "--speed", "10", "--count", "40"), extra=EARLY_RULE)
+                            args=("--demo", "--speed", "10", "--count", "40"), extra=EARLY_RULE, driven=True)
+        s.wait_payload("tegrawatch/t1/status", "online")  # sample 1 taken at the start, the clock still since
+        a.run(38 * DEMO_TICK_MS, PACE_MS)  # samples 2-39
+        a.real()  # the 40th and the clean stop on the real clock: `offline` waits for its acknowledgement in real time
         self.assertEqual(a.wait(60), 0, a.stderr())
         s.wait_payload("tegrawatch/t1/status", "offline")  # the agent's last message: everything arrived
 
@@ -113,15 +127,17 @@ class MqttTest(harness.TestCase):
         r, w = os.pipe()  # we keep the read end and never read it
         self.addCleanup(os.close, r)
         web_port = harness.free_port()
-        p = self.mqtt_agent("pipe", mqtt_keys(b.port, "pipe"), args=("--demo", "--speed", "15", "--count", "900"),
-                            stdout=w,
-                            web="127.0.0.1:%d" % web_port, port=web_port,
-                            extra="include: [%s/configs/rules.d/*.yaml]\n" % SRC)
+        p = self.mqtt_agent("pipe", mqtt_keys(b.port, "pipe"), args=("--demo", "--speed", "10", "--count", "900"),
+                            stdout=w, web="127.0.0.1:%d" % web_port, port=web_port,
+                            extra="include: [%s/configs/rules.d/*.yaml]\n" % SRC, driven=True)
         os.close(w)
-        # three quarters of the demo, far past what the pipe holds (~16 samples)
-        s.wait_count("tegrawatch/pipe/state", 675, timeout=180)
+        # three quarters of the demo, far past what the pipe holds (~16 samples), on the agent's time
+        p.run(674 * DEMO_TICK_MS, PACE_MS)
+        s.wait_count("tegrawatch/pipe/state", 675, timeout=60)
         status, _, body = p.get("/healthz")
         self.assertEqual(status, 200, body)
+        p.run(224 * DEMO_TICK_MS, PACE_MS)  # samples 676-899
+        p.real()  # the 900th and the clean stop on the real clock
         self.assertEqual(p.wait(120), 0, p.stderr())
         s.wait_payload("tegrawatch/pipe/status", "offline")
         states = s.json("tegrawatch/pipe/state")
@@ -229,8 +245,11 @@ class MqttTest(harness.TestCase):
 
     def test_ha_discovery_and_republish(self):
         b = self.broker()
-        s = self.sub(b.port, ["homeassistant/#", "tegrawatch/ha1/status", "tegrawatch/ha1/ha"])
-        a = self.mqtt_agent("a", mqtt_keys(b.port, "ha1", protocol="5"))  # MQTT 5 here, 3.1.1 elsewhere
+        s = self.sub(b.port, ["homeassistant/#", "tegrawatch/ha1/status", "tegrawatch/ha1/ha", "tegrawatch/ha1/state"])
+        # MQTT 5 here, 3.1.1 elsewhere. On a clock the test drives: the rediscovery's delay is the agent's time. Its
+        # samples kept: the state of the latest one says that everything sent before it has arrived.
+        a = self.mqtt_agent("a", mqtt_keys(b.port, "ha1", protocol="5"), driven=True, stdout=None)
+        a.pace(PACE_MS)
         temp_topic = "homeassistant/sensor/ha1_temp_tj_c/config"
         # the main metrics of the demo board, each checked against the documented schema (anchors 4.2)
         main = ["homeassistant/sensor/ha1_%s/config" % metric for metric in [
@@ -240,6 +259,7 @@ class MqttTest(harness.TestCase):
             "", "_thermal", "_overcurrent", "_rail_alarm", "_freq_cap"]]
         s.wait(lambda s: set(main) <= {m[1] for m in s.all()} and s.all("tegrawatch/ha1/ha"), 30,
                "the discovery burst and the view")
+        a.pause()
         configs = {m[1]: json.loads(m[2]) for m in s.all() if m[1].endswith("/config")}
         for topic, c in configs.items():
             uid = topic.split("/")[2]
@@ -266,22 +286,33 @@ class MqttTest(harness.TestCase):
         self.assertEqual(thr["json_attributes_topic"], "tegrawatch/ha1/ha")
         self.render_every_template(configs, s.json("tegrawatch/ha1/ha"))
 
-        # Home Assistant's birth message: the configs come again, 0-5 s later
-        s.clear()
-        t0 = time.monotonic()
-        harness.publish(b.port, "homeassistant/status", "online")
-        self.assertTrue(wait_until(lambda: s.all(temp_topic), 20), "no rediscovery after the birth message")
-        delay = s.all(temp_topic)[0][0] - t0
-        self.assertLess(delay, 6.5)
+        # Home Assistant's birth message: the configs come again, 0-5 s of the agent's time later
+        self.birth(b, s, "online")
+        a.run(5000 + DEMO_TICK_MS, PACE_MS)
+        self.assertTrue(wait_until(lambda: s.all(temp_topic), 20), "no rediscovery within 5 s of the birth message")
         # the rest of the burst follows the first config
         s.wait(lambda s: {m[1] for m in s.all() if m[1].endswith("/config")} >= set(configs), 20, "the whole burst")
         # something else on the birth topic changes nothing (over the 0-5 s a rediscovery may wait, and more)
-        s.clear()
-        harness.publish(b.port, "homeassistant/status", "offline")
-        self.assertStays(lambda: not [m for m in s.all() if m[1].endswith("/config")], 6.0,
+        self.birth(b, s, "offline")
+        a.run(7000, PACE_MS)
+        last = a.samples()[-1]["time_ms"]  # its state comes after whatever was sent with an earlier sample
+        s.wait(lambda s: last in [x["time_ms"] for x in s.json("tegrawatch/ha1/state")], 20, "the latest state")
+        self.assertEqual([m[1] for m in s.all() if m[1].endswith("/config")], [],
                          "configs sent again for a birth topic message that is not 'online'")
         self.assertEqual(a.stop(), 0)
         self.assertIn("as tegrawatch-ha1-%d (p5," % a.pid, b.log_text())
+
+    def birth(self, b, s, payload):
+        """Home Assistant's birth topic at broker B says PAYLOAD; S is cleared, then sees it (and so does the agent,
+        at the same moment: its clock stands still meanwhile, so it reads it at the time it stands at)."""
+        s.clear()
+        harness.publish(b.port, "homeassistant/status", payload)
+        s.wait_payload("homeassistant/status", payload)
+
+
+
+class SessionTest(harness.TestCase):
+    """The session around it: availability, name lookup, TLS, passwords (meson test `mqtt-sessions`)."""
 
     # ---- availability ----
 
@@ -332,14 +363,20 @@ class MqttTest(harness.TestCase):
         self.assertEqual(a1.stop(), 0)
         # forget the retained list, so only the new agent can bring it back
         harness.publish(b.port, "tegrawatch/rs/alerts/active", b"", retain=True)
-        a2 = self.mqtt_agent("a2", mqtt_keys(b.port, "rs"), args=args, env=env, extra=rules)
-        s2 = self.sub(b.port, ["tegrawatch/rs/#"])
+        s2 = self.sub(b.port, ["tegrawatch/rs/#"])  # before a2: it sees everything a2 sends
+        # a2 on a clock the test drives, its samples kept: the state of the latest says what came before it
+        a2 = self.mqtt_agent("a2", mqtt_keys(b.port, "rs"), args=args, env=env, extra=rules, stdout=None,
+                             driven=True)
         self.assertTrue(wait_until(lambda: any(a.get("rule") == "cpu-hot"
                                                for p in s2.payloads("tegrawatch/rs/alerts/active") if p
                                                for a in json.loads(p)), 20), s2.all())
-        # the firing was announced once, by a1
-        self.assertStays(lambda: s2.payloads("tegrawatch/rs/alerts") == [], 1.0,
-                         lambda: s2.payloads("tegrawatch/rs/alerts"))
+        # the firing was announced once, by a1: no event in a2's first ten samples (an event goes out before the
+        # state of its sample)
+        a2.run(900, 5)
+        last = a2.samples()[-1]["time_ms"]
+        s2.wait(lambda s: last in [x["time_ms"] for x in s.json("tegrawatch/rs/state")], 20, "a2's tenth state")
+        self.assertEqual(len(a2.samples()), 10)
+        self.assertEqual(s2.payloads("tegrawatch/rs/alerts"), [])
         self.assertEqual(a2.stop(), 0)
 
     def test_host_name_looked_up_without_blocking(self):
@@ -392,9 +429,9 @@ class MqttTest(harness.TestCase):
         bad = self.mqtt_agent("bad", mqtt_keys(b.port, "pw2", username="agent2"),
                               env={"TEGRAWATCH_MQTT_PASSWORD": "canary-wrong-9X"})
         s.wait_payload("tegrawatch/pw1/status", "online")
-        bad.wait_stderr("refused")
-        # refused, and it stays out while its retries go on
-        self.assertStays(lambda: s.payloads("tegrawatch/pw2/status") == [], 2.0, "pw2 got in with a wrong password")
+        # refused, and it stays out while its retries go on: three attempts, each refused
+        bad.wait_stderr("the broker refused the connection", count=3)
+        self.assertEqual(s.payloads("tegrawatch/pw2/status"), [], "pw2 got in with a wrong password")
         self.assertIn("not authori", bad.stderr())
         # the broker is fixed: agent2's password becomes the one it sends; it keeps trying and gets in
         subprocess.run(["mosquitto_passwd", "-b", pw, "agent2", "canary-wrong-9X"], check=True)
@@ -408,5 +445,5 @@ class MqttTest(harness.TestCase):
                 self.assertNotIn(secret, a.stderr())
 
 if __name__ == "__main__":
-    BIN, SRC = harness.init(needs=("mosquitto", "mosquitto_passwd", "openssl"))
+    BIN, SRC = harness.init(needs=("mosquitto", "mosquitto_passwd", "openssl", "driven"))
     harness.main()

@@ -3,7 +3,10 @@
 (PREFIX/ID/ha: its rate, its rounding, live only after a broker outage) and the device id made from a fixture
 board's machine-id or serial number.
 
-Usage: test_mqtt_ha.py TEGRAWATCH SOURCE_ROOT (exit 77 = skipped without mosquitto).
+The demo's samples and the outage take the agent's time: it runs on a clock the test drives (tegrawatch-driven),
+each wait of its loop a fraction of the interval in real time; mosquitto and the subscriber keep real time.
+
+Usage: test_mqtt_ha.py TEGRAWATCH SOURCE_ROOT (exit 77 = skipped without mosquitto or tegrawatch-driven).
 """
 import hashlib
 import hmac
@@ -15,6 +18,8 @@ import time
 
 import harness
 from harness import EARLY_RULE, mqtt_keys, wait_until
+
+PACE_MS = 5  # real ms each wait of a driven agent's loop lasts (its samples come every 50 or 100 ms of its time)
 
 
 def digits(metric):
@@ -56,7 +61,10 @@ class HaViewTest(harness.TestCase):
         b = self.broker()
         s = self.sub(b.port, ["tegrawatch/rv/state", "tegrawatch/rv/ha", "tegrawatch/rv/status"])
         a = self.mqtt_agent("rv", mqtt_keys(b.port, "rv", ha_interval="3s"),
-                            args=("--demo", "--speed", "20", "--count", "240"), extra=EARLY_RULE)
+                            args=("--demo", "--speed", "20", "--count", "240"), extra=EARLY_RULE, driven=True)
+        s.wait_payload("tegrawatch/rv/status", "online")  # sample 1 taken at the start, the clock still since
+        a.run(238 * 50, PACE_MS)  # samples 2-239, 50 ms of its time apart
+        a.real()  # the 240th and the clean stop on the real clock: `offline` waits for its acknowledgement in real time
         self.assertEqual(a.wait(60), 0, a.stderr())
         s.wait_payload("tegrawatch/rv/status", "offline")  # the agent's last message: everything arrived
         states = {x["time_ms"]: x for x in s.json("tegrawatch/rv/state")}
@@ -99,12 +107,15 @@ class HaViewTest(harness.TestCase):
         b = self.broker(persistence=True)
         s = self.sub(b.port, ["tegrawatch/ov/state", "tegrawatch/ov/ha", "tegrawatch/ov/status"],
                      client_id="tw-ha-outage", clean=False)
-        a = self.mqtt_agent("ov", mqtt_keys(b.port, "ov", ha_interval="2s"))  # the demo at 10 samples a second
+        # the demo at 10 samples a second of its time
+        a = self.mqtt_agent("ov", mqtt_keys(b.port, "ov", ha_interval="2s"), driven=True)
+        a.pace(PACE_MS)
         self.assertTrue(wait_until(lambda: len(s.all("tegrawatch/ov/state")) >= 20, 20), a.stderr())
         b.stop()
-        harness.hold(8)  # the outage
+        a.run(8000, PACE_MS)  # the outage: 8 s of its time
         t_back = time.monotonic()
         b.start()
+        a.real()  # the reconnect on the real clock
 
         def live_views():
             # live publications only: a subscriber that comes back to the restarted broker may first be handed
@@ -178,5 +189,5 @@ class HaViewTest(harness.TestCase):
 
 
 if __name__ == "__main__":
-    harness.init(needs=("mosquitto",))
+    harness.init(needs=("mosquitto", "driven"))
     harness.main()

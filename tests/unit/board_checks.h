@@ -57,11 +57,32 @@ struct expect {
 		COOL("soc0_throttle_alert", 0, 1), COOL("soc1_throttle_alert", 0, 1),                           \
 		COOL("soc2_throttle_alert", 0, 1), COOL("hot_surface_alert", surface, 1)
 
+/*
+ * An Orin Nano or NX (make-trees.sh orin_thermal "0 4" and p3767_zones): L4T's trips on cpu and gpu, tj's fan
+ * trip, and the cooling devices at their states: the two cpufreq ones, the GPU's devfreq, the cpu and gpu throttle
+ * alerts, the hot-surface alert and the fan.
+ */
+#define P3767_THERMAL(cpufreq, devfreq, alert, surface, fan)                                                    \
+	ORIN_TRIPS("cpu"), ORIN_TRIPS("gpu"), {"trip.tj.active_c", 74}, COOL("cpufreq_cpu0", cpufreq, 9),       \
+		COOL("cpufreq_cpu4", cpufreq, 9), ORIN_ALERTS(devfreq, alert, surface), COOL("pwm_fan", fan, 3)
+
 /* power.R.mw/.mv/.ma/.crit_ma, and the hwmon alarms */
 #define RAIL(r, mw, mv, ma, crit)                                                            \
 	{"power." r ".mw", mw}, {"power." r ".mv", mv}, {"power." r ".ma", ma},                  \
 		{"power." r ".crit_ma", crit}
 #define ALARMS(r) {"power." r ".crit_alarm", 0}, {"power." r ".max_alarm", 0}
+/* an INA3221 rail of the hwmon driver: RAIL and its alarms, both clear */
+#define HWMON_RAIL(r, mw, mv, ma, crit) RAIL(r, mw, mv, ma, crit), ALARMS(r)
+/* soctherm_oc counter K: its events and whether it throttles */
+#define OC(k, events, enabled) {"oc." #k ".events", events}, {"oc." #k ".throttle_enabled", enabled}
+/* the GPU's clocks (MHz) and load */
+#define GPU(mhz, max, min, hw, load)                                                                   \
+	{"gpu.freq_mhz", mhz}, {"gpu.max_freq_mhz", max}, {"gpu.min_freq_mhz", min}, {"gpu.hw_max_freq_mhz", hw}, \
+		{"gpu.load_pct", load}
+/* RAM and swap (MB) */
+#define MEMORY(total, used, swap_total, swap_used, swap_cached)                                         \
+	{"ram.total_mb", total}, {"ram.used_mb", used}, {"swap.total_mb", swap_total}, {"swap.used_mb", swap_used}, \
+		{"swap.cached_mb", swap_cached}
 
 /**
  * SET must hold exactly the metrics of WANT (N entries); with LOADS false the CPU loads are expected absent

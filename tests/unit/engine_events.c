@@ -69,6 +69,10 @@ record(const struct alert_event *e, void *data)
 	memcpy(x->causes, e->throttle_causes, sizeof(x->causes));
 	x->cause_count = e->throttle_cause_count;
 	snprintf(x->power_mode, sizeof(x->power_mode), "%s", e->power_mode);
+	for (size_t i = 0; i < e->action_count; i++) {
+		size_t len = strlen(x->actions);
+		snprintf(x->actions + len, sizeof(x->actions) - len, "%s%s", i ? "," : "", e->actions[i]);
+	}
 }
 
 void

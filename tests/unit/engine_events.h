@@ -42,6 +42,7 @@ struct rec {
 	struct throttle_cause causes[THROTTLE_CAUSES_MAX];
 	int cause_count;
 	char power_mode[POWER_MODE_NAME_MAX];
+	char actions[64]; /* the names of ev->actions, joined by ',' */
 };
 
 struct recorder {

@@ -289,18 +289,8 @@ static const struct expect nano6_want[] = {
 	{"temp.soc2_c", 46.75},
 	{"temp.tj_c", 50.218},
 	/* L4T's trips, classified by their bindings (test_trips.c) */
-	ORIN_TRIPS("cpu"),
-	ORIN_TRIPS("gpu"),
-	{"trip.tj.active_c", 74},
-	COOL("cpufreq_cpu0", 0, 9),
-	COOL("cpufreq_cpu4", 0, 9),
-	ORIN_ALERTS(0, 0, 0),
-	COOL("pwm_fan", 1, 3),
-	{"gpu.freq_mhz", 306},
-	{"gpu.max_freq_mhz", 1020},
-	{"gpu.min_freq_mhz", 306},
-	{"gpu.hw_max_freq_mhz", 1020},
-	{"gpu.load_pct", 0},
+	P3767_THERMAL(0, 0, 0, 0, 1),
+	GPU(306, 1020, 306, 1020, 0),
 	CPU(0, 1036.8, 1728, 729.6, 1728, 0),
 	CPU(1, 1036.8, 1728, 729.6, 1728, 0),
 	CPU(2, 1036.8, 1728, 729.6, 1728, 1),
@@ -308,23 +298,13 @@ static const struct expect nano6_want[] = {
 	CPU(4, 729.6, 1728, 729.6, 1728, 0),
 	CPU(5, 729.6, 1728, 729.6, 1728, 0),
 	{"cpu.load_pct", 2.0 / 6.0},
-	{"ram.total_mb", 7620},
-	{"ram.used_mb", 1488},
-	{"swap.total_mb", 12002},
-	{"swap.used_mb", 253},
-	{"swap.cached_mb", 2},
-	RAIL("vdd_in", 4654, 5200, 895, 7784),
-	ALARMS("vdd_in"),
-	RAIL("vdd_cpu_gpu_cv", 560, 5000, 112, 5000),
-	ALARMS("vdd_cpu_gpu_cv"),
-	RAIL("vdd_soc", 1485, 5000, 297, 4000),
-	ALARMS("vdd_soc"),
-	{"oc.1.events", 0},
-	{"oc.1.throttle_enabled", 1},
-	{"oc.2.events", 0},
-	{"oc.2.throttle_enabled", 1},
-	{"oc.3.events", 2},
-	{"oc.3.throttle_enabled", 1},
+	MEMORY(7620, 1488, 12002, 253, 2),
+	HWMON_RAIL("vdd_in", 4654, 5200, 895, 7784),
+	HWMON_RAIL("vdd_cpu_gpu_cv", 560, 5000, 112, 5000),
+	HWMON_RAIL("vdd_soc", 1485, 5000, 297, 4000),
+	OC(1, 0, 1),
+	OC(2, 0, 1),
+	OC(3, 2, 1),
 	{"fan.0.pwm", 88},
 	{"fan.0.rpm", 2153},
 	{"nvpmodel.id", 2},
@@ -343,6 +323,70 @@ test_orin_nano_jp6(void **state)
 	assert_int_equal(NANO6_COUNT, NANO6_METRICS);
 	check_identity(b, "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super",
 		       "tegra234", "p3767-0005", "36.4.3", "6.2");
+	board_destroy(b);
+	th_rmtree(root);
+}
+
+/* ---- orin-nx-jp6 ----------------------------------------------------------------- */
+
+/* The JetPack 6.2 NX line: CPU [1%@729,0%@729 x 7]; cpu1 had 2 ticks of iowait (idle) */
+static const char nx6_stat2[] = "cpu  243300 179 63049 3180229 3926 0 3198 0 0 0\n"
+				"cpu0 37665 23 10006 308071 736 0 434 0 0 0\n"
+				"cpu1 26881 21 5397 404321 487 0 428 0 0 0\n"
+				"cpu2 24393 10 8780 302194 634 0 577 0 0 0\n"
+				"cpu3 27951 6 5595 342117 713 0 371 0 0 0\n"
+				"cpu4 33165 46 7854 440500 169 0 305 0 0 0\n"
+				"cpu5 20770 20 9610 476352 386 0 490 0 0 0\n"
+				"cpu6 34051 41 5782 476857 385 0 427 0 0 0\n"
+				"cpu7 38424 12 10025 429817 416 0 166 0 0 0\n";
+
+static const struct expect nx6_want[] = {
+	/* every zone of the line, the CV ones included */
+	{"temp.cpu_c", 45.843},
+	{"temp.gpu_c", 43.406},
+	{"temp.cv0_c", 41.156},
+	{"temp.cv1_c", 42.156},
+	{"temp.cv2_c", 38.593},
+	{"temp.soc0_c", 42.562},
+	{"temp.soc1_c", 40.25},
+	{"temp.soc2_c", 39.593},
+	{"temp.tj_c", 45.843},
+	/* the R36.3.0 NX reading of zone 0's bindings (test_trips.c) */
+	P3767_THERMAL(0, 0, 0, 0, 0),
+	/* MAXN_SUPER: the GPU up to 1173 MHz, the CPU up to 1984 MHz */
+	GPU(306, 1173, 306, 1173, 0),
+	CPU(0, 729.6, 1984, 729.6, 1984, 1),
+	CPU(1, 729.6, 1984, 729.6, 1984, 0),
+	CPU(2, 729.6, 1984, 729.6, 1984, 0),
+	CPU(3, 729.6, 1984, 729.6, 1984, 0),
+	CPU(4, 729.6, 1984, 729.6, 1984, 0),
+	CPU(5, 729.6, 1984, 729.6, 1984, 0),
+	CPU(6, 729.6, 1984, 729.6, 1984, 0),
+	CPU(7, 729.6, 1984, 729.6, 1984, 0),
+	{"cpu.load_pct", 1.0 / 8.0},
+	MEMORY(15656, 1224, 7828, 0, 0),
+	HWMON_RAIL("vdd_in", 4303.44, 5160, 834, 7784),
+	HWMON_RAIL("vdd_cpu_gpu_cv", 575, 5000, 115, 5000),
+	HWMON_RAIL("vdd_soc", 1220, 5000, 244, 4000),
+	OC(1, 0, 1),
+	OC(2, 0, 1),
+	OC(3, 0, 1),
+	/* pwm-fan's hwmon has no rpm file on this board */
+	{"fan.0.pwm", 1},
+	{"nvpmodel.id", 0},
+};
+
+static void
+test_orin_nx_jp6(void **state)
+{
+	(void)state;
+	struct board *b;
+	char *root;
+	snapshot(BOARDS "/orin-nx-jp6", nx6_stat2, nx6_want, sizeof(nx6_want) / sizeof(nx6_want[0]), "MAXN_SUPER",
+		 &b, &root);
+	assert_int_equal(sizeof(nx6_want) / sizeof(nx6_want[0]), 127);
+	check_identity(b, "NVIDIA Jetson Orin NX Engineering Reference Developer Kit Super", "tegra234",
+		       "p3767-0000", "36.4.3", "6.2");
 	board_destroy(b);
 	th_rmtree(root);
 }
@@ -376,6 +420,7 @@ main(void)
 		cmocka_unit_test(test_agx_xavier_jp4),
 		cmocka_unit_test(test_agx_orin_jp5),
 		cmocka_unit_test(test_orin_nano_jp6),
+		cmocka_unit_test(test_orin_nx_jp6),
 		cmocka_unit_test(test_demo_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "core/cfg_decode.h"
 #include "core/diag.h"
 #include "core/metric_dict.h"
 #include "core/xalloc.h"
@@ -358,6 +359,15 @@ test_template_absent_value(void **state)
 	assert_string_equal(metric_dict_absent_words("throttle_eta.cpu_s"), "will not throttle at this load");
 	assert_null(metric_dict_absent_words("temp.cpu_c"));
 	assert_null(metric_dict_absent_words(NULL));
+	/* a timestamp (unit "unix s") reads as a time: when the board's previous boot was last seen */
+	ctx.metric = "reboot.unexpected.last_seen_timestamp_s";
+	ctx.value = 1764345600.5;
+	template_render("last seen at {{value}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "last seen at 2025-11-28T16:00:00Z");
+	ctx.metric = "agent.samples_total";
+	ctx.value = 1764345600;
+	template_render("{{value}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "1764345600");
 }
 
 /* {{metric.LABEL}}: a label of the metric's series, in the real text a source said for it (core/metric_attrs.h) */
@@ -568,6 +578,101 @@ test_default_summary(void **state)
 	rec_reset(&rec);
 }
 
+/* ---- the actions an event calls ------------------------------------------------------ */
+
+static char **
+names(const char *a, const char *b)
+{
+	char **v = xcalloc(3, sizeof(*v));
+	v[0] = xstrdup(a);
+	v[1] = b ? xstrdup(b) : NULL;
+	return v;
+}
+
+/*
+ * Each event names its actions: the rule's for its severity, else notify:'s
+ * (per severity); none while pending or once cancelled. A reload's resolve
+ * of a removed rule takes the new binding, as the new configuration's.
+ */
+static void
+test_events_name_their_actions(void **state)
+{
+	struct sample *s = *state;
+	struct rule_set *set = th_rule_set_new(2);
+	struct rule *plain = th_rule_init(set, 0, "plain", "temp.cpu_c", RULE_ABOVE);
+	th_level(plain, SEVERITY_WARNING, 80);
+	th_level(plain, SEVERITY_CRITICAL, 90);
+	plain->for_ms = 1000;
+	struct rule *own = th_rule_init(set, 1, "own", "temp.gpu_c", RULE_ABOVE);
+	th_level(own, SEVERITY_WARNING, 80);
+	own->has_actions = true;
+	own->actions[SEVERITY_WARNING] = names("hook", NULL);
+	own->action_count[SEVERITY_WARNING] = 1;
+	char **warn = names("log", NULL), **crit = names("log", "page");
+	char **const notify[SEVERITY_COUNT] = {NULL, warn, crit};
+	const size_t notify_count[SEVERITY_COUNT] = {0, 1, 2};
+	struct recorder rec = {0};
+	struct engine *e = engine_create(set, record, &rec);
+	engine_set_notify(e, notify, notify_count);
+
+	static const double cpu[] = {85, 70, 85, 85, 95, 95, 50}; /* critical too holds `for` before it escalates */
+	for (int i = 0; i < 7; i++) {
+		at(s, i * 1000, "MAXN");
+		th_put(s, "temp.cpu_c", cpu[i]);
+		th_put(s, "temp.gpu_c", i == 0 ? 85 : 50);
+		engine_evaluate(e, s);
+	}
+	static const struct {
+		const char *rule;
+		enum alert_transition t;
+		const char *actions;
+	} want[] = {
+		{"plain", TRANSITION_PENDING, ""},
+		{"own", TRANSITION_FIRING, "hook"},
+		{"plain", TRANSITION_CANCELLED, ""},
+		{"own", TRANSITION_RESOLVED, "hook"},
+		{"plain", TRANSITION_PENDING, ""},
+		{"plain", TRANSITION_FIRING, "log"},
+		{"plain", TRANSITION_ESCALATED, "log,page"},
+		{"plain", TRANSITION_RESOLVED, "log,page"},
+	};
+	assert_int_equal(rec.n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < rec.n; i++) {
+		assert_string_equal(rec.ev[i].metric, strcmp(want[i].rule, "own") == 0 ? "temp.gpu_c" : "temp.cpu_c");
+		assert_int_equal(rec.ev[i].t, want[i].t);
+		assert_string_equal(rec.ev[i].actions, want[i].actions);
+	}
+
+	/* a reload drops "plain" while it fires: its resolve goes where the new binding says */
+	for (int64_t t = 7000; t <= 8000; t += 1000) {
+		at(s, t, "MAXN");
+		th_put(s, "temp.cpu_c", 85);
+		engine_evaluate(e, s);
+	}
+	assert_int_equal(rec.ev[rec.n - 1].t, TRANSITION_FIRING);
+	struct rule_set *kept = th_rule_set_new(1);
+	th_level(th_rule_init(kept, 0, "own", "temp.gpu_c", RULE_ABOVE), SEVERITY_WARNING, 80);
+	char **paged = names("page", NULL);
+	char **const notify2[SEVERITY_COUNT] = {NULL, paged, NULL};
+	const size_t count2[SEVERITY_COUNT] = {0, 1, 0};
+	struct engine *e2 = engine_create(kept, record, &rec);
+	engine_set_notify(e2, notify2, count2);
+	size_t before = rec.n;
+	engine_adopt(e2, e);
+	assert_int_equal(rec.n, before + 1);
+	assert_int_equal(rec.ev[before].t, TRANSITION_RESOLVED);
+	assert_string_equal(rec.ev[before].actions, "page");
+
+	engine_destroy(e2);
+	engine_destroy(e);
+	th_rule_set_free(kept);
+	th_rule_set_free(set);
+	cfg_free_string_list(warn);
+	cfg_free_string_list(crit);
+	cfg_free_string_list(paged);
+	rec_reset(&rec);
+}
+
 int
 main(void)
 {
@@ -584,6 +689,7 @@ main(void)
 		cmocka_unit_test(test_template_metric_label),
 		cmocka_unit_test_setup_teardown(test_labels_and_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_events_name_their_actions, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,6 +254,97 @@ first_series(const struct buf *b, char *labels, size_t size, size_t *samples)
 	}
 }
 
+/* Two records of make_sample() a second apart in REC, the second without a power mode when NO_MODE; S is theirs. */
+static struct sample *
+two_records(struct buf *rec, bool no_mode, const void *payloads[2], size_t lens[2])
+{
+	struct sample *s = make_sample();
+	buf_init(rec);
+	sample_record_encode(rec, s, NULL, NULL);
+	size_t first_len = rec->len;
+	s->time_ms += 1000;
+	if (no_mode) {
+		s->power_mode[0] = '\0';
+	}
+	sample_record_encode(rec, s, NULL, NULL);
+	payloads[0] = rec->buf;
+	payloads[1] = rec->buf + first_len;
+	lens[0] = first_len;
+	lens[1] = rec->len - first_len;
+	return s;
+}
+
+/* The batch's series of FAMILY, its place in the batch in *AT; NULL when none. */
+static const struct series *
+batch_family(const struct fleet_encoder *e, const char *family, size_t *at)
+{
+	for (size_t i = 0; i < e->series.batch_count; i++) {
+		if (strcmp(e->series.batch[i]->s.family, family) == 0) {
+			*at = i;
+			return e->series.batch[i];
+		}
+	}
+	return NULL;
+}
+
+/* The info families of the dictionary (core/metric_dict.h): remote write has them all, OTLP the sample's own. */
+static void
+test_info_series(void **state)
+{
+	(void)state;
+	struct fleet_config cfg = {.job = "tegrawatch"};
+	struct fleet_info info = {
+		.agent = {.identity = {.model = "Jetson AGX Orin", .soc = "tegra234", .l4t = "36.4.3"},
+			  .device_id = "orin-1",
+			  .board_name = "lab",
+			  .version = "0.1.0"},
+		.map = test_map,
+	};
+	struct buf rec, out;
+	buf_init(&out);
+	const void *payloads[2];
+	size_t lens[2];
+	struct sample *s = two_records(&rec, true, payloads, lens);
+
+	struct fleet_encoder *rw = rw_encoder_create(&cfg, &info);
+	assert_int_equal(fleet_encode(rw, payloads, lens, 2, &out), 0);
+	size_t mode_at = 0, board_at = 0, build_at = 0;
+	const struct series *mode = batch_family(rw, "tegrawatch_power_mode_info", &mode_at);
+	const struct series *board = batch_family(rw, "tegrawatch_board_info", &board_at);
+	const struct series *build = batch_family(rw, "tegrawatch_build_info", &build_at);
+	assert_true(mode && board && build);
+	assert_true(mode_at < board_at && board_at < build_at); /* the sample's own first */
+	assert_int_equal(mode->npoints, 1); /* the second sample has no power mode */
+	assert_string_equal(mode->s.label_names[0], "mode");
+	assert_string_equal(mode->s.label_values[0], "MAXN_SUPER");
+	assert_int_equal(board->npoints, 2);
+	assert_true(board->values[0] == 1 && board->values[1] == 1);
+	assert_int_equal(board->s.label_count, 5);
+	const char *names[] = {"model", "soc", "module", "l4t", "jetpack"};
+	const char *values[] = {"Jetson AGX Orin", "tegra234", "", "36.4.3", ""};
+	for (size_t l = 0; l < 5; l++) {
+		assert_string_equal(board->s.label_names[l], names[l]);
+		assert_string_equal(board->s.label_values[l], values[l]);
+	}
+	assert_string_equal(build->s.label_names[0], "version");
+	assert_string_equal(build->s.label_values[0], "0.1.0");
+	fleet_encoder_destroy(rw);
+
+	struct fleet_encoder *otlp = otlp_encoder_create(&cfg, &info, 0);
+	assert_int_equal(fleet_encode(otlp, payloads, lens, 2, &out), 0);
+	mode = batch_family(otlp, "tegrawatch_power_mode_info", &mode_at);
+	assert_non_null(mode);
+	assert_int_equal(mode->npoints, 1);
+	assert_string_equal(mode->s.help, "The nvpmodel power mode by name (value 1).");
+	/* the resource says the board and the version */
+	assert_null(batch_family(otlp, "tegrawatch_board_info", &board_at));
+	assert_null(batch_family(otlp, "tegrawatch_build_info", &build_at));
+	fleet_encoder_destroy(otlp);
+	buf_free(&rec);
+	buf_free(&out);
+	free(s);
+}
+
 static void
 test_remote_write_labels(void **state)
 {
@@ -267,16 +358,11 @@ test_remote_write_labels(void **state)
 		.map = test_map,
 	};
 	struct fleet_encoder *e = rw_encoder_create(&cfg, &info);
-	struct sample *s = make_sample();
 	struct buf rec, out;
-	buf_init(&rec);
 	buf_init(&out);
-	sample_record_encode(&rec, s, NULL, NULL);
-	s->time_ms += 1000;
-	size_t first_len = rec.len;
-	sample_record_encode(&rec, s, NULL, NULL);
-	const void *payloads[] = {rec.buf, rec.buf + first_len};
-	size_t lens[] = {first_len, rec.len - first_len};
+	const void *payloads[2];
+	size_t lens[2];
+	struct sample *s = two_records(&rec, false, payloads, lens);
 	assert_int_equal(fleet_encode(e, payloads, lens, 2, &out), 0);
 	char labels[512];
 	size_t samples;
@@ -450,7 +536,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record_round_trip),   cmocka_unit_test(test_record_damage),
 		cmocka_unit_test(test_pb_bytes),            cmocka_unit_test(test_series_table),
-		cmocka_unit_test(test_remote_write_labels), cmocka_unit_test(test_otlp_names),
+		cmocka_unit_test(test_remote_write_labels), cmocka_unit_test(test_info_series),
+		cmocka_unit_test(test_otlp_names),
 		cmocka_unit_test(test_config_checks),       cmocka_unit_test(test_config_wants),
 		cmocka_unit_test(test_config_headers),
 	};

@@ -10,12 +10,15 @@
 
 #include <cmocka.h>
 
+#include "core/board_info.h"
 #include "core/metric_dict.h"
 #include "core/metrics.h"
 #include "core/text.h"
+#include "helpers.h"
 
 #define DOC FIXTURES_DIR "/../../docs/metrics.md"
 #define MQTT_DOC FIXTURES_DIR "/../../docs/mqtt.md"
+#define HTTP_DOC FIXTURES_DIR "/../../docs/http.md"
 #define CELLS_MAX 8
 #define SPANS_MAX 16 /* names in one cell */
 
@@ -515,6 +518,53 @@ test_cache_per_layout(void **state)
 	free(e);
 }
 
+/* The info families: no metric lands on them, their facts, when they are written, and docs/http.md says them. */
+static void
+test_info_families(void **state)
+{
+	(void)state;
+	size_t len, n;
+	char *doc = th_read_file(HTTP_DOC, &len);
+	const struct metric_info_def *defs = metric_dict_info(&n);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_info_def *d = &defs[i];
+		struct metric_series s;
+		assert_true(strncmp(d->family, "tegrawatch_", 11) == 0);
+		assert_false(metric_dict_series(d->family + 11, &s)); /* the metric "board_info" is left out */
+		assert_true(d->label_count >= 1 && d->label_count <= METRIC_INFO_LABELS_MAX);
+		assert_true(d->help && d->help[0]);
+		/* docs/http.md: `tegrawatch_board_info{model,soc,module,l4t,jetpack} 1`, a per-sample one with a value */
+		char want[256];
+		size_t k = (size_t)snprintf(want, sizeof(want), "`%s{", d->family);
+		for (size_t l = 0; l < d->label_count; l++) {
+			k += (size_t)snprintf(want + k, sizeof(want) - k, "%s%s", l ? "," : "", d->labels[l].name);
+		}
+		snprintf(want + k, sizeof(want) - k, "%s", d->per_sample ? "=" : "} 1`");
+		if (!strstr(doc, want)) {
+			fail_msg("docs/http.md does not say %s", want);
+		}
+	}
+	free(doc);
+	struct board_identity id = {.model = "Jetson", .jetpack = "6.2"};
+	struct metric_info_facts facts = {.board = &id, .version = "1.2.3"};
+	assert_string_equal(metric_info_fact(&facts, METRIC_INFO_MODEL), "Jetson");
+	assert_string_equal(metric_info_fact(&facts, METRIC_INFO_SOC), "");
+	assert_string_equal(metric_info_fact(&facts, METRIC_INFO_JETPACK), "6.2");
+	assert_string_equal(metric_info_fact(&facts, METRIC_INFO_VERSION), "1.2.3");
+	assert_string_equal(metric_info_fact(&facts, METRIC_INFO_POWER_MODE), "");
+	struct metric_info_facts none = {0};
+	assert_string_equal(metric_info_fact(&none, METRIC_INFO_L4T), "");
+	/* a fixed family always, a per-sample one with its fact */
+	for (size_t i = 0; i < n; i++) {
+		assert_true(metric_info_present(&defs[i], &facts) == !defs[i].per_sample);
+	}
+	facts.power_mode = "MAXN";
+	for (size_t i = 0; i < n; i++) {
+		assert_true(metric_info_present(&defs[i], &facts));
+	}
+}
+
 int
 main(void)
 {
@@ -524,6 +574,7 @@ main(void)
 		cmocka_unit_test(test_mqtt_doc_limits),
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_cache_per_layout),
+		cmocka_unit_test(test_info_families),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

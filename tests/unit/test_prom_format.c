@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/board_info.h"
 #include "core/metrics.h"
 #include "core/sample.h"
 #include "web/prom_format.h"
@@ -185,14 +186,14 @@ test_format_small_sample(void **state)
 	metric_set_put(&s->metrics, "throttle.active", 1);
 	metric_set_put(&s->metrics, "agent.samples_total", 7);
 	metric_set_put(&s->metrics, "ram.used_mb", 1024);
-	struct prom_board board = {
+	struct board_identity id = {
 		.model = "Orin \"Nano\" C:\\dev\nkit",
 		.soc = "tegra234",
 		.module = "",
 		.l4t = "36.4.3",
 		.jetpack = "6.2",
-		.version = "0.1.0",
 	};
+	struct metric_info_facts board = {.board = &id, .version = "0.1.0"};
 	struct buf t;
 	buf_init(&t);
 	prom_format_sample(&t, s, &board, &dict);
@@ -207,7 +208,7 @@ test_empty_sample(void **state)
 	(void)state;
 	/* before the first sample: only the info metrics, NULL strings as "" */
 	struct sample *s = th_sample_new();
-	struct prom_board board = {.version = "0.1.0"};
+	struct metric_info_facts board = {.version = "0.1.0"};
 	struct buf t;
 	buf_init(&t);
 	prom_format_sample(&t, s, &board, &dict);
@@ -233,7 +234,7 @@ test_duplicates_and_reserved(void **state)
 	/* would collide with an info family or the alerts family: dropped */
 	metric_set_put(&s->metrics, "board_info", 5);
 	metric_set_put(&s->metrics, "alerts", 6);
-	struct prom_board board = {.version = "x"};
+	struct metric_info_facts board = {.version = "x"};
 	struct buf t;
 	buf_init(&t);
 	prom_format_sample(&t, s, &board, &dict);
@@ -274,7 +275,7 @@ test_webhook_families(void **state)
 			metric_set_put(&s->metrics, name, a == 0 ? (double)c : 1763727000 * (c == 5));
 		}
 	}
-	struct prom_board board = {.version = "x"};
+	struct metric_info_facts board = {.version = "x"};
 	struct buf t;
 	buf_init(&t);
 	prom_format_sample(&t, s, &board, &dict);

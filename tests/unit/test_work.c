@@ -50,6 +50,19 @@ test_statsd(void **state)
 	statsd_bad("inference", "NAME:VALUE|c");
 	statsd_bad("inference:abc|c", "not a number");
 	statsd_bad("inference:1|c|@2", "sample rate");
+	statsd_ok("frames:4|c|@0.5|#cam:front", "frames", 8);
+	statsd_bad("inference:1|c|@", "sample rate");
+	statsd_bad("inference:1|c|@0.5x", "sample rate");
+	statsd_bad("inference:|c", "expected a number");
+	/* LEN bytes: what follows them is not read ("|@0.25" would make it 4) */
+	const char *n;
+	size_t nl;
+	double c;
+	char err[128];
+	const char *line = "inference:1|c|@0.5|@0.25";
+	assert_int_equal(work_parse_statsd(line, 18, &n, &nl, &c, err, sizeof(err)), 0);
+	assert_true(c == 2);
+	assert_int_equal(work_parse_statsd("inference:1|c|@0.5", 16, &n, &nl, &c, err, sizeof(err)), -EINVAL);
 }
 
 static double
@@ -85,16 +98,40 @@ test_ledger_and_post(void **state)
 	body = "{\"name\":\"inference\"}";
 	assert_int_equal(work_post_json(l, body, strlen(body), err, sizeof(err)), 0);
 	assert_true(units_of(l, "inference") == 3.5);
+	/* an escaped name is the same name */
+	body = "{\"name\": \"\\u0069nference\", \"count\": 1e0}";
+	assert_int_equal(work_post_json(l, body, strlen(body), err, sizeof(err)), 0);
+	assert_true(units_of(l, "inference") == 4.5);
 	const char *bad[][2] = {
-		{"[]", "JSON object"},       {"{\"count\": 1}", "missing"},  {"{\"name\": 5}", "is a string"},
+		{"[]", "JSON object"},       {"{\"count\": 1}", "missing"},  {"{\"name\": 5}", "is a string at byte 10"},
 		{"{\"nme\": \"x\"}", "unknown member 'nme'"}, {"{\"name\": \"x\"} {}", "nothing after"},
-		{"{\"name\": \"x\", \"count\": \"5\"}", "is a number"},
+		{"{\"name\": \"x\", \"count\": \"5\"}", "\"count\" is a number at byte 24"},
+		{"{\"name\": \"x\", \"count\": null}", "\"count\" is a number"},
+		{"{\"name\": \"x\", \"count\": 0x10}", "\"count\" is a number at byte 24"},
+		{"{\"name\": \"x\", \"count\": -x}", "\"count\" is a number at byte 24"},
+		{"{\"name\": \"x\",}", "expected a member's name in quotes at byte 14"},
+		{"{\"name\" \"x\"}", "expected ':' at byte 9"},
+		{"{\"name\": \"x\"", "expected ',' or '}' at byte 13"},
+		{"{\"name\": \"x\\q\"}", "a bad escape in a string"},
+		{"{\"name\": \"abcdefghijklmnopqrstuvwxyz0123456789\"}", "1 to 24 characters"},
+		{"{\"name\": \"x y\"}", "letters, digits"},
+		{"{\"name\": \"x\", \"count\": 0}", "above 0"},
+		{"", "JSON object"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		assert_int_equal(work_post_json(l, bad[i][0], strlen(bad[i][0]), err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, bad[i][1]));
+		if (!strstr(err, bad[i][1])) {
+			fail_msg("%s: '%s', not '%s'", bad[i][0], err, bad[i][1]);
+		}
 	}
+	/* LEN bytes, not up to a NUL: a NUL inside is something after the object, and bytes past LEN are not read */
+	static const char nul[] = "{\"name\": \"x\"}\0{}";
+	assert_int_equal(work_post_json(l, nul, sizeof(nul) - 1, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "nothing after"));
+	body = "{\"name\": \"inference\"}garbage";
+	assert_int_equal(work_post_json(l, body, 21, err, sizeof(err)), 0);
+	assert_true(units_of(l, "inference") == 5.5);
 	/* at most 32 names */
 	for (int i = 0; i < WORK_NAMES_MAX; i++) {
 		char name[16];
@@ -102,7 +139,7 @@ test_ledger_and_post(void **state)
 		work_ledger_add(l, name, strlen(name), 1, err, sizeof(err));
 	}
 	assert_int_equal(work_ledger_add(l, "one_more", 8, 1, err, sizeof(err)), -ENOSPC);
-	assert_true(units_of(l, "inference") == 3.5);
+	assert_true(units_of(l, "inference") == 5.5);
 	work_ledger_unref(work_ledger_ref(l));
 	work_ledger_unref(l);
 }

@@ -154,8 +154,10 @@ class Subscriber:
             self.msgs = []
 
     def close(self):
-        self.c.loop_stop()
+        # DISCONNECT first: it wakes paho's loop thread, which then ends at once (stopped first, it finishes its
+        # 1 s select)
         self.c.disconnect()
+        self.c.loop_stop()
 
 
 def publish(port, topic, payload, retain=False):
@@ -164,8 +166,8 @@ def publish(port, topic, payload, retain=False):
     pub.connect("127.0.0.1", port)
     pub.loop_start()
     pub.publish(topic, payload, qos=1, retain=retain).wait_for_publish()
+    pub.disconnect()  # then the loop thread ends at once (Subscriber.close)
     pub.loop_stop()
-    pub.disconnect()
 
 
 def mqtt_keys(port, device, **more):
