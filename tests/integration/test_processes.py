@@ -8,6 +8,7 @@ alert message, the event's sample in the recording and the report of that record
 
 Usage: test_processes.py TEGRAWATCH SOURCE_ROOT
 """
+import glob
 import json
 import os
 import random
@@ -149,10 +150,20 @@ class ProcessesTest(harness.TestCase):
         port = free_port()
         record = os.path.join(self.d, "run.jsonl")
         # no `for`: the recording's replay fires on the same sample (its value), whatever the sample times
+        # exec's environment, kept in a file (the alerts stage runs it off the fan-out)
+        envs = os.path.join(self.d, "envs")
+        os.mkdir(envs)
+        rec = os.path.join(self.d, "rec.sh")
+        with open(rec, "w") as f:
+            f.write('#!/bin/sh\nenv | grep "^TEGRAWATCH_TOP_" > "$1/$$.tmp" && mv "$1/$$.tmp" "$1/$$.env"\n')
+        os.chmod(rec, 0o755)
         rules = ('processes:\n  - name: burner\n    comm: %s\n'
                  'actions:\n  hook:\n    type: webhook\n    format: json\n    url: %s\n'
+                 '  am:\n    type: webhook\n    format: alertmanager-api\n    url: %s\n'
+                 '  rec: {type: exec, command: [%s, %s], timeout: 5s}\n'
                  'rules:\n  - name: burner-busy\n    metric: process.burner.cpu_seconds_total\n'
-                 '    warning: 0.5\n    actions: {warning: [hook, log]}\n' % (comm, hook.url("/hook")))
+                 '    warning: 0.5\n    actions: {warning: [hook, am, rec, log]}\n'
+                 % (comm, hook.url("/hook"), hook.url("/am"), rec, envs))
         cfg = self.config(port, mqtt_section(mqtt_keys(broker.port, "proc-test")) + rules)
         a = self.agent(["--record", record], port=port, config=cfg)
         body = json.loads(hook.wait(1, "/hook", timeout=40)[0].body)
@@ -169,6 +180,17 @@ class ProcessesTest(harness.TestCase):
         line = a.stderr_lines("alert firing burner-busy")[0]
         self.assertIn("top CPU: ", line)
         self.assertIn("%s[%d] " % (comm, burner.pid), line)
+
+        # Alertmanager's annotations and exec's variables: the same lists as one line each
+        am = json.loads(hook.wait(1, "/am", timeout=20)[0].body)[0]["annotations"]
+        self.assertIn("%s[%d] " % (comm, burner.pid), am["top_cpu"])
+        self.assertTrue(am["top_memory"], am)
+        env_files = wait_until(lambda: glob.glob(os.path.join(envs, "*.env")), 20)
+        self.assertTrue(env_files, "the exec action did not run")
+        with open(env_files[0]) as f:
+            env = dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l)
+        self.assertEqual(env["TEGRAWATCH_TOP_CPU"], am["top_cpu"])
+        self.assertEqual(env["TEGRAWATCH_TOP_MEMORY"], am["top_memory"])
 
         # the recording keeps it on the sample the alert fired on, and the report of it names it again
         a.stop()
