@@ -103,15 +103,18 @@ build_failed() {
 	total_fail=$((total_fail + 1))
 }
 
-# The Ubuntu userspaces for the floors are mostly downloads: made from the start, one after another, beside
-# everything else; each floor waits for its own (RELEASE.rc appears in $floor_dir when it is made or has failed)
+# The Ubuntu userspaces for the floors are mostly downloads and unpacking: all four made at once from the start,
+# beside everything else (not niced: on a machine with busy loops beside it a niced job starves, and the last
+# floor waited for its userspace); each floor waits for its own (RELEASE.rc appears in $floor_dir when it is made
+# or has failed)
 floor_dir=$work/floors
 mkdir -p "$floor_dir"
-(for r in jammy noble bionic focal; do
-	nice -n 10 scripts/ubuntu-floor.sh --prepare $r >"$floor_dir/$r.log" 2>&1
-	echo $? >"$floor_dir/$r.rc"
-done) &
-floor_pid=$!
+for r in jammy noble bionic focal; do
+	(
+		scripts/ubuntu-floor.sh --prepare $r >"$floor_dir/$r.log" 2>&1
+		echo $? >"$floor_dir/$r.rc"
+	) &
+done
 
 phase "normal build (build/)"
 if build build --fatal-meson-warnings --buildtype=debugoptimized; then
@@ -229,8 +232,8 @@ check_result "small build" $?
 ubuntu_floor() {
 	local log rc=""
 	# its userspace: made in the background since the start (or that job has ended without it)
-	while [ ! -e "$floor_dir/$1.rc" ] && kill -0 "$floor_pid" 2>/dev/null; do sleep 1; done
-	[ -e "$floor_dir/$1.rc" ] && rc=$(cat "$floor_dir/$1.rc")
+	while [ ! -e "$floor_dir/$1.rc" ]; do sleep 1; done
+	rc=$(cat "$floor_dir/$1.rc")
 	if [ "$rc" != 0 ]; then
 		echo "ubuntu-floor: making the Ubuntu $1 userspace failed:"
 		cat "$floor_dir/$1.log" 2>/dev/null
@@ -271,7 +274,6 @@ else
 	echo "ubuntu-floor: scripts/bundle.sh amd64 failed"
 	total_fail=$((total_fail + 2))
 fi
-wait "$floor_pid" 2>/dev/null
 
 # The suites that ran in the background, in the order they started
 phase "waiting for the suites in the background (${bg_names[*]})"
