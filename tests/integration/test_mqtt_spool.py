@@ -147,7 +147,8 @@ class NothingLostTest(harness.TestCase):
             grew = peak[name] - base[name]
             sys.stderr.write("\n%s: %d messages held through the outage, all delivered\n" % (name, len(held)))
             # under ASan (scripts/test.sh sets ASAN_OPTIONS) freed memory sits in its quarantine: RSS says
-            # nothing there; the normal build checks the bound
+            # nothing there; the normal build checks the bound. Under qemu-user rss_anon_kb() leaves out the
+            # emulator's translation cache (2 MiB more as the outage first runs the spool file's code)
             if "ASAN_OPTIONS" not in os.environ:
                 self.assertLess(grew, 2560, "%s: RssAnon grew by %d kB during the outage" % (name, grew))
 

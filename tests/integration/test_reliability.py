@@ -74,8 +74,9 @@ def lateness_ms(samples, interval_ms):
 
 class Proxy:
     """A loopback TCP proxy to the broker that can black-hole: it keeps every socket open and stops forwarding
-    (what it reads is dropped, nothing is closed, no RST). A connection that saw a black hole never forwards
-    again (its stream lost bytes); connections accepted after heal() forward normally."""
+    (what it reads is dropped, nothing is closed, no RST, and the broker closing its end is not passed on). A
+    connection that saw a black hole never forwards again (its stream lost bytes); connections accepted after
+    heal() forward normally."""
 
     def __init__(self, target_port, port=0):
         self.target = target_port
@@ -122,6 +123,11 @@ class Proxy:
                 dst.sendall(data)
             except OSError:
                 break
+        if entry[2] and src is entry[1]:
+            # the broker's end closed in the hole (mosquitto drops a client it has not heard from for 1.5 x its
+            # keepalive, in 1 s steps: close to when the agent's own keepalive gives up): the agent must see no
+            # more of that than of the rest, or it would not be its keepalive that finds the hole
+            return
         for s in (src, dst):
             try:
                 s.shutdown(socket.SHUT_RDWR)

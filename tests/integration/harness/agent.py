@@ -269,7 +269,12 @@ class Agent:
             self.ctl.close()
 
     def rss_anon_kb(self):
-        return proc_status_kb(self.pid, "RssAnon")
+        """The agent's RssAnon. Under qemu-user less the emulator's translation cache (base.emulator_code_kb),
+        which grows in 2 MiB steps whenever a code path runs for the first time: the agent's memory is the rest."""
+        kb = proc_status_kb(self.pid, "RssAnon")
+        if base.UNDER_QEMU:
+            kb -= base.emulator_code_kb(self.pid)
+        return kb
 
     def cpu_s(self):
         """User and system CPU seconds so far."""

@@ -257,3 +257,21 @@ def proc_status_kb(pid, key):
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def emulator_code_kb(pid):
+    """The anonymous memory of qemu-user's translation cache in process PID (kB): TCG's code buffer, the one
+    anonymous mapping that is writable and executable on the host (the guest's own memory never is: qemu maps
+    it without host PROT_EXEC). It fills as guest code runs for the first time, in 2 MiB huge pages (qemu asks for
+    them with madvise), and counts in RssAnon. 0 for a process with no such mapping."""
+    kb, code = 0, False
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            head = line.split()
+            if not head:
+                continue
+            if "-" in head[0]:  # a mapping: range, perms, offset, dev, inode[, path]
+                code = head[1] == "rwxp" and len(head) == 5
+            elif code and head[0] == "Anonymous:":
+                kb += int(head[1])
+    return kb
