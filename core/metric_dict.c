@@ -338,6 +338,9 @@ static const struct metric_def table[] = {
 	 LA("mountpoint"), "Share of a file system's inodes in use (0 to 1).", {0}, false},
 	{"filesystem.MOUNT.readonly", "0/1", GAUGE, "tegrawatch_filesystem_readonly", 1, "1", LA("mountpoint"),
 	 "1 when a file system is mounted read-only.", {0}, false},
+	{"filesystem.MOUNT.full_eta_s", "s", GAUGE, "tegrawatch_filesystem_full_eta_seconds", 1, "s", LA("mountpoint"),
+	 "Predicted time until a file system is full at the rate its use grew over host.filesystems.trend (a "
+	 "least-squares line); absent when it is not filling.", {0}, false},
 	{"disk.DEV.read_bytes_total", "bytes", COUNTER, "tegrawatch_disk_read_bytes_total", 1, "By", L("device"),
 	 "Bytes read from a block device since boot.", {0}, false},
 	{"disk.DEV.written_bytes_total", "bytes", COUNTER, "tegrawatch_disk_written_bytes_total", 1, "By",
@@ -557,6 +560,7 @@ metric_dict_absent_words(const char *name)
 		const char *words;
 	} absent[] = {
 		{"throttle_eta.SENSOR_s", "will not throttle at this load"},
+		{"filesystem.MOUNT.full_eta_s", "not filling"},
 	};
 	const struct metric_def *def = name ? metric_dict_find(name) : NULL;
 	for (size_t i = 0; def && i < N_OF(absent); i++) {
