@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FILL_TREND_POINTS 64      /* kept over the window: a scan every window / 63 at most, and the newest */
-#define FILL_TREND_MIN_POINTS 5   /* fewer: no line to trust */
+#define FILL_TREND_POINTS 64            /* kept over the window: a scan every window / 63 at most, and the newest */
+#define FILL_TREND_MIN_POINTS 5         /* fewer: no line to trust */
 #define FILL_TREND_HORIZON_S 31536000.0 /* a year: a slower trend is no filling that matters */
 
 struct fill_trend {
