@@ -14,11 +14,19 @@
 #include "core/xalloc.h"
 #include "report.h"
 
-enum { D_USED_PCT, D_AVAIL_MB, D_FULL_ETA, D_READONLY, D_LINK_UP };
+enum {
+	D_USED_PCT,
+	D_AVAIL_MB,
+	D_FULL_ETA,
+	D_READONLY,
+	D_LINK_UP
+};
 
 static const char *const patterns[] = {
-	[D_USED_PCT] = "filesystem.MOUNT.used_pct", [D_AVAIL_MB] = "filesystem.MOUNT.avail_mb",
-	[D_FULL_ETA] = "filesystem.MOUNT.full_eta_s", [D_READONLY] = "filesystem.MOUNT.readonly",
+	[D_USED_PCT] = "filesystem.MOUNT.used_pct",
+	[D_AVAIL_MB] = "filesystem.MOUNT.avail_mb",
+	[D_FULL_ETA] = "filesystem.MOUNT.full_eta_s",
+	[D_READONLY] = "filesystem.MOUNT.readonly",
 	[D_LINK_UP] = "network.IF.up",
 };
 
@@ -114,7 +122,8 @@ report_host_add(struct report *r, const struct sample *s)
 			k++;
 		}
 		char seg[METRIC_NAME_MAX];
-		if (k == sizeof(patterns) / sizeof(patterns[0]) || !metric_dict_capture(defs[i], m->name, 0, seg, sizeof(seg))) {
+		if (k == sizeof(patterns) / sizeof(patterns[0]) ||
+		    !metric_dict_capture(defs[i], m->name, 0, seg, sizeof(seg))) {
 			continue;
 		}
 		bool added;
@@ -138,8 +147,8 @@ report_host_add(struct report *r, const struct sample *s)
 		} else if (k == D_AVAIL_MB) {
 			range_add(&f->avail_mb, m->value);
 		} else if (k == D_FULL_ETA) {
-			f->soonest_full_s = isnan(f->soonest_full_s) || m->value < f->soonest_full_s ? m->value
-												  : f->soonest_full_s;
+			f->soonest_full_s =
+				isnan(f->soonest_full_s) || m->value < f->soonest_full_s ? m->value : f->soonest_full_s;
 		} else {
 			f->readonly = f->readonly || m->value >= 1;
 		}
@@ -256,8 +265,9 @@ report_host_text(const struct report *r, FILE *out)
 		if (!f->used_pct.seen || !f->avail_mb.seen) {
 			continue; /* a recording cut to some of its metrics */
 		}
-		fprintf(out, "    %-26s %6.1f %6.1f %6.1f %9.0f MiB  %s%s\n", f->mount, f->used_pct.min, f->used_pct.max,
-			f->used_pct.last, f->avail_mb.last, soonest, f->readonly ? "  (read-only)" : "");
+		fprintf(out, "    %-26s %6.1f %6.1f %6.1f %9.0f MiB  %s%s\n", f->mount, f->used_pct.min,
+			f->used_pct.max, f->used_pct.last, f->avail_mb.last, soonest,
+			f->readonly ? "  (read-only)" : "");
 	}
 	if (h->link_count) {
 		fprintf(out, "  network link          downs  time down  at the end\n");
