@@ -16,7 +16,9 @@
 #include "core/device_id.h"
 #include "fleet_setup.h"
 #include "config_memory.h"
+#include "host/boot_source.h"
 #include "host/host_source.h"
+#include "host/probe_source.h"
 #include "predict/predict.h"
 #include "work/work.h"
 #include "service/service.h"
@@ -185,6 +187,36 @@ listen_failed(const char *section, const char *listen, int err)
 }
 
 /*
+ * Next to the host source: the probes (host.probes) and the boot watch,
+ * which keeps boot.state next to the alert state (none when that is off,
+ * and in a dry run). Neither makes a sample by itself.
+ */
+static void
+add_host_extras(struct agent *agent, const struct config *cfg, const struct setup_options *o)
+{
+	struct source *src;
+	if (cfg->host.probes.count) {
+		int r = probe_source_create(&cfg->host.probes, &src);
+		if (r == 0) {
+			agent_add_source(agent, src);
+		} else {
+			log_warn("host.probes: not probed: %s", strerror(-r));
+		}
+	}
+	if (o->dry_run || !cfg->state_file[0]) {
+		return;
+	}
+	char path[4096];
+	const char *slash = strrchr(cfg->state_file, '/');
+	int n = slash ? snprintf(path, sizeof(path), "%.*s/boot.state", (int)(slash - cfg->state_file), cfg->state_file)
+		      : snprintf(path, sizeof(path), "boot.state");
+	struct boot_source_options bo = {.state_path = path};
+	if (n > 0 && (size_t)n < sizeof(path) && boot_source_create(&bo, &src) == 0) {
+		agent_add_source(agent, src);
+	}
+}
+
+/*
  * Sources: sysfs (a Jetson, a fixture root, or what any Linux host has),
  * hwmon (the real root), NVML, a replay or a live tegrastats. Sets
  * *SOURCES to how many were added.
@@ -227,6 +259,7 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 			if (host_source_create(&ho, &src) == 0) {
 				agent_add_source(agent, src);
 			}
+			add_host_extras(agent, cfg, o);
 		}
 	}
 	if (o->replay && o->source) {

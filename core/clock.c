@@ -21,6 +21,26 @@ clock_real_mono_ms(void)
 }
 
 static int64_t
+read_us(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t
+real_mono_us(void)
+{
+	return read_us(CLOCK_MONOTONIC);
+}
+
+static int64_t
+real_wall_us(void)
+{
+	return read_us(CLOCK_REALTIME);
+}
+
+static int64_t
 real_wall_ms(void)
 {
 	return read_ms(CLOCK_REALTIME);
@@ -55,7 +75,9 @@ real_poll_ms(int64_t ms)
 
 const struct clock_source clock_real = {
 	.mono_ms = clock_real_mono_ms,
+	.mono_us = real_mono_us,
 	.wall_ms = real_wall_ms,
+	.wall_us = real_wall_us,
 	.boot_ms = real_boot_ms,
 	.sleep_ms = real_sleep_ms,
 	.cond_wait = real_cond_wait,
@@ -71,9 +93,21 @@ monotonic_ms(void)
 }
 
 int64_t
+monotonic_us(void)
+{
+	return clock_current->mono_us();
+}
+
+int64_t
 clock_wall_ms(void)
 {
 	return clock_current->wall_ms();
+}
+
+int64_t
+clock_wall_us(void)
+{
+	return clock_current->wall_us();
 }
 
 int64_t

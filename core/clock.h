@@ -19,8 +19,14 @@
 /** Milliseconds on the monotonic clock (intervals, deadlines, back-offs). */
 int64_t monotonic_ms(void);
 
+/** Microseconds on the monotonic clock, for round-trip times shorter than a millisecond (host probes). */
+int64_t monotonic_us(void);
+
 /** Milliseconds since the epoch on the wall clock (stamps only, never durations). */
 int64_t clock_wall_ms(void);
+
+/** Microseconds since the epoch on the wall clock: only to compare with a kernel's receive stamp (SO_TIMESTAMPNS). */
+int64_t clock_wall_us(void);
 
 /** Milliseconds since boot, suspend included. */
 int64_t clock_boot_ms(void);

@@ -107,10 +107,23 @@ driven_mono_ms(void)
 	return read_plus(NULL);
 }
 
+/* the driven clock moves in whole milliseconds */
+static int64_t
+driven_mono_us(void)
+{
+	return read_plus(NULL) * 1000;
+}
+
 static int64_t
 driven_wall_ms(void)
 {
 	return read_plus(&dc.wall_offset_ms);
+}
+
+static int64_t
+driven_wall_us(void)
+{
+	return read_plus(&dc.wall_offset_ms) * 1000;
 }
 
 static int64_t
@@ -222,7 +235,9 @@ driven_poll_ms(int64_t ms)
 
 static const struct clock_source driven = {
 	.mono_ms = driven_mono_ms,
+	.mono_us = driven_mono_us,
 	.wall_ms = driven_wall_ms,
+	.wall_us = driven_wall_us,
 	.boot_ms = driven_boot_ms,
 	.sleep_ms = driven_sleep_ms,
 	.cond_wait = driven_cond_wait,

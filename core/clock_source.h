@@ -11,7 +11,9 @@
 
 struct clock_source {
 	int64_t (*mono_ms)(void);
+	int64_t (*mono_us)(void);
 	int64_t (*wall_ms)(void);
+	int64_t (*wall_us)(void);
 	int64_t (*boot_ms)(void);
 	void (*sleep_ms)(int64_t ms);
 	int (*cond_wait)(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t until_ms);

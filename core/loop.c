@@ -22,7 +22,8 @@
 #include "log.h"
 #include "xalloc.h"
 
-#define MAX_SOURCES 8
+/* work, sysfs, hwmon, host, probes, boot, NVML, tegrastats, and room for more */
+#define MAX_SOURCES 12
 #define MAX_STAGES 10
 #define MAX_SINKS 8
 
@@ -97,6 +98,9 @@ int
 agent_add_source(struct agent *agent, struct source *src)
 {
 	if (agent->source_count == MAX_SOURCES) {
+		/* a composition with more than the loop holds: said, never a silent loss */
+		log_msg(LOG_ERROR, "internal: more than %d sources; source %s left out (core/loop.c MAX_SOURCES)",
+			MAX_SOURCES, src->ops->name);
 		source_destroy(src);
 		return -ENOSPC;
 	}
@@ -108,6 +112,9 @@ int
 agent_add_sink(struct agent *agent, struct sink *sink)
 {
 	if (agent->sink_count == MAX_SINKS) {
+		/* a composition with more than the loop holds: said, never a silent loss */
+		log_msg(LOG_ERROR, "internal: more than %d sinks; sink %s left out (core/loop.c MAX_SINKS)", MAX_SINKS,
+			sink->ops->name);
 		sink_destroy(sink);
 		return -ENOSPC;
 	}
@@ -119,6 +126,9 @@ int
 agent_add_stage(struct agent *agent, struct stage *st)
 {
 	if (agent->stage_count == MAX_STAGES) {
+		/* a composition with more than the loop holds: said, never a silent loss */
+		log_msg(LOG_ERROR, "internal: more than %d stages; stage %s left out (core/loop.c MAX_STAGES)",
+			MAX_STAGES, st->ops->name);
 		stage_destroy(st);
 		return -ENOSPC;
 	}

@@ -379,6 +379,17 @@ static const struct metric_def table[] = {
 	 LA("device"), "Times a network interface's carrier went up or down since it appeared.", {0}, false},
 	{"network.IF.wifi_signal_dbm", "dBm", GAUGE, "tegrawatch_network_wifi_signal_dbm", 1, "dB[mW]", LA("device"),
 	 "Signal level of a Wi-Fi interface in dBm (/proc/net/wireless).", {0}, false},
+	/* host.probes (host/probe_source.c) and reboots (host/boot_source.c) */
+	{"probe.NAME.up", "0/1", GAUGE, "tegrawatch_probe_up", 1, "1", L("name"),
+	 "1 when the probe's last attempt was answered (a TCP connection made, an ICMP echo reply).", {0}, false},
+	{"probe.NAME.rtt_ms", "ms", GAUGE, "tegrawatch_probe_rtt_seconds", MILLI, "s", L("name"),
+	 "Mean round-trip time of the answered attempts in the probe's window, in seconds.", {0}, false},
+	{"probe.NAME.loss_pct", "%", GAUGE, "tegrawatch_probe_loss_ratio", PCT_TO_RATIO, "1", L("name"),
+	 "Share of the attempts in the probe's window that got no answer (0 to 1).", {0}, false},
+	{"reboot.KIND.last_seen_timestamp_s", "unix s", GAUGE, "tegrawatch_reboot_last_seen_timestamp_seconds", 1, "s",
+	 L("kind"),
+	 "On the first sample after the agent started on a new boot only: when it last saw the boot before (unix time).",
+	 {0}, false},
 
 	AGENT_COUNTER("agent.samples_total", "Samples produced since the agent started."),
 	AGENT_COUNTER("agent.late_ticks_total", "Ticks that started late because the loop fell behind its interval."),

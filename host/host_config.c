@@ -161,6 +161,24 @@ decode_network(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 	return cfg_decode_map(&sub, node, net_keys, N_OF(net_keys), &cfg->net, NULL);
 }
 
+static int
+decode_probes(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
+{
+	return probe_config_decode(dec, node, &((struct host_config *)obj)->probes);
+}
+
+static bool
+probes_equal(const void *a, const void *b)
+{
+	return probe_config_equal(&((const struct host_config *)a)->probes, &((const struct host_config *)b)->probes);
+}
+
+static void
+probes_release(void *obj)
+{
+	probe_config_free(&((struct host_config *)obj)->probes);
+}
+
 static const struct cfg_key host_keys[] = {
 	CFG_BOOL("enabled", struct host_config, enabled, "true"),
 	CFG_BOOL("disks", struct host_config, disks, "true"),
@@ -170,6 +188,11 @@ static const struct cfg_key host_keys[] = {
 	 .equal = fs_equal,
 	 .release = fs_release},
 	{.name = "network", .kind = CFG_K_CUSTOM, .decode = decode_network, .equal = net_equal, .release = net_release},
+	{.name = "probes",
+	 .kind = CFG_K_CUSTOM,
+	 .decode = decode_probes,
+	 .equal = probes_equal,
+	 .release = probes_release},
 };
 
 int64_t

@@ -1,6 +1,6 @@
 /*
  * The host: section of the configuration, owned by the host source:
- * memory, pressure, OOM kills, load; file systems; disks; network
+ * memory, pressure, OOM kills, load; file systems; disks; network; probes
  * (docs/configuration.md#host). Pure: decoding and checks, no I/O.
  */
 #ifndef TEGRAWATCH_HOST_CONFIG_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/cfg_decode.h"
+#include "probe_config.h"
 
 #define HOST_FS_INTERVAL_DEFAULT_MS 10000
 #define HOST_FS_TREND_DEFAULT_MS (30 * 60 * 1000)
@@ -39,6 +40,7 @@ struct host_config {
 	int disks;   /* host.disks: true: /proc/diskstats and eMMC health */
 	struct host_fs_config fs;
 	struct host_net_config net;
+	struct host_probes probes; /* host.probes: reachability targets (probe_config.h) */
 };
 
 /** The key table and checks: globs are mount points ("/", "/data*") or interface names ("eth*"). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/metric_dict.h"
+#include "core/sample_json.h"
 
 static const struct {
 	const char *name;
@@ -141,6 +142,14 @@ puts_str(struct out *o, const char *s)
 	put(o, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* A timestamp (unit "unix s": when the previous boot was last seen) reads as a time, not as 1764345600. */
+static bool
+is_timestamp(const char *metric, double v)
+{
+	const struct metric_def *d = metric ? metric_dict_find(metric) : NULL;
+	return d && strcmp(d->unit, "unix s") == 0 && isfinite(v) && v >= 0 && v < 1e13;
+}
+
 static void
 put_field(struct out *o, const struct template_field *f, const struct template_ctx *ctx)
 {
@@ -155,7 +164,11 @@ put_field(struct out *o, const struct template_field *f, const struct template_c
 			puts_str(o, metric_dict_absent_words(ctx->metric));
 			break;
 		}
-		template_format_number(ctx->value, num, sizeof(num));
+		if (is_timestamp(ctx->metric, ctx->value)) {
+			rfc3339_utc((int64_t)(ctx->value * 1000.0), num, sizeof(num));
+		} else {
+			template_format_number(ctx->value, num, sizeof(num));
+		}
 		puts_str(o, num);
 		break;
 	case TEMPLATE_THRESHOLD:

@@ -38,7 +38,7 @@ size_t template_field_parse(const char *p, struct template_field *f);
 
 struct template_ctx {
 	const char *metric;
-	double value;     /* NAN prints the metric's absent words (metric_dict_absent_words) or "n/a" */
+	double value;     /* NAN: the absent words (metric_dict_absent_words) or "n/a"; unix s: a UTC time */
 	double threshold; /* NAN prints "n/a" */
 	const char *board;
 	const char *severity;

@@ -31,8 +31,9 @@ let status = 1;
 try {
 	/* ---- 1. the full board: header, banner through a throttle episode, alerts, charts ---- */
 	{
-		// 100 samples (10 s) between the history's end and the throttle: time to see it predicted
-		const mock = await startMock({ board: 'full', rate: 10, page: PAGE, throttleAt: 700 });
+		// 100 samples between the history's end and the throttle: the throttle predicted at the start. The board's
+		// clock stands still until the page has been read, then moves on to the episode.
+		const mock = await startMock({ board: 'full', rate: 10, page: PAGE, throttleAt: 700, still: true });
 		mocks.push(mock);
 		const o = mock.options;
 		const page = await context.newPage();
@@ -85,7 +86,10 @@ try {
 			'memory card: available memory and pressure', avail);
 		c(await page.textContent('#oom-note') === 'OOM kills since boot: 2', 'memory card: the OOM kills');
 
-		// Follow the episode; every observation must agree with the sample it shows.
+		// Follow the episode from 10 samples before it, 20 samples a second; every observation must agree with the
+		// sample it shows. The board's clock stands still for the screenshot, which takes a while.
+		mock.skipTo(o.throttleAt - 10);
+		mock.setRate(20);
 		const seen = [];
 		let shot = false;
 		await until('the end of the throttle episode', async () => {
@@ -94,7 +98,9 @@ try {
 			const inEpisode = s.seq >= o.throttleAt && s.seq < o.throttleAt + o.throttleLen;
 			if (!shot && inEpisode && s.alerts.some((a) => a.rule === 'throttling')) {
 				shot = true;
+				mock.setRate(0);
 				await page.screenshot({ path: path.join(outdir, 'dashboard-mock.png'), fullPage: true });
+				mock.setRate(20);
 			}
 			return s.seq > o.throttleAt + o.throttleLen + 15 ? s : null;
 		}, 30000);
@@ -218,18 +224,22 @@ try {
 
 	/* ---- the board's wall clock steps an hour back, then forward (issue 21): the charts never fold back ---- */
 	for (const stepMs of [-3600000, 3600000]) {
-		const stepAt = 600 + 25; // 2.5 s after the page opened, at 10 samples a second
-		const mock = await startMock({ board: 'full', rate: 10, page: PAGE, stepAt, stepMs });
+		// the board's clock stands still while the page opens, then moves to just before the step, then past it
+		const stepAt = 600 + 25;
+		const mock = await startMock({ board: 'full', rate: 10, page: PAGE, stepAt, stepMs, still: true });
 		mocks.push(mock);
 		const page = await context.newPage();
 		const w = watch(page, origin(mock.url));
 		await page.goto(mock.url);
+		await until('the first sample', async () => (await readState(page)).points.temp > 0, 10000);
 		// the charts count the points inside their window: a history folded back, or left an hour behind,
 		// falls out of it
+		mock.skipTo(stepAt - 5);
 		const before = await until('the last samples before the step', async () => {
 			const st = await readState(page);
 			return st.seq >= stepAt - 10 && st.seq < stepAt ? st : null;
 		}, 20000, 20);
+		mock.skipTo(stepAt + 21);
 		const after = await until('samples well after the step', async () => {
 			const st = await readState(page);
 			return st.seq > stepAt + 20 ? st : null;
@@ -250,15 +260,19 @@ try {
 		await page.goto(mock.url);
 		await until('a live stream', async () => (await readState(page)).conn === 'live', 10000);
 		const s1 = await readState(page);
+		mock.skipTo(mock.current() + 15); // the 15 samples after which the stream drops
 		await until('the page to notice the drop', async () => (await readState(page)).conn === 'reconnecting', 10000, 20);
 		const text = await page.textContent('#conn');
 		c(/retry in \d+ s/.test(text), 'connection state says it will retry', text);
 		mock.setDropAfter(0);
 		await until('the stream to come back', async () => (await readState(page)).conn === 'live', 15000);
-		await sleep(500);
-		const s2 = await readState(page);
-		const events = mock.requests.filter((r) => r === '/api/v1/events').length;
-		const snaps = mock.requests.filter((r) => r === '/api/v1/snapshot').length;
+		const count = (path) => mock.requests.filter((r) => r === path).length;
+		const s2 = await until('the page to catch up', async () => {
+			const st = await readState(page);
+			return st.seq > s1.seq + 10 && count('/api/v1/snapshot') >= 2 ? st : null;
+		}, 10000, 50);
+		const events = count('/api/v1/events');
+		const snaps = count('/api/v1/snapshot');
 		c(events >= 2 && snaps >= 2 && s2.seq > s1.seq + 10, 'reconnected, resynchronised and live again', { events, snaps, s1: s1.seq, s2: s2.seq });
 		c(w.errors.length === 0, 'reconnect: no console errors', w.errors);
 		await page.close();

@@ -4,16 +4,20 @@
 //   node tests/browser/dashboard.test.mjs TEGRAWATCH SOURCE_ROOT [OUTDIR]
 //
 // Runs `tegrawatch run --demo --speed 20` with the demo rules and the web
-// server on a free loopback port. The demo recording throttles on samples
-// 424-548 (configs/demo/README.md), about 21-27 s in at speed 20. The page
-// is watched through that episode; every look is checked against the sample
-// the page says it shows. Screenshots of the episode go to OUTDIR (the test
-// build directory under meson): dashboard.png (desktop), dashboard-phone.png.
+// server on a free loopback port, on a clock the test drives (tegrawatch-driven,
+// next to TEGRAWATCH): its ticks of 50 ms pass in 2 ms of real time up to 40
+// samples before the episode, while Chromium starts, then in 25 ms. The demo
+// recording throttles on samples 424-548 (configs/demo/README.md). The page is
+// opened before the episode and watched through it; every look is checked
+// against the sample the page says it shows. Screenshots of the episode go to
+// OUTDIR (the test build directory under meson): dashboard.png (desktop),
+// dashboard-phone.png.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { loadPlaywright, launch, watch, readState, inkedPixels, until, checker, freePort, sleep } from './lib.mjs';
+import { loadPlaywright, launch, watch, readState, inkedPixels, until, checker, freePort, sleep, drivenBin,
+	drivenClock } from './lib.mjs';
 
 const [bin, srcRoot, outArg] = process.argv.slice(2);
 if (!bin || !srcRoot) {
@@ -41,7 +45,9 @@ const cfgPath = path.join(tmp, 'tegrawatch.yaml');
 fs.writeFileSync(cfgPath, cfg);
 
 const base = 'http://127.0.0.1:' + port;
-const agent = spawn(bin, ['run', '--demo', '--speed', '20', '-c', cfgPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+const agent = spawn(drivenBin(bin), ['run', '--demo', '--speed', '20', '-c', cfgPath],
+	{ stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...process.env, TEGRAWATCH_DRIVEN_CLOCK: '3' } });
+const clock = drivenClock(agent);
 let stderr = '', exited = null;
 agent.stderr.on('data', (d) => {
 	stderr = (stderr + d).slice(-8000);
@@ -64,16 +70,18 @@ try {
 		}
 	}, 20000, 100);
 
-	ctl = await launch(pw);
+	// the agent's clock to 40 samples before the episode (it stands still there) while Chromium starts
+	[, ctl] = await Promise.all([clock('run ' + (FIRST - 41) * 50 + ' 2'), launch(pw)]);
 	const desk = await ctl.context.newPage();
 	const phone = await ctl.context.newPage();
 	await phone.setViewportSize({ width: 390, height: 844 });
 	const wd = watch(desk, base), wp = watch(phone, base);
 	await desk.goto(base + '/');
 	await phone.goto(base + '/');
+	await desk.bringToFront(); // the page watched renders every frame (one behind is drawn once a second)
 
 	// Every banner the page shows, as it shows it: a look from the test can come late on a loaded machine
-	// (a screenshot alone can take longer than the 6 s episode), the page's own record cannot.
+	// (a screenshot alone can take longer than the 3 s episode), the page's own record cannot.
 	await desk.evaluate(() => {
 		const b = document.getElementById('throttle-banner');
 		window.bannerLog = [];
@@ -90,9 +98,10 @@ try {
 	c(meta.includes('L4T 36.4.3') && meta.includes('JetPack 6.2'), 'header shows L4T and JetPack', meta);
 	c(first.seq < FIRST, 'the page was up before the episode (sample ' + first.seq + ')', first.seq);
 
-	// Watch until the throttling alert has resolved (clear_for 10 s after sample 548). The episode lasts about
-	// 6 s of wall time: the screenshots (seconds on a loaded machine, the replay going on meanwhile) wait until
-	// six looks have seen it, so the looks the checks below ask for are never lost to them.
+	// Watch until the throttling alert has resolved (clear_for 10 s after sample 548), a sample each 25 ms: the
+	// episode lasts about 3 s of wall time. The screenshots (seconds on a loaded machine, the replay going on
+	// meanwhile) wait until six looks have seen it, so the looks the checks below ask for are never lost to them.
+	await clock('pace 25');
 	const seen = [];
 	let shot = null;
 	await until('the throttling alert to resolve', async () => {
@@ -192,6 +201,7 @@ try {
 		await ctl.close();
 	}
 	if (exited === null) {
+		await clock('real').catch(() => {}); // a clean stop waits on its clock
 		agent.kill('SIGTERM');
 		const gone = await Promise.race([new Promise((r) => agent.once('exit', () => r(true))), sleep(5000).then(() => false)]);
 		if (!gone) {

@@ -151,3 +151,42 @@ export function checker() {
 	c.failed = () => failed;
 	return c;
 }
+
+// tegrawatch-driven (tests/driven/driven_main.c): the agent of BIN on a clock the test drives, next to BIN in the
+// build tree (build/tests/), or TEGRAWATCH_TEST_DRIVEN.
+export function drivenBin(bin) {
+	return process.env.TEGRAWATCH_TEST_DRIVEN || path.join(path.dirname(bin), 'tests', 'tegrawatch-driven');
+}
+
+// The driven clock of CHILD, spawned with a fourth stdio 'pipe' (a socket pair: its fd 3) and
+// TEGRAWATCH_DRIVEN_CLOCK=3: clock('run MS PACE'), clock('pace PACE'), clock('pause'), clock('real'),
+// clock('now') resolve with the answer after "ok" (the commands of driven_main.c), or reject.
+export function drivenClock(child) {
+	const sock = child.stdio[3];
+	const waiting = [];
+	let buf = '';
+	sock.setEncoding('utf8');
+	sock.on('data', (d) => {
+		buf += d;
+		for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+			const line = buf.slice(0, i);
+			buf = buf.slice(i + 1);
+			const w = waiting.shift();
+			if (w) {
+				w(line);
+			}
+		}
+	});
+	const gone = () => {
+		while (waiting.length) {
+			waiting.shift()(null);
+		}
+	};
+	sock.on('close', gone);
+	sock.on('error', gone);
+	return (cmd) => new Promise((resolve, reject) => {
+		waiting.push((line) => (line !== null && line.startsWith('ok') ? resolve(line.slice(2).trim())
+			: reject(new Error('driven clock: ' + cmd + ' answered ' + JSON.stringify(line)))));
+		sock.write(cmd + '\n');
+	});
+}

@@ -7,7 +7,8 @@
 // throttles for a while, then recovers.
 //
 // As a module: `const mock = await startMock({...})`; mock.url, mock.requests,
-// mock.close(). The page is the one the build assembles from
+// mock.close(); its clock: mock.setRate(HZ) (0 stops it; `still: true` starts
+// it stopped), mock.skipTo(SEQ). The page is the one the build assembles from
 // web/dashboard/ and core/page/ (build/web/dashboard.html; `page` or --page
 // names another). From the command line (for looking at the page by hand):
 //   node tests/browser/mock-server.mjs [--port N] [--board full|minimal|thor] [--rate HZ] [--page FILE]
@@ -173,12 +174,14 @@ export async function startMock(opts = {}) {
 	o.throttleAt = opts.throttleAt ?? o.history + 40;
 	o.throttleLen = opts.throttleLen ?? 60;
 	const B = BOARDS[o.board];
-	const started = Date.now();
 	const requests = [];
 	const streams = new Set();
 	const cache = new Map();
 
-	const current = () => o.history + Math.floor((Date.now() - started) * o.rate / 1000);
+	// The board's clock: samples come at clk.rate a second from clk.seq at clk.at (0: it stands still, as with
+	// `still`). A test may stop it, start it, or move it on (the stream then sends every sample in between).
+	const clk = { seq: o.history, at: Date.now(), rate: o.still ? 0 : o.rate };
+	const current = () => clk.seq + Math.floor((Date.now() - clk.at) * clk.rate / 1000);
 	function sample(seq) {
 		let s = cache.get(seq);
 		if (!s) {
@@ -321,6 +324,15 @@ export async function startMock(opts = {}) {
 		url, requests, options: o, current,
 		setDropAfter(n) {
 			o.dropAfter = n;
+		},
+		setRate(rate) {
+			clk.seq = current();
+			clk.at = Date.now();
+			clk.rate = rate;
+		},
+		skipTo(seq) {
+			clk.seq = Math.max(current(), seq);
+			clk.at = Date.now();
 		},
 		close() {
 			for (const r of streams) {

@@ -1,8 +1,10 @@
 /*
  * Fuzz target for the host parsers (host/procmem.c, host/mounts.c,
- * host/diskstats.c, host/netdev.c). The first byte chooses the parser
- * (0x80 set: mounts, disks, eMMC; else 0x40 set: network; else procmem),
- * the rest is its text. Invariants checked on every input:
+ * host/diskstats.c, host/netdev.c, host/boot_state.c, host/icmp_echo.c,
+ * host/probe_config.c's host check). The first byte chooses the parser
+ * (0x80 set: mounts, disks, eMMC; else 0x40 set: network; else 0x20 set:
+ * reboots and probes; else procmem), the rest is its text. Invariants
+ * checked on every input:
  *   meminfo:   success only with MemTotal > 0; every field -1 or at most 2^53;
  *   psi:       success only with a whole "some" line; averages 0..100;
  *   loadavg, uptime, zram, vmstat: values finite, counts at most 2^53;
@@ -14,6 +16,11 @@
  *              segment [a-z0-9_]+ that fits a metric name;
  *   wireless:  a name as above; a level in dBm -255..-1;
  *   link:      0, 1, or -1.
+ *   boot id:   success gives 36 characters of the UUID's shape;
+ *   boot.state: success gives a valid boot id, times 0..2^53, and formats
+ *              back into text that parses to the same state;
+ *   ICMP echo: success only for a reply of 8 bytes or more;
+ *   probe host: an address kind only where inet_pton agrees.
  * Any violation aborts, which libFuzzer and the replay driver report.
  */
 #include <math.h>
@@ -22,10 +29,15 @@
 #include <string.h>
 
 #include "core/metrics.h"
+#include <arpa/inet.h>
+
+#include "host/boot_state.h"
 #include "host/diskstats.h"
 #include "host/host_text.h"
 #include "host/mounts.h"
 #include "host/netdev.h"
+#include "host/icmp_echo.h"
+#include "host/probe_config.h"
 #include "host/procmem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -165,6 +177,73 @@ fuzz_network(uint8_t which, const char *text, size_t len)
 	}
 }
 
+static bool
+boot_id_ok(const char *id)
+{
+	if (strlen(id) != BOOT_ID_LEN) {
+		return false;
+	}
+	for (int i = 0; i < BOOT_ID_LEN; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash != (id[i] == '-') || (!dash && !strchr("0123456789abcdef", id[i]))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* TEXT is LEN bytes up to its first NUL; RAW_LEN counts them all (an ICMP message holds NULs) */
+static void
+fuzz_reboots_probes(uint8_t which, const char *text, size_t len, size_t raw_len)
+{
+	char id[BOOT_ID_LEN + 1];
+	struct boot_state st, back;
+	int line = 0;
+	char why[160], out[BOOT_STATE_MAX];
+	uint16_t seq;
+	unsigned char addr[16];
+	switch (which % 4) {
+	case 0:
+		if (boot_id_parse(text, id) == 0) {
+			check(boot_id_ok(id));
+		}
+		break;
+	case 1:
+		if (boot_state_parse(text, &st, &line, why, sizeof(why)) == 0) {
+			check(boot_id_ok(st.boot_id) && st.last_seen_ms >= 0 && st.last_seen_ms <= (int64_t)HOST_EXACT_MAX);
+			check(st.uptime_ms >= -1 && st.uptime_ms <= (int64_t)HOST_EXACT_MAX);
+			check(boot_state_format(&st, out, sizeof(out)) > 0);
+			check(boot_state_parse(out, &back, &line, why, sizeof(why)) == 0);
+			check(strcmp(st.boot_id, back.boot_id) == 0 && st.last_seen_ms == back.last_seen_ms);
+			check(st.uptime_ms == back.uptime_ms && st.stopped == back.stopped);
+		} else {
+			check(line >= 1 && why[0]);
+		}
+		break;
+	case 2:
+		if (icmp_echo_reply_seq(which & 0x10, (const uint8_t *)text, raw_len, &seq) == 0) {
+			check(raw_len >= 8);
+		}
+		break;
+	default:
+		switch (probe_host_kind(text)) {
+		case PROBE_HOST_IPV4:
+			check(inet_pton(AF_INET, text, addr) == 1);
+			break;
+		case PROBE_HOST_IPV6:
+			check(inet_pton(AF_INET6, text, addr) == 1);
+			break;
+		case PROBE_HOST_NAME:
+			check(len >= 1 && len <= PROBE_HOST_MAX);
+			break;
+		default:
+			break;
+		}
+		(void)probe_name_valid(text);
+		break;
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -181,6 +260,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_blocks(which, text, text_len);
 	} else if (which & 0x40) {
 		fuzz_network(which, text, text_len);
+	} else if (which & 0x20) {
+		fuzz_reboots_probes(which, text, text_len, len);
 	} else {
 		fuzz_procmem(which, text);
 	}

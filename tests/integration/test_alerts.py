@@ -231,8 +231,10 @@ rules:
             agent.next_sample(lambda s: s["metrics"].get("agent.alerts_firing") == 1, what="cpu-hot resolved")
         finally:
             self.assertEqual(agent.stop(), 0)
-        envs = self.wait_events(4)
+        # a clean stop waits for the exec actions: what they recorded is all there is
+        envs = self.wait_events(3)
         seq = [(e["TEGRAWATCH_RULE"], e["TEGRAWATCH_TRANSITION"]) for e in envs]
+        self.assertEqual(len(seq), 3, seq)
         self.assertEqual(seq.count(("cpu-hot", "firing")), 1, seq)
         self.assertEqual(seq.count(("cpu-hot", "resolved")), 1, seq)
         self.assertEqual(seq.count(("gpu-hot", "firing")), 1, seq)

@@ -24,13 +24,6 @@ EX_CONFIG = 78
 ROOT = harness.FIXTURE_BOARD
 
 
-def count_samples(agent, seconds):
-    """Samples AGENT writes in the next SECONDS (a rate over a window: time is the subject)."""
-    before = len(agent.samples())
-    harness.hold(seconds)
-    return len(agent.samples()) - before
-
-
 class FifoTest(harness.TestCase):
     """Finding 3: a FIFO named where a file is expected is refused at once, with its location."""
 
@@ -83,15 +76,15 @@ class FifoTest(harness.TestCase):
         write_file(os.path.join(rules, "a.yaml"), "rules:\n  - {name: hot, metric: temp.cpu_c, warning: 90}\n")
         write_file(self.cfg, 'agent:\n  state_file: ""\nweb:\n  listen: ""\ninclude: rules.d/*.yaml\n')
         a = self.agent(["--root", harness.src(ROOT), "--no-tegrastats", "--interval", "100", "-c", self.cfg])
-        a.next_sample()
-        before = count_samples(a, 1.0)
+        for _ in range(5):
+            a.next_sample()
         os.mkfifo(os.path.join(rules, "b.yaml"), 0o600)
         a.send(signal.SIGHUP)
         a.wait_stderr("rules.d/b.yaml: a FIFO, not a regular file")
-        after = count_samples(a, 2.0)
-        self.assertGreaterEqual(before, 5)
-        # 100 ms ticks: about 20 in 2 s (5 on a loaded machine); none at all while a reload waits on the FIFO
-        self.assertGreaterEqual(after, 5, a.stderr())
+        # 100 ms ticks go on: five more after the refusal (none at all while a reload waits on the FIFO)
+        a.skip()
+        for _ in range(5):
+            a.next_sample(what="a sample after the reload")
         self.assertEqual(a.stop(), 0)
         self.assertLess(a.stop_s, 2.0)
 

@@ -12,6 +12,9 @@ JavaScript SDK's generated protobuf types (tests/otlp, `npm ci --prefix tests/ot
 - headers: (a tenant and an API key) on every request, a retried one included;
 - zlib is mapped only with the otlp sink (and libsnappy not at all).
 
+The demo runs are on a clock the test drives (tegrawatch-driven): their ticks, batches and back-offs pass in a
+fraction of their time.
+
 Usage: test_otlp.py TEGRAWATCH SOURCE_ROOT   (exit 77 without prometheus or the decoder)
 """
 import json
@@ -26,6 +29,7 @@ from harness import wait_until, write_file
 
 SRC = None
 NODE = shutil.which("node") or "/usr/bin/node"
+PACE_MS = 5  # real ms a tick of a driven agent lasts (its sockets served meanwhile)
 UNIT_SUFFIX = {"Cel": "_celsius", "1": "_ratio", "Hz": "_hertz", "By": "_bytes", "W": "_watts", "V": "_volts",
                "A": "_amperes", "J": "_joules", "s": "_seconds", "": ""}
 
@@ -55,8 +59,15 @@ class OtlpTest(harness.TestCase):
             return 200, {"Content-Type": "application/x-protobuf"}
         return self.receiver(answer=answer)
 
-    def fleet_agent(self, name, text, args):
-        return self.agent(["--json"] + list(args), name=name, config=text)
+    def fleet_agent(self, name, text, args, driven=False):
+        return self.agent(["--json"] + list(args), name=name, config=text, driven=driven)
+
+    def demo_run(self, name, text, count, speed):
+        """An agent of the demo at SPEED for COUNT samples, on the driven clock: its ticks pass PACE_MS real ms
+        each, its last three and its end's flush on the real clock. It must exit 0."""
+        a = self.fleet_agent(name, text, ["--demo", "--speed", str(speed), "--count", str(count)], driven=True)
+        self.assertEqual(a.run_to_end(count, 1000 // speed, a.now()[0], PACE_MS), 0, a.stderr())
+        return a
 
     def decode(self, requests):
         """The bodies that were accepted, decoded by the OpenTelemetry types: one dict per request."""
@@ -87,9 +98,7 @@ class OtlpTest(harness.TestCase):
         prom = fp.Prometheus(self.d).start()
         self.addCleanup(prom.stop)
         rx = self.otlp_receiver()
-        a = self.fleet_agent("a", otlp_config(rx.url("/v1/metrics"), rw_url=prom.url("/api/v1/write")),
-                       ["--demo", "--speed", "20", "--count", "120"])
-        self.assertEqual(a.wait(), 0, a.stderr())
+        a = self.demo_run("a", otlp_config(rx.url("/v1/metrics"), rw_url=prom.url("/api/v1/write")), 120, 20)
         samples = a.samples()
         times = [s["time_ms"] for s in samples]
         reqs = rx.got()
@@ -161,14 +170,11 @@ class OtlpTest(harness.TestCase):
         rx = self.otlp_receiver(token="s3cret-token")
         for name, tok in (("wrong", "nope"), ("right", "s3cret-token")):
             write_file(os.path.join(self.d, name + ".tok"), tok + "\n")
-        args = ["--demo", "--speed", "10", "--count", "40"]
         extra = "  compression: none\n  bearer_token_file: %s\n"
-        bad = self.fleet_agent("bad", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "wrong.tok")),
-                               args)
-        good = self.fleet_agent("good", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "right.tok")),
-                          args)
-        self.assertEqual(bad.wait(), 0, bad.stderr())
-        self.assertEqual(good.wait(), 0, good.stderr())
+        bad = self.demo_run("bad", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "wrong.tok")),
+                            40, 10)
+        good = self.demo_run("good", otlp_config(rx.url("/v1/metrics"), extra % os.path.join(self.d, "right.tok")),
+                             40, 10)
         m = bad.last()
         self.assertGreater(m["agent.otlp_samples_rejected_total"], 0)
         self.assertEqual(m["agent.otlp_retries_total"], 0)
@@ -185,9 +191,7 @@ class OtlpTest(harness.TestCase):
             return (200, {"Content-Type": "application/x-protobuf"}) if ok else (403, {})
         rx = self.receiver(answer=gateway, script=[(503, {})])
         extra = "  backoff_base: 200ms\n  headers: {X-Scope-OrgID: board-fleet-7, X-Api-Key: k-123}\n"
-        a = self.fleet_agent("a", otlp_config(rx.url("/v1/metrics"), extra),
-                             ["--demo", "--speed", "20", "--count", "20"])
-        self.assertEqual(a.wait(), 0, a.stderr())
+        a = self.demo_run("a", otlp_config(rx.url("/v1/metrics"), extra), 20, 20)
         got = rx.got()
         self.assertEqual(got[0].status, 503)
         self.assertGreaterEqual(len(got), 2)
@@ -215,7 +219,7 @@ class OtlpTest(harness.TestCase):
 
 def main():
     global SRC
-    _, SRC = harness.init()
+    _, SRC = harness.init(needs=("driven",))
     os.chdir(SRC)
     if not os.path.exists(fp.PROMETHEUS) or not os.path.isdir(os.path.join(SRC, "tests/otlp/node_modules")):
         print("prometheus or the OTLP decoder (npm ci --prefix tests/otlp) missing: skipped")

@@ -159,17 +159,21 @@ class PowerModeTest(unittest.TestCase):
         write(os.path.join(self.root, GPU_DEVFREQ, "max_freq"), "612000000\n")
         for policy in ("policy0", "policy4"):
             write(os.path.join(self.root, "sys/devices/system/cpu/cpufreq", policy, "scaling_max_freq"), "1497600\n")
-        p = subprocess.run([BIN, "run", "-c", self.config(""), "--root", self.root, "--no-tegrastats",
-                            "--interval", "500", "--count", "14", "--json"], capture_output=True, text=True, timeout=60)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        samples = [json.loads(l) for l in p.stdout.splitlines()]
+        # the agent on the driven clock: its 14 ticks of 500 ms pass 10 real ms each
+        a = harness.Agent(self.tmp, ["-c", self.config(""), "--root", self.root, "--no-tegrastats", "--interval", "500",
+                                     "--count", "14", "--json"], driven=True)
+        self.addCleanup(a.kill)
+        a.pace(10)
+        self.assertEqual(a.wait(), 0, a.stderr())
+        samples, err = a.samples(), a.stderr()
+        self.assertEqual(len(samples), 14)
         self.assertNotIn("nvpmodel.mismatch", samples[0]["metrics"])
         self.assertEqual(samples[-1]["metrics"]["nvpmodel.mismatch"], 1)
-        self.assertEqual(p.stderr.count("nvpmodel's status says MAXN_SUPER (id 2) but the clocks run under the ceilings "
-                                        "of 15W (id 0): GPU 612 MHz (MAXN_SUPER: 1020), CPU 1497.6 MHz (MAXN_SUPER: "
-                                        "1728)"), 1, p.stderr)
-        fired = [l for l in p.stderr.splitlines() if "alert firing nvpmodel-mismatch" in l]
-        self.assertEqual(len(fired), 1, p.stderr)
+        self.assertEqual(err.count("nvpmodel's status says MAXN_SUPER (id 2) but the clocks run under the ceilings "
+                                   "of 15W (id 0): GPU 612 MHz (MAXN_SUPER: 1020), CPU 1497.6 MHz (MAXN_SUPER: "
+                                   "1728)"), 1, err)
+        fired = [l for l in err.splitlines() if "alert firing nvpmodel-mismatch" in l]
+        self.assertEqual(len(fired), 1, err)
         self.assertIn("lab: nvpmodel says power mode MAXN_SUPER, but the clocks run other ceilings", fired[0])
 
     def test_unknown_mode_is_said_at_start_and_still_watched(self):
@@ -179,5 +183,5 @@ class PowerModeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = harness.init()
+    BIN, SRC = harness.init(needs=("driven",))
     harness.main()

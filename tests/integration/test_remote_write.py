@@ -8,13 +8,15 @@ prometheus with --web.enable-remote-write-receiver on a free 127.0.0.1 port.
 - a receiver that answers 413 to large requests: batches split and sent again, nothing lost;
 - headers: (X-Scope-OrgID, Mimir's tenant) on every request, a retried one included, through a proxy that refuses
   requests without it;
-- a receiver that takes 3 s to answer: sampling keeps its pace;
 - kill -9 during an outage with a spool file: what was synced arrives after the restart;
 - libcurl and libsnappy are mapped only when remote_write is configured (/proc/PID/maps);
-- with --outage: a 2-minute receiver outage in the middle of a run, the agent on a clock the test drives
-  (tegrawatch-driven: the two minutes of its time in a few seconds; Prometheus keeps real time).
+- with --slow-receiver: a receiver that takes 3 s to answer: sampling keeps its pace (real time: it measures it);
+- with --outage: a 2-minute receiver outage in the middle of a run.
 
-Usage: test_remote_write.py TEGRAWATCH SOURCE_ROOT [--outage]   (exit 77 without prometheus)
+The agents of the demo runs, the kill -9 and the outage run on a clock the test drives (tegrawatch-driven: their
+ticks, batches and back-offs in a fraction of their time); Prometheus keeps real time.
+
+Usage: test_remote_write.py TEGRAWATCH SOURCE_ROOT [--slow-receiver | --outage]   (exit 77 without prometheus)
 """
 import os
 import signal
@@ -31,6 +33,7 @@ OUTAGE = False
 BOARD = "tests/fixtures/boards/orin-nano-jp6"
 # families of /metrics that remote write leaves out: the process's own figures, alerts and the scrape's time
 SCRAPE_ONLY = ("process_", "tegrawatch_alerts", "tegrawatch_sample_timestamp_seconds")
+PACE_MS = 5  # real ms a wait of a driven agent's loop lasts (its sockets served meanwhile)
 
 
 def rw_config(url, extra="", web='""', board="rw-lab-1"):
@@ -83,20 +86,25 @@ class Case(harness.TestCase):
 
 class RemoteWriteTest(Case):
     def test_every_series_every_sample_once_through_a_receiver_restart(self):
+        # the agent on the driven clock: its 300 ticks of 50 ms (the demo at 20 times) pass PACE_MS real ms each,
+        # and it stands still while Prometheus stops and starts (Prometheus keeps real time)
         prom = self.prometheus()
         web = free_port()
         a = self.fleet_agent("a", rw_config(prom.url("/api/v1/write"), "  batch_samples: 20\n  batch_interval: 500ms\n",
-                                      web="127.0.0.1:%d" % web), demo_args(300))
-        # a scrape of /metrics while the run goes on: the latest sample's series, as a scraper sees them
-        wait_until(lambda: len(a.samples()) >= 60, 30)
+                                      web="127.0.0.1:%d" % web), demo_args(300), driven=True)
+        t0 = a.now()[0]
+        a.pace(PACE_MS)
+        # a scrape of /metrics while the run stands: the latest sample's series, as a scraper sees them
+        self.assertTrue(wait_until(lambda: len(a.samples()) >= 60, 60), a.stderr())
+        a.pause()
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % web, timeout=10) as r:
             scrape_text = r.read().decode()
-        # the receiver goes away for a while, then comes back on the same data
+        # the receiver goes away for 60 ticks (3 s of the agent's time: its back-off of 200 ms to 1 s retries),
+        # then comes back on the same data
         prom.stop()
-        n_down = len(a.samples())
-        wait_until(lambda: len(a.samples()) >= n_down + 60, 30)
+        a.run(60 * 50, PACE_MS)
         prom.start()
-        self.assertEqual(a.wait(), 0, a.stderr())
+        self.assertEqual(a.run_to_end(300, 50, t0, PACE_MS), 0, a.stderr())
         samples = a.samples()
         self.assertEqual(len(samples), 300)
         last = samples[-1]["metrics"]
@@ -149,12 +157,13 @@ class RemoteWriteTest(Case):
         for name, pw in (("wrong", "nope"), ("right", "right")):
             write_file(os.path.join(self.d, name + ".pw"), pw + "\n")
         extra = "  username: fleet\n  password_file: %s\n  batch_samples: 10\n  batch_interval: 200ms\n"
+        # on the driven clock: 60 ticks of 100 ms each
         bad = self.fleet_agent("bad", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "wrong.pw"),
-                                          board="bad-1"), demo_args(60, 10))
+                                          board="bad-1"), demo_args(60, 10), driven=True)
         good = self.fleet_agent("good", rw_config(prom.url("/api/v1/write"), extra % os.path.join(self.d, "right.pw"),
-                                            board="good-1"), demo_args(60, 10))
-        self.assertEqual(bad.wait(), 0, bad.stderr())
-        self.assertEqual(good.wait(), 0, good.stderr())
+                                            board="good-1"), demo_args(60, 10), driven=True)
+        for a in (bad, good):
+            self.assertEqual(a.run_to_end(60, 100, a.now()[0], PACE_MS), 0, a.stderr())
         m = bad.last()
         self.assertGreater(m["agent.remote_write_samples_rejected_total"], 0)
         self.assertEqual(m["agent.remote_write_samples_sent_total"], 0)
@@ -174,8 +183,8 @@ class RemoteWriteTest(Case):
             return (413, {}) if len(req.body) > limit else None
         px = self.receiver(target=prom.url("/api/v1/write"), answer=answer)
         a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 64\n  batch_interval: 2s\n"),
-                       ["-v"] + demo_args(200, 50))
-        self.assertEqual(a.wait(), 0, a.stderr())
+                       ["-v"] + demo_args(200, 50), driven=True)
+        self.assertEqual(a.run_to_end(200, 20, a.now()[0], PACE_MS), 0, a.stderr())  # driven: 200 ticks of 20 ms
         got = px.got()
         statuses = [r.status for r in got]
         self.assertIn(413, statuses)
@@ -206,6 +215,62 @@ class RemoteWriteTest(Case):
         # every sample once: the refused first batch came again, and no request lacked the tenant
         self.assert_every_sample_once(prom, a.samples(), "rw-lab-1")
 
+    def test_kill9_during_outage_then_restart_delivers_what_was_synced(self):
+        # both agents on the driven clock: their ticks of 100 ms and the sync once a second of their time pass
+        # PACE_MS real ms a tick, so what kill -9 loses is the same on a loaded machine
+        port = free_port()  # nothing listens yet
+        spool = os.path.join(self.d, "rw.spool")
+        cfg = rw_config("http://127.0.0.1:%d/api/v1/write" % port, "  spool_file: %s\n" % spool)
+        a = self.fleet_agent("a", cfg, live_args(100), driven=True)
+        a.pace(PACE_MS)
+        self.assertTrue(wait_until(lambda: len(a.samples()) >= 35, 60), a.stderr())
+        a.stop(signal.SIGKILL)
+        synced = fp.spool_records(spool)
+        self.assertGreaterEqual(len(synced), 20, "synced once a second")
+        made = a.samples()
+        lost = len(made) - len(synced)
+        self.assertLessEqual(lost, 12, "at most a second of 100 ms ticks (and a little) is lost to kill -9")
+        self.assertEqual([t for _, t in synced], [s["time_ms"] for s in made[:len(synced)]])
+        # a new agent, then the receiver: the synced samples arrive, once, with their own times
+        prom = fp.Prometheus(self.d)
+        prom.port = port
+        a2 = self.fleet_agent("a2", cfg, live_args(100), driven=True)
+        a2.advance(max(0, made[-1]["time_ms"] + 1000 - a2.now()[1]))  # it starts after the first one's last tick
+        a2.pace(PACE_MS)
+        self.assertTrue(wait_until(lambda: len(a2.samples()) >= 5, 60), a2.stderr())
+        prom.start()
+        self.addCleanup(prom.stop)
+        a2.real()  # the backlog drains at the real pace of its ticks (a paced agent may outrun a starved machine)
+        a2.wait_metric("agent.remote_write_spool_depth", lambda v: v < 3, 60)
+        self.assertIn("samples waiting in the spool from an earlier run", a2.stderr())
+        a2.stop()
+        times = [t for _, t in synced] + [s["time_ms"] for s in a2.samples()]
+        got = prom.raw('tegrawatch_agent_samples_total{instance="rw-lab-1"}', times[-1] / 1000 + 1)
+        (points,) = got.values()
+        have = [t for t, _ in points]
+        self.assertEqual(len(have), len(set(have)), "each sample once")
+        self.assertEqual(sorted(set(t for _, t in synced) - set(have)), [], "every synced sample arrived")
+
+    def test_libraries_mapped_only_with_the_sink(self):
+        def mapped(cfg_text):
+            a = self.fleet_agent("maps", cfg_text, live_args(100))  # stopped at once: its receiver answers
+            wait_until(lambda: len(a.samples()) >= 3, 30)
+            with open("/proc/%d/maps" % a.pid) as f:
+                maps = f.read()
+            a.stop()
+            # a sanitizer's runtime brings libstdc++ itself: then it says nothing about libsnappy's
+            libs = ("libcurl", "libsnappy", "libz.so") + (() if "libasan" in maps or "libtsan" in maps else ("libstdc++",))
+            return {lib for lib in libs if lib in maps}
+        without = mapped('agent: {state_file: ""}\nweb: {listen: ""}\n')
+        self.assertEqual(without, set())
+        with_rw = mapped(rw_config(self.receiver().url("/api/v1/write")))
+        self.assertTrue({"libcurl", "libsnappy"} <= with_rw, with_rw)
+
+
+class SlowReceiverTest(Case):
+    """--slow-receiver only (meson test remote-write-slow): a real-time measure of the ticks, apart so that it runs
+    beside the rest."""
+
     def test_slow_receiver_leaves_sampling_on_time(self):
         prom = self.prometheus()
         px = self.receiver(target=prom.url("/api/v1/write"), delay=3.0)
@@ -217,8 +282,10 @@ class RemoteWriteTest(Case):
                                    live_args(100))
         a = self.fleet_agent("a", rw_config(px.url("/api/v1/write"), "  batch_samples: 5\n  batch_interval: 100ms\n"),
                        live_args(100))
-        a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 20, 60)
-        a.stop()
+        # three requests answered (1 sample, then 5 and 5: 9 s) while sampling goes on; then the end: a clean stop
+        # would flush the backlog at 3 s a request for up to 10 s, which is not what this test is about
+        a.wait_metric("agent.remote_write_samples_sent_total", lambda v: v >= 10, 60)
+        a.stop(signal.SIGKILL)
         control.stop()
         probe.terminate()
 
@@ -245,51 +312,6 @@ class RemoteWriteTest(Case):
             self.assertLess(late[-1], 250 + machine_max, what)
         self.assertEqual([s["seq"] for s in samples], list(range(1, len(samples) + 1)))
         self.assertGreaterEqual(len(px.got()), 2)
-
-    def test_kill9_during_outage_then_restart_delivers_what_was_synced(self):
-        port = free_port()  # nothing listens yet
-        spool = os.path.join(self.d, "rw.spool")
-        cfg = rw_config("http://127.0.0.1:%d/api/v1/write" % port, "  spool_file: %s\n" % spool)
-        a = self.fleet_agent("a", cfg, live_args(100))
-        wait_until(lambda: len(a.samples()) >= 35, 30)
-        a.stop(signal.SIGKILL)
-        synced = fp.spool_records(spool)
-        self.assertGreaterEqual(len(synced), 20, "synced once a second")
-        made = a.samples()
-        lost = len(made) - len(synced)
-        self.assertLessEqual(lost, 12, "at most a second of 100 ms ticks (and a little) is lost to kill -9")
-        self.assertEqual([t for _, t in synced], [s["time_ms"] for s in made[:len(synced)]])
-        # a new agent, then the receiver: the synced samples arrive, once, with their own times
-        prom = fp.Prometheus(self.d)
-        prom.port = port
-        a2 = self.fleet_agent("a2", cfg, live_args(100))
-        wait_until(lambda: len(a2.samples()) >= 5, 30)
-        prom.start()
-        self.addCleanup(prom.stop)
-        a2.wait_metric("agent.remote_write_spool_depth", lambda v: v < 3, 60)
-        self.assertIn("samples waiting in the spool from an earlier run", a2.stderr())
-        a2.stop()
-        times = [t for _, t in synced] + [s["time_ms"] for s in a2.samples()]
-        got = prom.raw('tegrawatch_agent_samples_total{instance="rw-lab-1"}', times[-1] / 1000 + 1)
-        (points,) = got.values()
-        have = [t for t, _ in points]
-        self.assertEqual(len(have), len(set(have)), "each sample once")
-        self.assertEqual(sorted(set(t for _, t in synced) - set(have)), [], "every synced sample arrived")
-
-    def test_libraries_mapped_only_with_the_sink(self):
-        def mapped(cfg_text):
-            a = self.fleet_agent("maps", cfg_text, live_args(100))
-            wait_until(lambda: len(a.samples()) >= 3, 30)
-            with open("/proc/%d/maps" % a.pid) as f:
-                maps = f.read()
-            a.stop()
-            # a sanitizer's runtime brings libstdc++ itself: then it says nothing about libsnappy's
-            libs = ("libcurl", "libsnappy", "libz.so") + (() if "libasan" in maps or "libtsan" in maps else ("libstdc++",))
-            return {lib for lib in libs if lib in maps}
-        without = mapped('agent: {state_file: ""}\nweb: {listen: ""}\n')
-        self.assertEqual(without, set())
-        with_rw = mapped(rw_config("http://127.0.0.1:%d/api/v1/write" % free_port()))
-        self.assertTrue({"libcurl", "libsnappy"} <= with_rw, with_rw)
 
 
 class OutageTest(Case):
@@ -322,14 +344,15 @@ class OutageTest(Case):
 
 def main():
     global SRC, OUTAGE
-    _, SRC = harness.init(needs=("driven",) if "--outage" in sys.argv else ())
+    _, SRC = harness.init(needs=() if "--slow-receiver" in sys.argv else ("driven",))
     OUTAGE = harness.flag("--outage")
+    slow = harness.flag("--slow-receiver")
     os.chdir(SRC)
     if not os.path.exists(fp.PROMETHEUS):
         print("prometheus not installed: skipped")
         sys.exit(77)
     if not any(not a.startswith("-") for a in sys.argv[1:]):
-        sys.argv.append("OutageTest" if OUTAGE else "RemoteWriteTest")
+        sys.argv.append("OutageTest" if OUTAGE else "SlowReceiverTest" if slow else "RemoteWriteTest")
     harness.main()
 
 

@@ -553,10 +553,13 @@ class WebTest(harness.TestCase):
                 s.close()
 
     def test_connection_timeout(self):
+        # an idle and a slowloris connection side by side, each closed by libmicrohttpd's own idle timeout
+        opened = []
         for opening in (b"", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"):  # idle, slowloris
             s = socket.create_connection(("127.0.0.1", self.port), timeout=WEB_TIMEOUT_S + 5)
-            start = time.time()
+            opened.append((s, time.time()))
             s.sendall(opening)
+        for s, start in opened:
             try:
                 data = s.recv(1024)
             except ConnectionResetError:

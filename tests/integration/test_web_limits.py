@@ -8,7 +8,9 @@ Usage: test_web_limits.py TEGRAWATCH SOURCE_ROOT
 
 The agent samples the demo board live (no end of replay), on a free port of
 127.0.0.1. Other source addresses (127.0.0.2-5) are loopback too. Every test
-is bounded in time and closes its sockets.
+is bounded in time and closes its sockets. The header timeout and the stalled
+stream run the agent on a clock the test drives (tegrawatch-driven): the
+seconds they wait for are the agent's, passed in a fraction of real time.
 """
 import base64
 import http.client
@@ -27,13 +29,13 @@ from harness import header_of, status_of, wait_until, write_file
 GOAL_S = 11  # D2: a legitimate GET is served within this, whatever the slow sockets do
 
 
-def live_agent(start, web_extra="", interval_ms=1000):
+def live_agent(start, web_extra="", interval_ms=1000, driven=False):
     """`run` on the demo root at 1 Hz (or INTERVAL_MS) with the web settings given, started by START (a test's
-    agent() or a class's class_agent()), its web server answering."""
+    agent() or a class's class_agent()), its web server answering; on the driven clock with DRIVEN."""
     port = harness.free_port()
     config = f'agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:{port}"\n{web_extra}'
     agent = start(["--root", harness.src("configs/demo/root"), "--no-tegrastats", "--no-json",
-                   "--interval", str(interval_ms)], config=config, port=port)
+                   "--interval", str(interval_ms)], config=config, port=port, driven=driven)
     return agent.wait_web()
 
 
@@ -232,40 +234,55 @@ class LimitsTest(harness.TestCase):
                 return status_of(s.recv(4096))
         self.assertTrue(wait_until(lambda: stream_status() == 200, 20, step=0.2), "no stream after the others left")
 
+
+class HeaderTimeoutTest(harness.TestCase):
+    """A request head sent a byte a second, the agent on the driven clock: the test sends a byte, then moves the
+    agent's clock a second (its server's sweep runs on it), so the seconds pass at once."""
+
     def test_header_timeout(self):
-        # one byte a second: the idle timeout (10 s) never fires, the header timeout (5 s) does
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
-        start = time.time()
+        # one byte a second: the header timeout (5 s) closes it, however the bytes trickle in
+        agent = live_agent(self.agent, driven=True)
+        s = socket.create_connection(("127.0.0.1", agent.port), timeout=2)
+        # the server has taken it (accepted in order) once a request made after it is answered: its 5 s start now
+        self.assertIsNotNone(get_healthz(agent.port))
         closed_after = None
         try:
             head = Slowloris.HEAD + b"X-Slow: " + b"a" * 20
             for i in range(len(head)):
-                r, _, _ = select.select([s], [], [], 1.0)
+                try:
+                    s.send(head[i:i + 1])
+                except OSError:
+                    closed_after = i
+                    break
+                agent.advance(1000)
+                # the server's sweep after this second closes it within a moment; at 4 s a bounded hold shows it
+                # open (a close due then would come at once), from 5 s on the close is waited for (one seen late
+                # counts a second later)
+                r, _, _ = select.select([s], [], [], {1: 0.1, 2: 0.1, 3: 0.1, 4: 0.5, 5: 1.0}.get(i + 1, 3.0))
                 if r:
                     try:
                         data = s.recv(1024)
                     except ConnectionResetError:
                         data = b""
                     if not data:
-                        closed_after = time.time() - start
+                        closed_after = i + 1
                         break
-                try:
-                    s.send(head[i:i + 1])
-                except OSError:
-                    closed_after = time.time() - start
-                    break
         finally:
             s.close()
         self.assertIsNotNone(closed_after, "a request head sent a byte a second was never closed")
         self.assertGreater(closed_after, 4.5)
         self.assertLess(closed_after, 7.5)
+        self.assertEqual(agent.stop(), 0)
 
 
 class StallTest(harness.TestCase):
-    """An event-stream client that stops reading: 10 samples a second, web.stream_stall_timeout 3 s."""
+    """An event-stream client that stops reading: 10 samples a second, web.stream_stall_timeout 3 s. The agent
+    runs on the driven clock, each 100 ms tick PACE_MS of real time (its server's sweeps on that clock)."""
+
+    PACE_MS = 20
 
     def test_stalled_stream_is_dropped(self):
-        agent = live_agent(self.agent, "  stream_stall_timeout: 3s\n", interval_ms=100)
+        agent = live_agent(self.agent, "  stream_stall_timeout: 3s\n", interval_ms=100, driven=True)
         s = None
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -274,16 +291,17 @@ class StallTest(harness.TestCase):
             s.connect(("127.0.0.1", agent.port))
             s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             self.assertEqual(status_of(s.recv(512)), 200)
-            start = time.time()
+            start_ms = agent.now()[0]
+            agent.pace(self.PACE_MS)
             # stop reading; the server must give the slot back, and count it
             dropped_after = None
 
             def dropped():
                 m = agent.metrics()
                 return m.get("agent.http_streams_stalled_total", 0) >= 1 and m["agent.http_event_streams"] == 0
-            if wait_until(dropped, 30, step=0.5):
-                dropped_after = time.time() - start
-            print(f"\nstalled event stream dropped after {dropped_after} s", file=sys.stderr)
+            if wait_until(lambda: dropped() or agent.now()[0] - start_ms > 30000, 60, step=0.1) and dropped():
+                dropped_after = (agent.now()[0] - start_ms) / 1000
+            print(f"\nstalled event stream dropped after {dropped_after} s of the agent's time", file=sys.stderr)
             self.assertIsNotNone(dropped_after, "a client that stopped reading kept its stream for 30 s")
             # what it had buffered, then the end of the stream
             s.settimeout(5)
@@ -294,13 +312,13 @@ class StallTest(harness.TestCase):
                     chunk = b""
                 if not chunk:
                     break
-            # a reader that reads is never dropped
+            # a reader that reads is never dropped: 6 s of the agent's time, twice the stall timeout
             lines, _ = [], None
             r = http.client.HTTPConnection("127.0.0.1", agent.port, timeout=10)
             r.request("GET", "/api/v1/events")
             resp = r.getresponse()
-            end = time.time() + 6
-            while time.time() < end:
+            end_ms = agent.now()[0] + 6000
+            while agent.now()[0] < end_ms:
                 lines.append(resp.readline())
             r.close()
             self.assertGreater(sum(1 for x in lines if x.startswith(b"event: sample")), 30)
@@ -444,5 +462,5 @@ class AuthTest(harness.TestCase):
 
 
 if __name__ == "__main__":
-    harness.init()
+    harness.init(needs=("driven",))
     harness.main()

@@ -10,7 +10,10 @@ receiver down for two minutes of the agent's time, on a clock the test drives
 
 Retries use TEGRAWATCH_WEBHOOK_BACKOFF_MS (the test-only back-off, see
 docs/webhooks.md) so they come in a second, not after the production 5 s
-doubling.
+doubling. All but the tarpit (curl's own timeout, and sampling's pace in real
+time) run the agent on the driven clock too: its ticks and back-offs pass
+PACE_MS real ms each, and the seconds in which a retry must not come are the
+agent's.
 
 Usage: test_webhooks_faults.py TEGRAWATCH SOURCE_ROOT [--outage]
 """
@@ -28,15 +31,22 @@ from harness.webhooks import (COOL, HOT, SECRET, ZONES, WebhookCase, events, hoo
                               three_rules, verify_signature)
 
 OUTAGE = False
+PACE_MS = 10  # real ms a wait of a driven agent's loop lasts: 20 times real time at 200 ms ticks
 
 
 class FaultsTest(WebhookCase):
+    def paced_agent(self, config, **kw):
+        """hook_agent() on the driven clock, its 200 ms ticks and its back-offs PACE_MS real ms each."""
+        agent = self.hook_agent(config, driven=True, **kw)
+        agent.pace(PACE_MS)
+        return agent
+
     def test_500_three_times_then_200_same_id_counters_and_metrics(self):
         r = self.receiver(script=[(500, {})] * 3)
         secret = self.path("secret", SECRET)
         web_port = free_port()
-        agent = self.hook_agent(hook_config(json_action("flaky", r.url("/hook"), "    secret_file: %s\n" % secret),
-                                  hook_rule("cpu-hot", "temp.cpu_c", ["flaky"]), web="127.0.0.1:%d" % web_port))
+        agent = self.paced_agent(hook_config(json_action("flaky", r.url("/hook"), "    secret_file: %s\n" % secret),
+                                   hook_rule("cpu-hot", "temp.cpu_c", ["flaky"]), web="127.0.0.1:%d" % web_port))
         self.board.set("temp.cpu_c", HOT)
         reqs = r.wait(4)
         m = agent.wait_metrics(lambda m: m["webhook.flaky.sent_total"] == 1, "the notification delivered")
@@ -83,28 +93,38 @@ class FaultsTest(WebhookCase):
         r = self.receiver(script=[(302, {"Location": other.url("/elsewhere")})])
         agent = self.hook_agent(hook_config(json_action("moved", r.url("/hook")),
                                             hook_rule("cpu-hot", "temp.cpu_c", ["moved"])),
-                           backoff="100,1000")
+                           backoff="100,1000", driven=True)
+        agent.pace(PACE_MS)
         self.board.set("temp.cpu_c", HOT)
         r.wait(1)
         m = agent.wait_metrics(lambda m: m["webhook.moved.failed_total"] == 1, "the redirect counted as refused")
         self.assertEqual((m["webhook.moved.sent_total"], m["webhook.moved.retried_total"]), (0, 0))
-        # not retried (the back-off would try again within 0.1-1 s)
-        self.assertStays(lambda: len(r.got()) == 1, 2.0, lambda: "%d requests" % len(r.got()))
+        # not retried: the back-off would try again within 0.1-1 s of the agent's time, and three pass; a retry
+        # sent then would reach the receiver within the bounded hold after them
+        agent.run(3000, PACE_MS)
+        self.assertStays(lambda: len(r.got()) == 1, 0.5, lambda: "%d requests" % len(r.got()))
         self.assertEqual(other.got(), [])  # not followed
         self.assertEqual(agent.stop(), 0)
         self.assertIn("webhook moved: the receiver refused a notification", agent.stderr())
 
     def test_429_retry_after_is_honoured(self):
         r = self.receiver(script=[(429, {"Retry-After": "2"})])
-        # a plain back-off would retry within 100 ms; Retry-After is honoured up to the cap (10 s here)
+        # a plain back-off would retry within 100 ms; Retry-After is honoured up to the cap (10 s here). The
+        # agent's clock stands still but for one tick: the 429 comes at its time T, the retry is due at T + 2 s
         agent = self.hook_agent(hook_config(json_action("hook", r.url("/hook")),
                                             hook_rule("cpu-hot", "temp.cpu_c", ["hook"])),
-                           backoff="100,10000")
+                           backoff="100,10000", driven=True)
+        agent.run(400, PACE_MS)  # the first samples, cool
         self.board.set("temp.cpu_c", HOT)
+        agent.run(200, PACE_MS)  # the tick that fires
+        (first,) = r.wait(1)
+        agent.run(1800, PACE_MS)
+        # not before T + 1.8 s: a retry sent in those would reach the receiver within this bounded hold
+        self.assertStays(lambda: len(r.got()) == 1, 0.5, lambda: "%d requests" % len(r.got()))
+        agent.run(400, PACE_MS)  # by T + 2.2 s
         first, second = r.wait(2)
-        self.assertGreaterEqual(second.time - first.time, 1.9)
-        self.assertLess(second.time - first.time, 4)
         self.assertEqual(first.body, second.body)
+        agent.pace(PACE_MS)
         m = agent.wait_metrics(lambda m: m["webhook.hook.sent_total"] == 1, "the notification delivered")
         self.assertEqual((m["webhook.hook.retried_total"], m["webhook.hook.failed_total"]), (1, 0))
         self.assertEqual(agent.stop(), 0)
@@ -141,8 +161,9 @@ class FaultsTest(WebhookCase):
 
     def test_full_queue_drops_the_oldest(self):
         port = free_port()  # the receiver is down: nothing listens there yet
-        agent = self.hook_agent(hook_config(json_action("ops", "http://127.0.0.1:%d/hook" % port, "    queue_max: 3\n"),
-                                  three_rules(["ops"])), backoff="300,600")
+        url = "http://127.0.0.1:%d/hook" % port
+        agent = self.paced_agent(hook_config(json_action("ops", url, "    queue_max: 3\n"), three_rules(["ops"])),
+                                 backoff="300,600")
         agent.wait_metrics(lambda m: "webhook.ops.sent_total" in m, "the webhook counters")
         # six notifications, one tick each: three firings, then three resolves
         for i, (metric, mc) in enumerate([(m, HOT) for m in ZONES] + [(m, COOL) for m in ZONES]):
@@ -170,7 +191,7 @@ class FaultsTest(WebhookCase):
         cfg = hook_config(json_action("ops", "http://127.0.0.1:%d/hook" % port,
                                       "    queue_file: %s\n    secret_file: %s\n" % (queue, secret)),
                           three_rules(["ops"]))
-        agent = self.hook_agent(cfg, name="first")
+        agent = self.paced_agent(cfg, name="first")
         agent.wait_metrics(lambda m: "webhook.ops.sent_total" in m, "the webhook counters")
         steps = [("temp.cpu_c", HOT, 1), ("temp.gpu_c", HOT, 2), ("temp.cpu_c", COOL, 1), ("temp.gpu_c", COOL, 0)]
         for metric, mc, firing in steps:
@@ -180,7 +201,7 @@ class FaultsTest(WebhookCase):
         self.assertEqual(agent.stop(signal.SIGKILL), -signal.SIGKILL)
 
         r = self.receiver(port=port)
-        again = self.hook_agent(cfg, name="second")
+        again = self.paced_agent(cfg, name="second")
         reqs = r.wait(4)
         m = again.wait_metrics(lambda m: m["webhook.ops.sent_total"] == 4, "the queue delivered")
         self.assertEqual((m["webhook.ops.queue_depth"], m["webhook.ops.dropped_total"]), (0, 0))
@@ -192,7 +213,7 @@ class FaultsTest(WebhookCase):
             self.assertTrue(verify_signature(SECRET, x.headers, x.body))
         self.assertEqual(len({x.headers["webhook-id"] for x in reqs}), 4)
         # delivered once: a third start finds the queue empty
-        third = self.hook_agent(cfg, name="third")
+        third = self.paced_agent(cfg, name="third")
         third.wait_metrics(lambda m: m.get("agent.samples_total", 0) >= 5, "five samples")
         self.assertEqual(third.last()["webhook.ops.queue_depth"], 0)
         self.assertEqual(third.stop(), 0)
@@ -257,7 +278,7 @@ class OutageTest(WebhookCase):
 
 
 if __name__ == "__main__":
-    harness.init(needs=("driven",) if "--outage" in sys.argv else ())
+    harness.init(needs=("driven",))
     OUTAGE = harness.flag("--outage")
     if OUTAGE:
         # the outage is its own meson test; the rest is `webhooks-faults`

@@ -359,6 +359,15 @@ test_template_absent_value(void **state)
 	assert_string_equal(metric_dict_absent_words("throttle_eta.cpu_s"), "will not throttle at this load");
 	assert_null(metric_dict_absent_words("temp.cpu_c"));
 	assert_null(metric_dict_absent_words(NULL));
+	/* a timestamp (unit "unix s") reads as a time: when the board's previous boot was last seen */
+	ctx.metric = "reboot.unexpected.last_seen_timestamp_s";
+	ctx.value = 1764345600.5;
+	template_render("last seen at {{value}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "last seen at 2025-11-28T16:00:00Z");
+	ctx.metric = "agent.samples_total";
+	ctx.value = 1764345600;
+	template_render("{{value}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "1764345600");
 }
 
 static void

@@ -111,6 +111,16 @@ class Agent:
         mono, wall = self.clock("now").split()
         return int(mono), int(wall)
 
+    def run_to_end(self, count, tick_ms, start_ms, pace_ms):
+        """An agent of --count COUNT, ticks of TICK_MS from START_MS of its clock, run (pace_ms as run()) to three
+        ticks before its end; its clock then follows the real one for those and for the flushes of its end (a
+        paced flush would jump past a request in flight). Returns its exit status."""
+        left = start_ms + (count - 3) * tick_ms - self.now()[0]
+        if left > 0:
+            self.run(left, pace_ms)
+        self.real()
+        return self.wait()
+
     # ---- what it wrote ----
 
     def stderr(self):
