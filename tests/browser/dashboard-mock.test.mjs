@@ -74,13 +74,6 @@ try {
 			['media_usb', 'bad', 'media_usb30.0 %20.5 GiB free of 29.3 GiBread-only']]),
 		'disks card: / first, each file system\'s use, free space, time to full; read-only in red, 91 % in amber', disks);
 		c(await page.textContent('#emmc-note') === 'eMMC mmcblk0: normal, life used 10 %', 'disks card: the eMMC\'s wear');
-		const net = await until('network rates', async () => {
-			const r = await rows('#net .m');
-			return r.length === 2 && r[0][2].includes('Mbit/s') ? r : null;
-		}, 10000);
-		c(JSON.stringify(net) === JSON.stringify([['eth0', 'up', 'eth0up↓ 12.0 Mbit/s · ↑ 320 kbit/s'],
-			['wlan0', 'down', 'wlan0down↓ 0.0 kbit/s · ↑ 0.0 kbit/s · -71 dBmlink down']]),
-		'network card: link state, receive and send rates from the counters, Wi-Fi signal', net);
 		const avail = await page.textContent('#system .m[data-key="avail"]');
 		c(/^Memory available(2\.22|6\.00) GiBstalled over 10 s: cpu 1\.5 %, memory 0\.2 %, io 3\.1 %$/.test(avail),
 			'memory card: available memory and pressure', avail);
@@ -120,6 +113,14 @@ try {
 		const last = seen[seen.length - 1];
 		c(!last.alerts.some((a) => a.rule === 'throttling'), 'the throttling alert leaves the list once resolved', last.alerts);
 		c(last.banner === 'ok', 'banner is green again after the episode');
+		// the network's rates: from the byte counters of the samples the stream brought since the page opened
+		const net = await until('network rates', async () => {
+			const r = await rows('#net .m');
+			return r.length === 2 && r[0][2].includes('Mbit/s') ? r : null;
+		}, 10000);
+		c(JSON.stringify(net) === JSON.stringify([['eth0', 'up', 'eth0up↓ 12.0 Mbit/s · ↑ 320 kbit/s'],
+			['wlan0', 'down', 'wlan0down↓ 0.0 kbit/s · ↑ 0.0 kbit/s · -71 dBmlink down']]),
+		'network card: link state, receive and send rates from the counters, Wi-Fi signal', net);
 		const after = await forecast();
 		c(after.lines === 0 && after.sub.includes('will not throttle at this load (70.0 °C)'),
 			'after the episode: no predicted throttle, where it settles instead', after);
