@@ -2,7 +2,8 @@
  * Wires the alert side from a configuration, and loads it again on SIGHUP:
  * its rules to the rules stage (thresholds/), its log and exec actions to
  * the actions stage (alerts/), its webhook actions to the webhook stage
- * (webhook/). Composition only: what each does is its module's, and alert
+ * (webhook/), and the host's process table to the rules stage's hooks
+ * (what was running as an alert fires). Composition only: what each does is its module's, and alert
  * events reach the actions through the agent's fan-out, never from here.
  */
 #include "alerting.h"
@@ -36,7 +37,8 @@ struct alerting {
 	char device_id[128];    /* the board's id in webhook bodies, kept across reloads */
 	uint64_t reloads;
 	uint64_t reload_failures;
-	bool restart_needed; /* the last reload changed settings only a restart applies */
+	bool restart_needed;      /* the last reload changed settings only a restart applies */
+	struct proc_table *procs; /* the top processes of firing alerts; NULL: none taken */
 };
 
 static void
@@ -153,11 +155,31 @@ static void
 alerting_destroy(struct rules_loader *ld)
 {
 	struct alerting *al = (struct alerting *)ld;
+	proc_table_unref(al->procs);
 	if (al->cfg != al->boot_cfg) {
 		config_destroy(al->cfg);
 	}
 	config_destroy(al->boot_cfg);
 	free(al);
+}
+
+/* The rules stage's processes hooks (thresholds/rules_stage.h), on the table AL holds. */
+static void
+processes_baseline(void *data)
+{
+	struct alerting *al = data;
+	proc_table_refresh(al->procs); /* a failure keeps the last scan: the shares then span more */
+}
+
+static int
+processes_take(void *data, struct top_processes *out)
+{
+	struct alerting *al = data;
+	int r = proc_table_refresh(al->procs);
+	if (r == 0) {
+		proc_table_top(al->procs, out);
+	}
+	return r;
 }
 
 static const struct rules_loader_ops alerting_ops = {
@@ -169,10 +191,11 @@ static const struct rules_loader_ops alerting_ops = {
 
 int
 alerting_add(struct agent *agent, struct config *cfg, const char *device_id, const char *expected_power_mode,
-	     bool run_actions)
+	     bool run_actions, struct proc_table *procs)
 {
 	struct alerting *al = xcalloc(1, sizeof(*al));
 	al->base.ops = &alerting_ops;
+	al->procs = procs ? proc_table_ref(procs) : NULL;
 	al->cfg = al->boot_cfg = cfg;
 	snprintf(al->device_id, sizeof(al->device_id), "%s", device_id);
 	struct stage *actions = NULL, *webhooks = NULL;
@@ -183,11 +206,15 @@ alerting_add(struct agent *agent, struct config *cfg, const char *device_id, con
 	}
 	struct rules_setup setup;
 	setup_of(cfg, &setup);
-	const struct rules_stage_options opts = {
+	struct rules_stage_options opts = {
 		.device_id = device_id,
 		.expected_power_mode = expected_power_mode,
 		.keep_state = run_actions,
 	};
+	if (procs) {
+		opts.processes =
+			(struct rules_processes){.baseline = processes_baseline, .take = processes_take, .data = al};
+	}
 	int r = agent_add_stage(agent, rules_stage_create(&setup, &al->base, &opts));
 	if (r < 0) {
 		stage_destroy(actions); /* the rules stage went with AL */

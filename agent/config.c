@@ -59,6 +59,7 @@ static const struct cfg_key sources_keys[] = {
 	CFG_CHOICE("tegrastats", struct config, tegrastats, "auto", 0, tegrastats_names, tegrastats_values),
 	CFG_STRING("tegrastats_program", struct config, tegrastats_program, "tegrastats", CFG_F_NOT_EMPTY),
 	CFG_CHOICE("nvml", struct config, nvml, "auto", 0, tegrastats_names, tegrastats_values),
+	CFG_DURATION("processes_interval", struct config, processes_interval_ms, "5s", 0, 1000, 3600 * 1000),
 };
 
 /* agent.expected_power_mode's form; whether the board has that mode is known only at start (setup.c). */
@@ -99,8 +100,8 @@ section_obj(const struct config *cfg, const struct section *sec)
 	return (char *)cfg + sec->base;
 }
 
-static const char *const top_keys[] = {"agent",   "sources", "mqtt",   "web",   "remote_write", "otlp",
-				       "include", "actions", "notify", "rules", "work",         "host"};
+static const char *const top_keys[] = {"agent",   "sources", "mqtt",  "web",  "remote_write", "otlp",     "include",
+				       "actions", "notify",  "rules", "work", "host",         "processes"};
 
 bool
 config_is_top_key(const char *name)
@@ -157,6 +158,7 @@ config_destroy(struct config *cfg)
 		cfg_free_strings(sections[s].sec->keys, sections[s].sec->key_count, section_obj(cfg, &sections[s]));
 	}
 	config_actions_free(cfg);
+	procs_config_free(&cfg->procs);
 	rule_set_free(&cfg->rules);
 	free(cfg);
 }
@@ -374,6 +376,10 @@ decode_main(struct loader *ld, const struct cfg_node *root, const char *path, bo
 	if ((node = cfg_map_get(root, "rules"))) {
 		loader_decode_rules(ld, node, path);
 	}
+	if ((node = cfg_map_get(root, "processes"))) {
+		struct cfg_decoder pdec = {.diags = ld->diags, .context = "processes"};
+		procs_config_decode(&pdec, node, &ld->cfg->procs);
+	}
 	if ((node = cfg_map_get(root, "include")) && from_file) {
 		loader_decode_include(ld, node, path);
 	} else if (node && !cfg_node_is_null(node)) {
@@ -554,6 +560,23 @@ key_equal(const struct cfg_key *key, const void *a, const void *b)
 	return !key->equal || key->equal(a, b);
 }
 
+/* Appends ", NAME" (NAME first without the comma) to BUF at *AT; once it no longer fits, ", ..." and *CUT. */
+static void
+add_change(char *buf, size_t size, size_t *at, bool *cut, const char *name)
+{
+	if (*cut || size == 0) {
+		return;
+	}
+	/* keep room for ", ..." so that a cut list says so */
+	int w = snprintf(buf + *at, size - *at, "%s%s", *at ? ", " : "", name);
+	if (w > 0 && *at + (size_t)w + sizeof(", ...") < size) {
+		*at += (size_t)w;
+	} else {
+		*cut = true;
+		snprintf(buf + *at, size - *at, ", ...");
+	}
+}
+
 size_t
 config_restart_changes(const struct config *old, const struct config *new, char *buf, size_t size)
 {
@@ -570,19 +593,16 @@ config_restart_changes(const struct config *old, const struct config *new, char 
 			    key_equal(key, section_obj(old, &sections[s]), section_obj(new, &sections[s]))) {
 				continue;
 			}
+			char name[96];
+			snprintf(name, sizeof(name), "%s.%s", sec->name, key->name);
+			add_change(buf, size, &at, &cut, name);
 			n++;
-			if (cut || size == 0) {
-				continue;
-			}
-			/* keep room for ", ..." so that a cut list says so */
-			int w = snprintf(buf + at, size - at, "%s%s.%s", at ? ", " : "", sec->name, key->name);
-			if (w > 0 && at + (size_t)w + sizeof(", ...") < size) {
-				at += (size_t)w;
-			} else {
-				cut = true;
-				snprintf(buf + at, size - at, ", ...");
-			}
 		}
+	}
+	/* the processes source is made at start, from this list */
+	if (!procs_config_equal(&old->procs, &new->procs)) {
+		add_change(buf, size, &at, &cut, "processes");
+		n++;
 	}
 	return n;
 }

@@ -16,6 +16,7 @@
 #include "core/exit_codes.h"
 #include "fleet/fleet_config.h"
 #include "host/host_config.h"
+#include "procs/procs_config.h"
 #include "work/work.h"
 #include "mqtt/mqtt_config.h"
 #include "webhook/webhook_config.h"
@@ -69,12 +70,14 @@ struct config {
 	enum tegrastats_mode tegrastats; /* sources.tegrastats: auto|on|off */
 	char *tegrastats_program;        /* sources.tegrastats_program, default "tegrastats" */
 	enum tegrastats_mode nvml; /* sources.nvml: auto|on|off, the same three words (setup.c says what auto does) */
+	int64_t processes_interval_ms; /* sources.processes_interval: the processes: scans' pace, default 5 s */
 	struct mqtt_config mqtt;
 	struct web_config web;
 	struct fleet_config remote_write; /* fleet/fleet_config.h; url "" = off */
 	struct fleet_config otlp;
-	struct work_config work; /* work/work.h; listen "" = no StatsD listener */
-	struct host_config host; /* host/host_config.h; the host source, on the real root only */
+	struct work_config work;   /* work/work.h; listen "" = no StatsD listener */
+	struct host_config host;   /* host/host_config.h; the host source, on the real root only */
+	struct procs_config procs; /* processes: (procs/procs_config.h); none listed = nothing read */
 	/* actions: and notify: */
 	struct action_def *actions; /* "log" is always defined first */
 	size_t action_count;
@@ -119,8 +122,8 @@ struct config *config_default(void);
 void config_destroy(struct config *cfg);
 
 /**
- * Names the settings of the agent, sources, mqtt and web sections that
- * differ between OLD and NEW and that a reload (SIGHUP) does not apply:
+ * Names the settings of the agent, sources, mqtt and web sections (and
+ * processes:) that differ between OLD and NEW and that a reload (SIGHUP) does not apply:
  * all of them but the keys marked CFG_F_RELOADED (agent.board_name and
  * agent.state_file, which the alert engine takes). Writes them to
  * BUF as "mqtt.host, web.listen" (cut short with "..." when BUF is full)

@@ -19,6 +19,7 @@
 #include "host/boot_source.h"
 #include "host/host_source.h"
 #include "host/probe_source.h"
+#include "procs/procs_source.h"
 #include "predict/predict.h"
 #include "work/work.h"
 #include "service/service.h"
@@ -224,7 +225,7 @@ add_host_extras(struct agent *agent, const struct config *cfg, const struct setu
 static int
 add_sources(struct agent *agent, struct board *b, const struct config *cfg, const struct setup_options *o,
 	    const char *root, int interval_ms, struct work_ledger *work, struct demo_status *demo, bool *board_owned,
-	    int *sources)
+	    struct proc_table *procs, int *sources)
 {
 	struct source *src;
 	int r;
@@ -260,6 +261,14 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 				agent_add_source(agent, src);
 			}
 			add_host_extras(agent, cfg, o);
+		}
+		/* the processes: section's, at its own pace; nothing read without it. Never a sample by itself */
+		if (cfg->procs.count > 0) {
+			struct procs_source_options po = {
+				.cfg = &cfg->procs, .interval_ms = cfg->processes_interval_ms, .table = procs};
+			if (procs_source_create(&po, &src) == 0) {
+				agent_add_source(agent, src);
+			}
 		}
 	}
 	if (o->replay && o->source) {
@@ -566,7 +575,9 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	bool board_owned = false;
 	int sources = 0;
 	struct work_ledger *work = work_ledger_create();
-	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, demo, &board_owned, &sources);
+	/* every process of this host, read only when a watch or a firing alert asks (procs/proc_table.h) */
+	struct proc_table *procs = !o->replay && is_real_root(root) ? proc_table_create(NULL) : NULL;
+	int r = add_sources(agent, b, cfg, o, root, interval_ms, work, demo, &board_owned, procs, &sources);
 	if (r == 0 && sources == 0) {
 		/* the reason the service stays down: one line at err, so `journalctl -p warning` shows it */
 		log_error(
@@ -585,6 +596,7 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 		board_destroy(b); /* the outputs copied what they show of it */
 	}
 	if (r != 0) {
+		proc_table_unref(procs);
 		agent_destroy(agent);
 		config_destroy(cfg);
 		return r;
@@ -597,7 +609,10 @@ setup_agent(struct config *cfg, const struct setup_options *o, struct agent **ou
 	agent_add_stage(agent, counters_stage_create());
 	agent_add_stage(agent, predict_stage_create(&popts));
 	agent_add_stage(agent, work_stage_create());
-	if (alerting_add(agent, cfg, device_id, popts.expect.text, !o->dry_run) < 0) {
+	/* what ran, on every alert that fires */
+	r = alerting_add(agent, cfg, device_id, popts.expect.text, !o->dry_run, procs);
+	proc_table_unref(procs);
+	if (r < 0) {
 		log_error("too many pipeline stages: no room for the rules and their actions");
 		agent_destroy(agent); /* the configuration went with the stages */
 		return EX_SOFTWARE;

@@ -164,6 +164,11 @@ build_env(struct envbuf *env, const struct alert_event *ev)
 	env_add(env, "TEGRAWATCH_SUMMARY", ev->summary);
 	env_add(env, "TEGRAWATCH_DESCRIPTION", ev->description);
 	env_add(env, "TEGRAWATCH_THROTTLE", ev->throttle);
+	char top[512];
+	top_processes_text(&ev->processes, false, top, sizeof(top));
+	env_add(env, "TEGRAWATCH_TOP_CPU", top); /* what ran as it fired: "" when not taken */
+	top_processes_text(&ev->processes, true, top, sizeof(top));
+	env_add(env, "TEGRAWATCH_TOP_MEMORY", top);
 	env_add(env, "TEGRAWATCH_POWER_MODE", ev->power_mode ? ev->power_mode : "");
 	env_add_time(env, "TEGRAWATCH_STARTS_AT", ev->starts_at_ms);
 	env_add_time(env, "TEGRAWATCH_ENDS_AT", ev->ends_at_ms);
@@ -284,8 +289,17 @@ log_action(const struct alert_event *ev)
 	if (!isnan(ev->threshold)) {
 		snprintf(threshold, sizeof(threshold), " threshold=%.15g", ev->threshold);
 	}
-	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s", alert_transition_name(ev->transition), ev->rule_name,
-		  severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold, ev->summary);
+	/* what ran as it fired: "(top CPU: trtexec[4242] 187%, ...; top memory: ...)" */
+	char cpu[256], mem[256], top[600] = "";
+	top_processes_text(&ev->processes, false, cpu, sizeof(cpu));
+	top_processes_text(&ev->processes, true, mem, sizeof(mem));
+	if (cpu[0] || mem[0]) {
+		snprintf(top, sizeof(top), " (top CPU: %s; top memory: %s)", cpu[0] ? cpu : "none",
+			 mem[0] ? mem : "none");
+	}
+	log_event(LOG_WARN, "alert %s %s [%s] %s%s%s%s: %s%s", alert_transition_name(ev->transition), ev->rule_name,
+		  severity_name(ev->severity), ev->metric, ev->absent ? " absent" : "", value, threshold, ev->summary,
+		  top);
 }
 
 static void

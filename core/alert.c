@@ -1,7 +1,9 @@
 /* Alert events: names and the JSON shape. */
 #include "alert.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sample_json.h"
 
@@ -119,6 +121,10 @@ alert_event_to_json(struct json *j, const struct alert_event *ev)
 	json_string(j, ev->throttle);
 	json_key(j, "throttle_causes");
 	throttle_causes_to_json(j, ev->throttle_causes, ev->throttle_cause_count);
+	if (ev->processes.cpu_count > 0 || ev->processes.memory_count > 0) {
+		json_key(j, "processes");
+		top_processes_to_json(j, &ev->processes);
+	}
 	json_key(j, "power_mode");
 	json_string(j, ev->power_mode ? ev->power_mode : "");
 	json_key(j, "board");
@@ -129,4 +135,57 @@ alert_event_to_json(struct json *j, const struct alert_event *ev)
 	json_string(j, ev->device_id ? ev->device_id : "");
 	json_object_end(j);
 	json_object_end(j);
+}
+
+bool
+alert_event_takes_processes(const struct alert_event *ev)
+{
+	return !ev->restored && strcmp(status_of(ev->transition), "firing") == 0;
+}
+
+/* RSS_BYTES as people read it: "812 MiB", "2.1 GiB" */
+static void
+bytes_text(double rss_bytes, char *buf, size_t size)
+{
+	if (!isfinite(rss_bytes) || rss_bytes < 0) {
+		snprintf(buf, size, "?");
+	} else if (rss_bytes >= 1024.0 * 1024 * 1024) {
+		snprintf(buf, size, "%.1f GiB", rss_bytes / (1024.0 * 1024 * 1024));
+	} else {
+		snprintf(buf, size, "%.0f MiB", rss_bytes / (1024.0 * 1024));
+	}
+}
+
+void
+top_processes_text(const struct top_processes *tp, bool memory, char *buf, size_t size)
+{
+	const struct top_process *list = memory ? tp->by_memory : tp->by_cpu;
+	int count = memory ? tp->memory_count : tp->cpu_count;
+	size_t at = 0;
+	if (size == 0) {
+		return;
+	}
+	buf[0] = '\0';
+	for (int i = 0; i < count && at < size; i++) {
+		char comm[TOP_COMM_MAX], what[32];
+		snprintf(comm, sizeof(comm), "%s", list[i].comm);
+		for (char *c = comm; *c; c++) {
+			if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+				*c = '?';
+			}
+		}
+		if (memory) {
+			bytes_text(list[i].rss_bytes, what, sizeof(what));
+		} else if (isfinite(list[i].cpu_pct)) {
+			snprintf(what, sizeof(what), "%.0f%%", list[i].cpu_pct);
+		} else {
+			snprintf(what, sizeof(what), "?%%");
+		}
+		int n = snprintf(buf + at, size - at, "%s%s[%d] %s", i ? ", " : "", comm, (int)list[i].pid, what);
+		if (n < 0 || (size_t)n >= size - at) {
+			buf[at] = '\0'; /* cut after the last whole entry */
+			break;
+		}
+		at += (size_t)n;
+	}
 }

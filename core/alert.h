@@ -82,6 +82,8 @@ struct alert_event {
 	/* the same reasons as data: which zone, counter, rail or clock, its value and limit */
 	struct throttle_cause throttle_causes[THROTTLE_CAUSES_MAX];
 	int throttle_cause_count;
+	/* what was running when it fired (alert_event_takes_processes); counts 0 when not taken */
+	struct top_processes processes;
 	const char *power_mode; /* the sample's power mode ("" unknown) */
 	const char *board;      /* the board's name (agent.board_name) */
 	const char *device_id;  /* the board's stable id (the MQTT device id) */
@@ -97,8 +99,24 @@ typedef void (*alert_callback)(const struct alert_event *ev, void *data);
  * "absent", "fingerprint", "at", "at_ms", "starts_at", "starts_at_ms",
  * "ends_at", "ends_at_ms" (RFC 3339 in UTC and epoch milliseconds, or
  * null), "summary", "description", "labels": {...}, "throttle", "throttle_causes": [...],
- * "power_mode", "board": {"name", "device_id"}}.
+ * "power_mode", "board": {"name", "device_id"}}, and "processes" (core/sample_json.h's
+ * top_processes_to_json) when the event carries what was running.
  */
 void alert_event_to_json(struct json *j, const struct alert_event *ev);
+
+/**
+ * True when EV should carry what was running: it says the alert fires
+ * (firing, escalated, de-escalated, repeat), and it is not an alert
+ * restored from the state file (that moment is gone).
+ */
+bool alert_event_takes_processes(const struct alert_event *ev);
+
+/**
+ * One line of TP's list by CPU (MEMORY false: "trtexec[4242] 187%,
+ * python3[17] 12%") or by resident memory ("trtexec[4242] 2.1 GiB, ...")
+ * into BUF, control characters of the names as '?'; "" when the list is
+ * empty. For the log line, webhook annotations and the report's text.
+ */
+void top_processes_text(const struct top_processes *tp, bool memory, char *buf, size_t size);
 
 #endif

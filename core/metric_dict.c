@@ -30,7 +30,9 @@
 #define LA(a) {{a, METRIC_LABEL_ATTRS}}
 
 /* Home Assistant: a sensor entity (name, device class, unit, display precision). */
-#define HA(name, cls, unit, prec) {name, cls, unit, prec, 0, false}
+#define HA(name, cls, unit, prec) {name, cls, unit, prec, 0, false, false}
+/* Home Assistant: a binary sensor of class "running", ON when the value is 1 or more */
+#define HA_RUNNING(name) {name, "running", NULL, 0, 0, false, true}
 
 /* The agent's own metrics: family "tegrawatch_agent_...", from the name. */
 #define AGENT_HELP "A value the agent reports about itself."
@@ -132,7 +134,7 @@ static const struct metric_def table[] = {
 	{"gpu.N.mem.max_freq_mhz", "MHz", LIMIT, "tegrawatch_nvml_gpu_memory_max_frequency_hertz", MHZ_TO_HZ, "Hz",
 	 L("gpu"), "Highest GPU memory clock (NVML) in hertz.", {0}, false},
 	{"gpu.N.power_mw", "mW", GAUGE, "tegrawatch_nvml_gpu_power_watts", MILLI, "W", L("gpu"),
-	 "GPU power draw (NVML) in watts.", {"GPU %s power", "power", "W", 2, -3, false}, false},
+	 "GPU power draw (NVML) in watts.", {"GPU %s power", "power", "W", 2, -3, false, false}, false},
 	{"gpu.N.power_limit_mw", "mW", LIMIT, "tegrawatch_nvml_gpu_power_limit_watts", MILLI, "W", L("gpu"),
 	 "Power limit the GPU enforces (NVML) in watts.", {0}, false},
 	{"gpu.N.energy_joules_total", "J", COUNTER, "tegrawatch_nvml_gpu_energy_joules_total", 1, "J", L("gpu"),
@@ -185,7 +187,7 @@ static const struct metric_def table[] = {
 	{"cooling.TYPE.max_state", "steps", LIMIT, "tegrawatch_cooling_device_max_state", 1, "1", L("device"),
 	 "Highest state of a cooling device.", {0}, false},
 	{"power.RAIL.mw", "mW", GAUGE, "tegrawatch_power_watts", MILLI, "W", L("rail"),
-	 "Power drawn through a rail in watts.", {"%s power", "power", "W", 2, -3, true}, false},
+	 "Power drawn through a rail in watts.", {"%s power", "power", "W", 2, -3, true, false}, false},
 	{"power.RAIL.avg_mw", "mW", GAUGE, "tegrawatch_power_average_watts", MILLI, "W", L("rail"),
 	 "Average power through a rail since tegrastats started (tegrastats' running average), in watts.", {0}, false},
 	{"power.RAIL.max_mw", "mW", GAUGE, "tegrawatch_power_max_watts", MILLI, "W", L("rail"),
@@ -391,11 +393,36 @@ static const struct metric_def table[] = {
 	 "On the first sample after the agent started on a new boot only: when it last saw the boot before (unix time).",
 	 {0}, false},
 
+	/* the application's processes (procs/): one NAME per entry of the processes: section */
+	{"process.NAME.up", "0/1", GAUGE, "tegrawatch_process_up", 1, "1", LA("name"),
+	 "1 while at least one process of a watched name runs.", HA_RUNNING("%s running"), false},
+	{"process.NAME.count", "count", GAUGE, "tegrawatch_process_num_procs", 1, "1", LA("name"),
+	 "Processes of a watched name running now.", {0}, false},
+	{"process.NAME.restarts_total", "count", COUNTER, "tegrawatch_process_restarts_total", 1, "1", LA("name"),
+	 "Times a watched name's main process changed or came back since the agent started.", {0}, false},
+	{"process.NAME.cpu_seconds_total", "s", COUNTER, "tegrawatch_process_cpu_seconds_total", 1, "s", LA("name"),
+	 "CPU time (user and system) a watched name's processes used since the agent started watching, in seconds.",
+	 {0}, false},
+	{"process.NAME.cpu_pct", "%", GAUGE, "tegrawatch_process_cpu_ratio", PCT_TO_RATIO, "1", LA("name"),
+	 "CPU a watched name's processes used over the last scan, in cores (1 = one core busy).", {0}, false},
+	{"process.NAME.resident_mb", "MiB", GAUGE, "tegrawatch_process_resident_memory_bytes", MIB_TO_BYTES, "By",
+	 LA("name"), "Resident memory of a watched name's processes in bytes.", {0}, false},
+	{"process.NAME.virtual_mb", "MiB", GAUGE, "tegrawatch_process_virtual_memory_bytes", MIB_TO_BYTES, "By",
+	 LA("name"), "Virtual memory of a watched name's processes in bytes.", {0}, false},
+	{"process.NAME.threads", "count", GAUGE, "tegrawatch_process_num_threads", 1, "1", LA("name"),
+	 "Threads of a watched name's processes.", {0}, false},
+	{"process.NAME.open_fds", "count", GAUGE, "tegrawatch_process_open_fds", 1, "1", LA("name"),
+	 "Open file descriptors of a watched name's processes (absent when one's cannot be read).", {0}, false},
+	{"process.NAME.uptime_s", "s", GAUGE, "tegrawatch_process_uptime_seconds", 1, "s", LA("name"),
+	 "Time since a watched name's oldest process started, in seconds.", {0}, false},
+
 	AGENT_COUNTER("agent.samples_total", "Samples produced since the agent started."),
 	AGENT_COUNTER("agent.late_ticks_total", "Ticks that started late because the loop fell behind its interval."),
 	AGENT_COUNTER("agent.clock_steps_total",
 		      "Steps of the wall clock seen between samples (durations do not follow them)."),
 	AGENT_COUNTER("agent.read_errors_total", "Sensor files that failed to read."),
+	AGENT_COUNTER("agent.process_errors_total",
+		      "Pid files with no pid, pids another process took, cgroup lines that are no pid (processes:)."),
 	AGENT_COUNTER("agent.parse_errors_total", "tegrastats lines that could not be parsed."),
 	AGENT_COUNTER("agent.unknown_tokens_total", "tegrastats tokens skipped because unknown."),
 	AGENT_COUNTER("agent.config_reloads_total", "Configuration reloads that worked."),

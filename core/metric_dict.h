@@ -53,6 +53,7 @@ struct metric_ha {
 	int8_t precision; /* suggested_display_precision, in UNIT */
 	int8_t exp10;     /* shown = value x 10^EXP10 (mW shown in W: -3) */
 	bool upper;       /* the placeholder upper-cased ("VDD_IN power"); else capitalised, upper when <= 4 chars */
+	bool binary;      /* a binary_sensor: ON at 1 or more, OFF below (UNIT NULL) */
 };
 
 /* One line of the table. */

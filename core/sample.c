@@ -25,6 +25,7 @@ sample_clear(struct sample *s)
 	s->power_mode[0] = '\0';
 	metric_set_clear(&s->metrics);
 	memset(&s->throttle, 0, sizeof(s->throttle));
+	s->processes.cpu_count = s->processes.memory_count = 0;
 }
 
 /* "cpu.N" + SUFFIX into BUF (snprintf costs ~500 instructions a name, and this runs 3 per core a sample). */

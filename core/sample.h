@@ -48,6 +48,30 @@ struct throttle_state {
 
 #define POWER_MODE_NAME_MAX 48
 
+/*
+ * What was running when an alert fired: the processes that took the most
+ * CPU and the most memory at that moment (procs/proc_table.c scans /proc
+ * then), so "the board throttled" comes with "while this ran". Put on the
+ * sample of the firing tick only, so a recording carries it and its replay
+ * fires the same alert with the same processes.
+ */
+#define TOP_PROCESSES_MAX 5
+#define TOP_COMM_MAX 64 /* a kernel worker's name may pass TASK_COMM_LEN's 16 in /proc/PID/stat */
+
+struct top_process {
+	int32_t pid;
+	char comm[TOP_COMM_MAX]; /* as /proc/PID/stat says it, unescaped */
+	double cpu_pct;          /* of one core (100 = one core busy); NAN when unknown */
+	double rss_bytes;
+};
+
+struct top_processes {
+	int cpu_count, memory_count; /* 0 and 0: none taken */
+	double cpu_window_s;         /* what cpu_pct covers: the time since the scan before (0: each process's life) */
+	struct top_process by_cpu[TOP_PROCESSES_MAX];    /* the most CPU first */
+	struct top_process by_memory[TOP_PROCESSES_MAX]; /* the most resident memory first */
+};
+
 struct sample {
 	uint64_t seq;                         /* monotonic per agent run, from 1 */
 	int64_t time_ms;                      /* wall clock, ms since the epoch (local stamp for replays) */
@@ -56,6 +80,7 @@ struct sample {
 	char power_mode[POWER_MODE_NAME_MAX]; /* nvpmodel name, "" if unknown */
 	struct metric_set metrics;
 	struct throttle_state throttle;
+	struct top_processes processes; /* on the tick an alert fired (live, or as recorded); else none */
 };
 
 /** Returns the stable lower-case name of R ("thermal", "overcurrent", ...). */

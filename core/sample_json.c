@@ -2,6 +2,7 @@
 #include "sample_json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -73,7 +74,39 @@ throttle_to_json(struct json *j, const struct throttle_state *t)
 	json_object_end(j);
 }
 
-/* The "power_mode", "metrics" and "throttle" members, into an object the caller opened: every sample shape. */
+static void
+top_list_to_json(struct json *j, const struct top_process *list, int count)
+{
+	json_array_begin(j);
+	for (int i = 0; i < count; i++) {
+		json_object_begin(j);
+		json_key(j, "pid");
+		json_int(j, list[i].pid);
+		json_key(j, "comm");
+		json_string(j, list[i].comm);
+		json_key(j, "cpu_pct");
+		json_number(j, list[i].cpu_pct);
+		json_key(j, "rss_bytes");
+		json_number(j, list[i].rss_bytes);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+void
+top_processes_to_json(struct json *j, const struct top_processes *tp)
+{
+	json_object_begin(j);
+	json_key(j, "cpu_window_s");
+	json_number(j, tp->cpu_window_s);
+	json_key(j, "by_cpu");
+	top_list_to_json(j, tp->by_cpu, tp->cpu_count);
+	json_key(j, "by_memory");
+	top_list_to_json(j, tp->by_memory, tp->memory_count);
+	json_object_end(j);
+}
+
+/* The "power_mode", "metrics", "throttle" (and "processes") members, into an object the caller opened. */
 static void
 sample_body_to_json(struct json *j, const struct sample *s)
 {
@@ -82,6 +115,10 @@ sample_body_to_json(struct json *j, const struct sample *s)
 	metrics_to_json(j, &s->metrics);
 	json_key(j, "throttle");
 	throttle_to_json(j, &s->throttle);
+	if (s->processes.cpu_count > 0 || s->processes.memory_count > 0) {
+		json_key(j, "processes");
+		top_processes_to_json(j, &s->processes);
+	}
 }
 
 void
@@ -164,6 +201,75 @@ throttle_member(struct json_reader *r, const char *key, void *data)
 	}
 }
 
+static void
+top_member(struct json_reader *r, const char *key, void *data)
+{
+	struct top_process *p = data;
+	if (strcmp(key, "comm") == 0 && json_peek(r) == '"') {
+		json_read_string(r, p->comm, sizeof(p->comm), NULL);
+	} else if (strcmp(key, "pid") == 0 || strcmp(key, "cpu_pct") == 0 || strcmp(key, "rss_bytes") == 0) {
+		double v = json_read_number(r);
+		if (key[0] == 'p') {
+			p->pid = v >= 0 && v <= INT32_MAX ? (int32_t)v : 0;
+		} else if (key[0] == 'c') {
+			p->cpu_pct = v;
+		} else {
+			p->rss_bytes = v;
+		}
+	} else {
+		json_skip_value(r);
+	}
+}
+
+/* one list of the top processes: where it goes and how many it holds */
+struct top_list {
+	struct top_process *items;
+	int *count;
+};
+
+static void
+top_element(struct json_reader *r, size_t index, void *data)
+{
+	struct top_list *l = data;
+	if (index >= TOP_PROCESSES_MAX || json_peek(r) != '{') {
+		json_skip_value(r);
+		return;
+	}
+	struct top_process *p = &l->items[*l->count];
+	*p = (struct top_process){.cpu_pct = NAN, .rss_bytes = NAN};
+	json_each_member(r, top_member, p);
+	(*l->count)++;
+}
+
+static void
+top_processes_member(struct json_reader *r, const char *key, void *data)
+{
+	struct top_processes *tp = data;
+	bool cpu = strcmp(key, "by_cpu") == 0;
+	if ((cpu || strcmp(key, "by_memory") == 0) && json_peek(r) == '[') {
+		struct top_list l = {cpu ? tp->by_cpu : tp->by_memory, cpu ? &tp->cpu_count : &tp->memory_count};
+		*l.count = 0;
+		json_each_element(r, top_element, &l);
+	} else if (strcmp(key, "cpu_window_s") == 0) {
+		double v = json_read_number(r);
+		tp->cpu_window_s = isfinite(v) && v >= 0 ? v : 0;
+	} else {
+		json_skip_value(r);
+	}
+}
+
+void
+top_processes_from_json(struct json_reader *r, struct top_processes *tp)
+{
+	tp->cpu_count = tp->memory_count = 0;
+	tp->cpu_window_s = 0;
+	if (json_peek(r) != '{') {
+		json_skip_value(r);
+		return;
+	}
+	json_each_member(r, top_processes_member, tp);
+}
+
 bool
 sample_member_from_json(struct json_reader *r, const char *key, struct sample *s, bool *have_time)
 {
@@ -182,6 +288,8 @@ sample_member_from_json(struct json_reader *r, const char *key, struct sample *s
 	} else if (strcmp(key, "throttle") == 0 && next == '{') {
 		memset(&s->throttle, 0, sizeof(s->throttle));
 		json_each_member(r, throttle_member, &s->throttle);
+	} else if (strcmp(key, "processes") == 0) {
+		top_processes_from_json(r, &s->processes);
 	} else {
 		return false;
 	}

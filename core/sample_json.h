@@ -29,6 +29,15 @@ void metrics_to_json(struct json *j, const struct metric_set *set);
 /** Writes COUNT causes as [{"reason", "kind", "source", "value", "limit"}, ...]. */
 void throttle_causes_to_json(struct json *j, const struct throttle_cause *causes, int count);
 
+/**
+ * Writes the top processes: {"cpu_window_s", "by_cpu": [{"pid", "comm",
+ * "cpu_pct", "rss_bytes"}, ...], "by_memory": [...]}.
+ */
+void top_processes_to_json(struct json *j, const struct top_processes *tp);
+
+/** Reads what top_processes_to_json() wrote into *TP (at most TOP_PROCESSES_MAX a list; the rest skipped). */
+void top_processes_from_json(struct json_reader *r, struct top_processes *tp);
+
 /** Writes the throttle state: {"active": b, "reasons": {...}, "context": "..."}. */
 void throttle_to_json(struct json *j, const struct throttle_state *t);
 
@@ -42,12 +51,15 @@ void power_mode_to_json(struct json *j, const struct sample *s);
  */
 void clock_step_to_json(struct json *j, const struct sample *s);
 
-/** Writes {"seq", "ts", "time_ms", ["clock_step_ms",] "power_mode", "metrics", "throttle"}. */
+/**
+ * Writes {"seq", "ts", "time_ms", ["clock_step_ms",] "power_mode", "metrics", "throttle"[, "processes"]}:
+ * "processes" only on the sample on which an alert fired (top_processes_to_json).
+ */
 void sample_to_json(struct json *j, const struct sample *s);
 
 /**
  * Reads member KEY of a sample_to_json object (time_ms, clock_step_ms,
- * power_mode, metrics, throttle) from R into S, the metrics put into
+ * power_mode, metrics, throttle, processes) from R into S, the metrics put into
  * S->metrics: true when KEY is one of them (its value consumed; *HAVE_TIME
  * set by time_ms: whether it was a number), false otherwise (nothing
  * consumed). For recordings and the agent's API.

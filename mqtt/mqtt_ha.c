@@ -31,7 +31,19 @@ entity_name(const struct metric_def *def, const char *metric, char *out, size_t 
 		snprintf(out, size, "%s", name);
 		return;
 	}
-	if (metric_dict_capture(def, metric, 0, mid, sizeof(mid))) {
+	const char *names[1];
+	char real[1][METRIC_LABEL_VALUE_MAX];
+	bool said = false;
+	if (def->labels[0].value && strcmp(def->labels[0].value, METRIC_LABEL_ATTRS) == 0 &&
+	    metric_dict_capture(def, metric, 0, mid, sizeof(mid)) &&
+	    metric_attrs_get(def->labels[0].name, mid, 1, names, real) == 1) {
+		/* the real text a source said (a process's name as written): as it is, cut to fit */
+		size_t n = strnlen(real[0], sizeof(mid) - 1);
+		memcpy(mid, real[0], n);
+		mid[n] = '\0';
+		said = true;
+	}
+	if (!said && metric_dict_capture(def, metric, 0, mid, sizeof(mid))) {
 		size_t len = strlen(mid);
 		bool up = def->ha.upper || len <= 4;
 		for (size_t i = 0; i < len; i++) {
@@ -134,12 +146,12 @@ ha_begin(struct json *j, const struct mqtt_ha_ctx *ctx, const char *component, c
 	return true;
 }
 
-/* A problem-class binary sensor: ON/OFF. */
+/* A binary sensor of DEVICE_CLASS ("problem", "heat", "running"): ON/OFF. */
 static void
-ha_problem(struct json *j)
+ha_binary(struct json *j, const char *device_class)
 {
 	json_key(j, "device_class");
-	json_string(j, "problem");
+	json_string(j, device_class);
 	json_key(j, "payload_on");
 	json_string(j, "ON");
 	json_key(j, "payload_off");
@@ -193,6 +205,20 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 			}
 		}
 		/* a metric missing from a sample (a -256 zone, tegrastats late) renders "None": HA shows unknown */
+		if (def->ha.binary) {
+			/* a state: a process watched by processes: running or not */
+			snprintf(
+				tmpl, sizeof(tmpl),
+				"{{ ('ON' if value_json.metrics['%s'] >= 1 else 'OFF') if '%s' in value_json.metrics else "
+				"none }}",
+				metric, metric);
+			if (ha_begin(&j, ctx, "binary_sensor", object, name, tmpl, topic, sizeof(topic))) {
+				ha_binary(&j, def->ha.device_class);
+				ha_end(&j, ctx, topic, emit, data);
+				n++;
+			}
+			continue;
+		}
 		if (def->ha.exp10 < 0) {
 			snprintf(tmpl, sizeof(tmpl),
 				 "{{ (value_json.metrics['%s'] / %ld) | round(%d) if '%s' in value_json.metrics else "
@@ -228,7 +254,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 	}
 	if (ha_begin(&j, ctx, "binary_sensor", "throttled", "Throttled",
 		     "{{ 'ON' if value_json.throttle.active else 'OFF' }}", topic, sizeof(topic))) {
-		ha_problem(&j);
+		ha_binary(&j, "problem");
 		/* why, as attributes: {"thermal": "tj at 95.2 C >= passive trip 95.0 C", ...} */
 		json_key(&j, "json_attributes_topic");
 		json_string(&j, ctx->state_topic);
@@ -242,12 +268,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 	    ha_begin(&j, ctx, "binary_sensor", "hot_surface", "Hot surface",
 		     "{{ 'ON' if value_json.metrics.get('thermal.hot_surface', 0) >= 1 else 'OFF' }}", topic,
 		     sizeof(topic))) {
-		json_key(&j, "device_class");
-		json_string(&j, "heat");
-		json_key(&j, "payload_on");
-		json_string(&j, "ON");
-		json_key(&j, "payload_off");
-		json_string(&j, "OFF");
+		ha_binary(&j, "heat");
 		ha_end(&j, ctx, topic, emit, data);
 		n++;
 	}
@@ -259,7 +280,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 		snprintf(name_r, sizeof(name_r), "Throttled: %s", reason);
 		snprintf(tmpl, sizeof(tmpl), "{{ 'ON' if '%s' in value_json.throttle.reasons else 'OFF' }}", reason);
 		if (ha_begin(&j, ctx, "binary_sensor", object_r, name_r, tmpl, topic, sizeof(topic))) {
-			ha_problem(&j);
+			ha_binary(&j, "problem");
 			ha_end(&j, ctx, topic, emit, data);
 			n++;
 		}
@@ -382,9 +403,16 @@ mqtt_ha_view_json(struct json *j, const struct sample *s, struct metric_dict_cac
 }
 
 void
-mqtt_ha_view_edges(const struct sample *s, struct mqtt_ha_edges *out)
+mqtt_ha_view_edges(const struct sample *s, struct metric_dict_cache *dict, struct mqtt_ha_edges *out)
 {
-	/* what an automation reacts to: throttling and its reasons, alerts firing, the power mode */
+	/* what an automation reacts to: throttling and its reasons, alerts firing, the power mode, a process down */
+	const struct metric_def *const *defs = metric_dict_classify(dict, &s->metrics);
+	out->on = 0;
+	for (size_t i = 0, bit = 0; i < s->metrics.count && bit < 64; i++) {
+		if (defs[i] && defs[i]->ha.binary) {
+			out->on |= (uint64_t)(s->metrics.items[i].value >= 1) << bit++;
+		}
+	}
 	out->active = s->throttle.active;
 	memcpy(out->reason, s->throttle.reason, sizeof(out->reason));
 	if (!metric_set_get(&s->metrics, "agent.alerts_firing", &out->alerts_firing)) {
@@ -398,5 +426,5 @@ mqtt_ha_edges_equal(const struct mqtt_ha_edges *a, const struct mqtt_ha_edges *b
 {
 	bool same_firing = a->alerts_firing == b->alerts_firing || (isnan(a->alerts_firing) && isnan(b->alerts_firing));
 	return a->active == b->active && memcmp(a->reason, b->reason, sizeof(a->reason)) == 0 && same_firing &&
-	       strcmp(a->power_mode, b->power_mode) == 0;
+	       strcmp(a->power_mode, b->power_mode) == 0 && a->on == b->on;
 }

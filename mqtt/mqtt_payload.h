@@ -209,10 +209,11 @@ struct mqtt_ha_edges {
 	bool reason[THROTTLE_REASON_COUNT];
 	double alerts_firing; /* NAN when the sample has no count */
 	char power_mode[POWER_MODE_NAME_MAX];
+	uint64_t on; /* the binary entities' states (a watched process running), the first 64 in sample order */
 };
 
-/** Fills OUT with the edges of S. */
-void mqtt_ha_view_edges(const struct sample *s, struct mqtt_ha_edges *out);
+/** Fills OUT with the edges of S (DICT: its metrics' dictionary entries, kept while their names stay). */
+void mqtt_ha_view_edges(const struct sample *s, struct metric_dict_cache *dict, struct mqtt_ha_edges *out);
 
 /** Whether A and B are the same edges. */
 bool mqtt_ha_edges_equal(const struct mqtt_ha_edges *a, const struct mqtt_ha_edges *b);

@@ -188,7 +188,7 @@ static void
 publish_ha_view(struct mqtt_sink *s, const struct sample *smp)
 {
 	struct mqtt_ha_edges edges;
-	mqtt_ha_view_edges(smp, &edges);
+	mqtt_ha_view_edges(smp, s->dict, &edges);
 	bool edge = !s->ha_view || !mqtt_ha_edges_equal(&edges, &s->ha_edges);
 	int64_t since = smp->mono_ms - s->ha_view_ms; /* a wall clock step is no time */
 	bool back = since < 0;                        /* a replay whose time went back: start again from now */

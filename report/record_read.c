@@ -100,6 +100,7 @@ record_read(struct source *src, struct sample *s)
 		metric_set_clear(&t->metrics);
 		t->power_mode[0] = '\0';
 		memset(&t->throttle, 0, sizeof(t->throttle));
+		t->processes.cpu_count = t->processes.memory_count = 0;
 		t->clock_step_ms = 0;
 		int r = record_parse_line(rs->line, t, &id, &known, &column);
 		if (r == 1) {
@@ -109,6 +110,10 @@ record_read(struct source *src, struct sample *s)
 			s->mono_ms = t->time_ms - rs->stepped_ms;
 			memcpy(s->power_mode, t->power_mode, sizeof(s->power_mode));
 			s->throttle = t->throttle;
+			if (t->processes.cpu_count > 0 || t->processes.memory_count > 0) {
+				s->processes =
+					t->processes; /* what ran as an alert fired: its replay carries it again */
+			}
 			metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);
 			return 0;
 		}

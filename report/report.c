@@ -421,6 +421,7 @@ report_add_alert(struct report *r, const struct alert_event *ev)
 	size_t n = strnlen(ev->summary, sizeof(a->summary) - 1);
 	memcpy(a->summary, ev->summary, n);
 	a->summary[n] = '\0';
+	a->processes = ev->processes;
 }
 
 void

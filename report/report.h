@@ -59,6 +59,7 @@ struct report_alert {
 	enum severity severity;
 	double value, threshold;
 	char summary[160];
+	struct top_processes processes; /* what ran as it fired (counts 0: not taken) */
 };
 
 struct report_energy {

@@ -242,6 +242,10 @@ alerts_json(struct json *j, const struct report *r)
 		json_number(j, a->threshold);
 		json_key(j, "summary");
 		json_string(j, a->summary);
+		if (a->processes.cpu_count > 0 || a->processes.memory_count > 0) {
+			json_key(j, "processes");
+			top_processes_to_json(j, &a->processes);
+		}
 		json_object_end(j);
 	}
 	json_array_end(j);

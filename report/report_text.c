@@ -137,6 +137,13 @@ report_print_text(const struct report *r, const char *source, FILE *out)
 			clock_text(al->at_ms, at, sizeof(at));
 			fprintf(out, "  %s  %-22s %-9s %-10s %s\n", at, al->rule, severity_name(al->severity),
 				alert_transition_name(al->transition), al->metric);
+			char cpu[256], mem[256];
+			top_processes_text(&al->processes, false, cpu, sizeof(cpu));
+			top_processes_text(&al->processes, true, mem, sizeof(mem));
+			if (cpu[0] || mem[0]) {
+				fprintf(out, "            while: CPU %s; memory %s\n", cpu[0] ? cpu : "none",
+					mem[0] ? mem : "none");
+			}
 		}
 	}
 	fprintf(out, "\nRecommendations%s\n", r->rec_count ? "" : ": none (nothing in the recording calls for one)");

@@ -332,8 +332,43 @@ render_resolved(const struct engine *e, struct alert_event *ev)
 		 ev->rule->name, len, ev->metric, value);
 }
 
+/* Label values with {{fields}} ("{{metric.name}}"), rendered for one event; freed after its listener. */
+#define LABEL_TEXT_MAX 256
+
+struct label_render {
+	struct alert_label *items;
+	char (*text)[LABEL_TEXT_MAX];
+};
+
 static void
-render(const struct engine *e, struct alert_event *ev)
+render_labels(const struct template_ctx *ctx, struct alert_event *ev, struct label_render *lr)
+{
+	const struct rule *r = ev->rule;
+	bool templated = false;
+	for (size_t i = 0; i < r->label_count && !templated; i++) {
+		templated = strstr(r->labels[i].value, "{{") != NULL;
+	}
+	if (!templated) {
+		return; /* the rule's own labels, as written */
+	}
+	lr->items = xcalloc(r->label_count, sizeof(*lr->items));
+	lr->text = xcalloc(r->label_count, sizeof(*lr->text));
+	for (size_t i = 0; i < r->label_count; i++) {
+		template_render(r->labels[i].value, ctx, lr->text[i], sizeof(lr->text[i]));
+		lr->items[i] = (struct alert_label){r->labels[i].key, lr->text[i]};
+	}
+	ev->labels = lr->items;
+}
+
+static void
+label_render_free(struct label_render *lr)
+{
+	free(lr->items);
+	free(lr->text);
+}
+
+static void
+render(const struct engine *e, struct alert_event *ev, struct label_render *lr)
 {
 	const struct rule *r = ev->rule;
 	const char *mode = e->cur ? e->cur->power_mode : e->power_mode;
@@ -375,6 +410,7 @@ render(const struct engine *e, struct alert_event *ev)
 	if (r->description) {
 		template_render(r->description, &ctx, ev->description, sizeof(ev->description));
 	}
+	render_labels(&ctx, ev, lr);
 }
 
 struct transition {
@@ -418,9 +454,15 @@ emit(struct engine *e, const struct transition *tr)
 	event_fingerprint(e, tr->fingerprint, ev.fingerprint);
 	ev.board = e->board;
 	ev.device_id = e->device_id;
-	render(e, &ev);
+	struct label_render lr = {0};
+	render(e, &ev, &lr);
 	route(e, &ev);
+	/* what ran: a recording's sample brings it; live, the rules stage takes it as the alert fires */
+	if (e->cur && alert_event_takes_processes(&ev)) {
+		ev.processes = e->cur->processes;
+	}
 	e->listener(&ev, e->listener_data);
+	label_render_free(&lr);
 }
 
 /*
@@ -687,9 +729,11 @@ announce(const struct engine *e, const struct rule_state *rs, const struct alert
 	ev.board = e->board;
 	ev.device_id = e->device_id;
 	ev.restored = true;
-	render(e, &ev);
+	struct label_render lr = {0};
+	render(e, &ev, &lr);
 	route(e, &ev);
 	e->listener(&ev, e->listener_data);
+	label_render_free(&lr);
 }
 
 void

@@ -42,6 +42,7 @@ static int decode_critical(struct cfg_decoder *dec, const struct cfg_node *node,
 static int decode_clear(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
 static int decode_when(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
 static int decode_labels(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
+static void check_template(struct cfg_decoder *dec, const struct cfg_node *node, const char *key, const char *text);
 static int decode_actions(struct cfg_decoder *dec, const struct cfg_node *node, void *obj);
 
 enum {
@@ -310,6 +311,14 @@ decode_labels(struct cfg_decoder *dec, const struct cfg_node *node, void *obj)
 			ret = -EINVAL;
 			continue;
 		}
+		char what[CFG_SHOW_MAX + 16];
+		snprintf(what, sizeof(what), "labels.%s", k->value);
+		size_t before = dec->diags->count;
+		check_template(dec, v, what, v->value); /* "{{metric.name}}": rendered per alert */
+		if (dec->diags->count != before) {
+			ret = -EINVAL;
+			continue;
+		}
 		labels[n].key = cfg_strdup(k->value);
 		labels[n].value = cfg_strdup(v->value);
 		n++;
@@ -528,7 +537,7 @@ check_template(struct cfg_decoder *dec, const struct cfg_node *node, const char 
 	} else {
 		cfg_report(dec, node,
 			   "%s: unknown field '{{%s}}' (fields: metric, value, threshold, board, severity, rule, "
-			   "power_mode, transition, throttle, labels.KEY)",
+			   "power_mode, transition, throttle, labels.KEY, metric.LABEL)",
 			   key, field);
 	}
 }

@@ -23,7 +23,9 @@ struct rules_stage {
 	char device_id[128];           /* the board's id in events (core/device_id.h), kept across reloads */
 	char expected_power_mode[128]; /* {{expected_power_mode}}, resolved at start, kept across reloads */
 	bool dirty;                    /* a transition happened since the state was saved */
-	uint64_t fired, resolved;      /* alerts that started firing / resolved (restored ones not again) */
+	struct rules_processes processes;
+	struct sample *cur;       /* during rules_process() only */
+	uint64_t fired, resolved; /* alerts that started firing / resolved (restored ones not again) */
 };
 
 /*
@@ -39,6 +41,20 @@ on_event(const struct alert_event *ev, void *data)
 		rs->dirty = true;
 		rs->fired += ev->transition == TRANSITION_FIRING;
 		rs->resolved += ev->transition == TRANSITION_RESOLVED;
+	}
+	const struct rules_processes *p = &rs->processes;
+	struct sample *s = rs->cur;
+	if (p->baseline && s && ev->transition == TRANSITION_PENDING) {
+		p->baseline(p->data);
+	} else if (p->take && s && alert_event_takes_processes(ev) && s->processes.cpu_count == 0 &&
+		   s->processes.memory_count == 0 && p->take(p->data, &s->processes) == 0) {
+		/* what ran as it fired, on the sample (a recording keeps it) and on every later event of the tick */
+		struct alert_event *with = xmalloc(sizeof(*with));
+		*with = *ev;
+		with->processes = s->processes;
+		alert_fanout_emit(rs->base.out, with);
+		free(with);
+		return;
 	}
 	alert_fanout_emit(rs->base.out, ev);
 }
@@ -57,7 +73,9 @@ static int
 rules_process(struct stage *st, struct sample *s)
 {
 	struct rules_stage *rs = (struct rules_stage *)st;
+	rs->cur = s;
 	engine_evaluate(rs->engine, s);
+	rs->cur = NULL;
 	if (rs->dirty && rs->keep_state && rs->setup.state_file[0]) {
 		int r = engine_save_state(rs->engine, rs->setup.state_file);
 		if (r < 0) {
@@ -149,6 +167,7 @@ rules_stage_create(const struct rules_setup *setup, struct rules_loader *loader,
 	rs->setup = *setup;
 	rs->loader = loader;
 	rs->keep_state = opts->keep_state;
+	rs->processes = opts->processes;
 	snprintf(rs->device_id, sizeof(rs->device_id), "%s", opts->device_id ? opts->device_id : "");
 	snprintf(rs->expected_power_mode, sizeof(rs->expected_power_mode), "%s",
 		 opts->expected_power_mode ? opts->expected_power_mode : "");

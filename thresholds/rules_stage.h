@@ -45,16 +45,33 @@ struct rules_loader {
 	const struct rules_loader_ops *ops;
 };
 
+/*
+ * What was running as an alert fires, from the composition root (it owns
+ * the scan of the host's processes): the hooks run on the loop's thread,
+ * DATA outlives the stage. NULL hooks: no event takes any.
+ */
+struct rules_processes {
+	/* An alert starts pending: a scan now, the baseline of the CPU shares over the pending time. */
+	void (*baseline)(void *data);
+	/* An alert fires: a scan now and its top processes into *OUT; 0, or -errno (none taken). */
+	int (*take)(void *data, struct top_processes *out);
+	void *data;
+};
+
 struct rules_stage_options {
 	const char *device_id;           /* the board's id in events (copied; kept across reloads) */
 	const char *expected_power_mode; /* what {{expected_power_mode}} renders (copied; kept across reloads) */
 	bool keep_state; /* read the state file at start, write it after transitions; false in a dry run */
+	struct rules_processes processes; /* live only: replays and fixture roots carry what the sample brings */
 };
 
 /**
  * Creates the stage on SETUP, owning LOADER (destroyed with the stage).
  * With keep_state, loads the state file when there is one: its alerts
- * reach the listeners before the first tick (replay_active).
+ * reach the listeners before the first tick (replay_active). With the
+ * processes hooks, the first event of a tick that fires an alert
+ * (alert_event_takes_processes) takes the top processes, puts them on the
+ * sample (a recording keeps them) and so on every later event of that tick.
  *
  * Counters it adds after each evaluation, after the loader's:
  * agent.alerts_firing, agent.alerts_fired_total, agent.alerts_resolved_total.

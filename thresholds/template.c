@@ -55,15 +55,19 @@ template_field_parse(const char *p, struct template_field *f)
 	}
 	p += 2;
 
-	if (len > 7 && strncmp(name, "labels.", 7) == 0) {
-		for (size_t i = 7; i < len; i++) {
+	/* labels.KEY: the rule's labels; metric.LABEL: the metric's own ("process.inference.up": name) */
+	size_t prefix = len > 7 && strncmp(name, "labels.", 7) == 0   ? 7
+			: len > 7 && strncmp(name, "metric.", 7) == 0 ? 7
+								      : 0;
+	if (prefix) {
+		for (size_t i = prefix; i < len; i++) {
 			if (!is_key_char(name[i])) {
 				return 0;
 			}
 		}
-		f->kind = TEMPLATE_LABEL;
-		f->key = name + 7;
-		f->key_len = len - 7;
+		f->kind = name[0] == 'l' ? TEMPLATE_LABEL : TEMPLATE_METRIC_LABEL;
+		f->key = name + prefix;
+		f->key_len = len - prefix;
 		return (size_t)(p - start);
 	}
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
@@ -142,6 +146,27 @@ puts_str(struct out *o, const char *s)
 	put(o, s ? s : "", s ? strlen(s) : 0);
 }
 
+/*
+ * The label F names of METRIC's series as /metrics writes it: the
+ * placeholder's text, or the real text a source said for it
+ * (core/metric_attrs.h: a process's name as written, a mount point's
+ * path); "" when the series has no such label.
+ */
+static void
+put_metric_label(struct out *o, const struct template_field *f, const char *metric)
+{
+	struct metric_series s;
+	if (!metric || !metric_dict_series(metric, &s)) {
+		return;
+	}
+	for (size_t i = 0; i < s.label_count; i++) {
+		if (strlen(s.label_names[i]) == f->key_len && strncmp(s.label_names[i], f->key, f->key_len) == 0) {
+			puts_str(o, s.label_values[i]);
+			return;
+		}
+	}
+}
+
 /* A timestamp (unit "unix s": when the previous boot was last seen) reads as a time, not as 1764345600. */
 static bool
 is_timestamp(const char *metric, double v)
@@ -195,6 +220,9 @@ put_field(struct out *o, const struct template_field *f, const struct template_c
 		break;
 	case TEMPLATE_EXPECTED_POWER_MODE:
 		puts_str(o, ctx->expected_power_mode);
+		break;
+	case TEMPLATE_METRIC_LABEL:
+		put_metric_label(o, f, ctx->metric);
 		break;
 	case TEMPLATE_LABEL:
 		for (size_t i = 0; i < ctx->label_count; i++) {

@@ -21,11 +21,12 @@ enum template_field_kind {
 	TEMPLATE_THROTTLE,
 	TEMPLATE_EXPECTED_POWER_MODE, /* agent.expected_power_mode, resolved */
 	TEMPLATE_LABEL,               /* labels.KEY */
+	TEMPLATE_METRIC_LABEL,        /* metric.LABEL: a label of the metric's series, as /metrics writes it */
 };
 
 struct template_field {
 	enum template_field_kind kind;
-	const char *key; /* TEMPLATE_LABEL: the KEY, not NUL-terminated */
+	const char *key; /* TEMPLATE_LABEL, TEMPLATE_METRIC_LABEL: the KEY, not NUL-terminated */
 	size_t key_len;
 };
 

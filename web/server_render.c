@@ -48,6 +48,12 @@ copy_sample(struct sample *dst, const struct sample *src)
 	dst->clock_step_ms = src->clock_step_ms;
 	memcpy(dst->power_mode, src->power_mode, sizeof(dst->power_mode));
 	dst->throttle = src->throttle;
+	/* what ran, on the sample of an alert that fired: the counts always, the lists when there are any */
+	dst->processes.cpu_count = src->processes.cpu_count;
+	dst->processes.memory_count = src->processes.memory_count;
+	if (src->processes.cpu_count > 0 || src->processes.memory_count > 0) {
+		dst->processes = src->processes;
+	}
 	dst->metrics.count = src->metrics.count;
 	memcpy(dst->metrics.items, src->metrics.items, src->metrics.count * sizeof(src->metrics.items[0]));
 	/* the same names: /metrics keeps their dictionary entries (core/metric_dict.h) */

@@ -13,7 +13,7 @@
 
 /* What Alertmanager writes for "not set" (a firing alert's endsAt in its webhook). */
 #define ZERO_TIME "0001-01-01T00:00:00Z"
-#define ANNOTATIONS_MAX 5
+#define ANNOTATIONS_MAX 7
 
 struct kv {
 	const char *key;
@@ -29,6 +29,7 @@ struct am_alert {
 	size_t nann;
 	char value[40];
 	char threshold[40];
+	char top_cpu[256], top_memory[256]; /* what ran as it fired (core/alert.h) */
 };
 
 bool
@@ -99,6 +100,14 @@ alert_fill(struct am_alert *a, const struct agent_info *board, const struct aler
 	}
 	if (ev->throttle[0]) {
 		a->ann[a->nann++] = (struct kv){"throttle", ev->throttle};
+	}
+	top_processes_text(&ev->processes, false, a->top_cpu, sizeof(a->top_cpu));
+	if (a->top_cpu[0]) {
+		a->ann[a->nann++] = (struct kv){"top_cpu", a->top_cpu};
+	}
+	top_processes_text(&ev->processes, true, a->top_memory, sizeof(a->top_memory));
+	if (a->top_memory[0]) {
+		a->ann[a->nann++] = (struct kv){"top_memory", a->top_memory};
 	}
 	if (isfinite(ev->value)) {
 		number_text(ev->value, a->value, sizeof(a->value));

@@ -12,7 +12,7 @@ build=$1
 scale=${2:-1}
 src=$(cd "$(dirname "$0")" && pwd)
 # target, executions, dictionary: about 1-2 minutes in all on a 2-core VM
-targets="tegrastats:1000000:tegrastats.dict cfg_tree:500000:yaml.dict config:100000:config.dict spool:100000: http:1000000:http.dict host:300000: top:300000: work:1000000:work.dict"
+targets="tegrastats:1000000:tegrastats.dict cfg_tree:500000:yaml.dict config:100000:config.dict spool:100000: http:1000000:http.dict host:300000: procs:300000: top:300000: work:1000000:work.dict"
 # one target: its line into $out/NAME.line, status 1 when it failed
 fuzz_one() {
 	local name=$1 runs=$2 dict=$3 work start execs

@@ -76,6 +76,13 @@ class CheckMatchesRun(harness.TestCase):
         self.refused("mqtt:\n  host: 127.0.0.1\n  password_file: %s\n" % missing, 5, 18,
                      "mqtt.password_file: cannot read %s" % missing)
 
+    def test_bad_processes_entry(self):
+        # the regex is checked when the file is read, never when a scan meets it
+        self.refused("processes:\n  - name: recorder\n    cmdline: 'python3 (record'\n", 5, 14,
+                     "processes[0].cmdline: 'python3 (record' is no regular expression")
+        self.refused("processes:\n  - name: app\n    pidfile: run/app.pid\n", 5, 14,
+                     "processes[0].pidfile: 'run/app.pid' is no absolute path")
+
     def test_environment_override_is_located(self):
         self.refused("web:\n  token_file: \"\"\n", 0, 0, "without authentication",
                      env={"TEGRAWATCH_WEB_LISTEN": "0.0.0.0:9474"}, where="environment:TEGRAWATCH_WEB_LISTEN")

@@ -259,6 +259,33 @@ case $w in
 esac
 in_ns journalctl -t tegrawatch --no-pager -o cat | grep -q s3cret-canary && bad "the password is in the journal"
 
+# ---- a watched unit (processes:): the broker's cgroup in this systemd's layout ----
+# processes are read on the real root only (as the host's files): this machine's for a moment, not the board's tree.
+# Under the shipped sandbox (ProtectProc=invisible) the broker, root's, is hidden: the agent says so at start
+cp_conf=$tmp/conf.before-processes
+in_ns cat "$conf" >"$cp_conf"
+in_ns sed -i 's|^  root: /opt/tw-board|  root: ""|' "$conf"
+printf 'processes:\n  - name: broker\n    unit: tw-test-broker\n' | in_ns sh -c "cat >>$conf"
+c=$(cursor)
+in_ns systemctl restart tegrawatch || bad "restart with processes:"
+wait_warning "$c" 'shows this agent only its own processes' || bad "no warning that ProtectProc hides the processes"
+printf '[Service]\nProtectProc=default\n' | put /etc/systemd/system/tegrawatch.service.d/processes.conf
+in_ns systemctl daemon-reload
+in_ns systemctl restart tegrawatch
+metric_is() { wait_in "curl -sf http://127.0.0.1:9474/metrics | grep -qxF '$1'" "${2:-30}"; }
+if metric_is 'tegrawatch_process_up{name="broker"} 1'; then
+	log "processes: unit tw-test-broker.service up through its cgroup"
+else
+	bad "the broker's unit is not seen up: $(in_ns curl -sf http://127.0.0.1:9474/metrics | grep process_ | head -3)"
+fi
+in_ns systemctl stop tw-test-broker
+metric_is 'tegrawatch_process_up{name="broker"} 0' || bad "the stopped unit is not seen down"
+wait_in "curl -sf http://127.0.0.1:9474/api/v1/alerts | grep -q process-down" 30 ||
+	bad "the shipped process-down rule did not fire for the stopped unit"
+in_ns rm /etc/systemd/system/tegrawatch.service.d/processes.conf
+in_ns systemctl daemon-reload
+put "$conf" <"$cp_conf"
+
 # ---- the memory limit: MemoryMax=64M is seen whatever the cgroup layout ----
 in_ns sh -c "sed -i 's/^  log_level: warning/  log_level: info/' $conf"
 c=$(cursor)

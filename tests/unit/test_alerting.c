@@ -187,7 +187,7 @@ test_actions_hear_the_fan_out(void **state)
 	assert_non_null(src);
 	src->base.ops = &one_metric_ops;
 	agent_add_source(agent, &src->base);
-	assert_int_equal(alerting_add(agent, load(yaml), "jetson", "", true), 0);
+	assert_int_equal(alerting_add(agent, load(yaml), "jetson", "", true, NULL), 0);
 	struct listener sink = {.base.ops = &listener_ops};
 	agent_add_sink(agent, &sink.base);
 

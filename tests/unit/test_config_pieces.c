@@ -415,6 +415,15 @@ test_restart_changes(void **state)
 	assert_int_equal(config_restart_changes(old, changed, small, sizeof(small)), 6);
 	assert_string_equal(small, "agent.interval, ...");
 	config_destroy(changed);
+	/* the processes: list too, and its pace */
+	changed = load_text("agent: {board_name: a, interval: 1s}\n"
+			    "sources: {processes_interval: 2s}\n"
+			    "mqtt: {host: h1, metric_topics: [\"temp.*\"]}\n"
+			    "web: {listen: \"\"}\n"
+			    "processes: [{name: app, comm: app}]\n");
+	assert_int_equal(config_restart_changes(old, changed, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "sources.processes_interval, processes");
+	config_destroy(changed);
 	config_destroy(old);
 }
 

@@ -370,6 +370,101 @@ test_template_absent_value(void **state)
 	assert_string_equal(out, "1764345600");
 }
 
+/* {{metric.LABEL}}: a label of the metric's series, in the real text a source said for it (core/metric_attrs.h) */
+static void
+test_template_metric_label(void **state)
+{
+	(void)state;
+	char out[160];
+	struct template_ctx ctx = {.metric = "process.inference_server.up", .value = 0};
+	template_render("process {{metric.name}} ({{ metric.name }}) {{metric.nope}}!", &ctx, out, sizeof(out));
+	assert_string_equal(out, "process inference_server (inference_server) !"); /* no source said it: the segment */
+	static const char *const names[] = {"name"};
+	const char *values[] = {"Inference-Server"};
+	assert_int_equal(metric_attrs_set("name", "inference_server", 1, names, values), 0);
+	template_render("process {{metric.name}} is down", &ctx, out, sizeof(out));
+	assert_string_equal(out, "process Inference-Server is down");
+	metric_attrs_forget("name", NULL);
+	static const char *const fs[] = {"mountpoint", "fstype", "device"};
+	const char *fsv[] = {"/var/lib/docker", "ext4", "/dev/nvme0n1p1"};
+	assert_int_equal(metric_attrs_set("mountpoint", "var_lib_docker", 3, fs, fsv), 0);
+	ctx.metric = "filesystem.var_lib_docker.used_pct";
+	template_render("{{metric.mountpoint}} ({{metric.fstype}} on {{metric.device}})", &ctx, out, sizeof(out));
+	assert_string_equal(out, "/var/lib/docker (ext4 on /dev/nvme0n1p1)");
+	metric_attrs_forget("mountpoint", NULL);
+	ctx.metric = "temp.cpu_c";
+	template_render("{{metric.sensor}}", &ctx, out, sizeof(out));
+	assert_string_equal(out, "cpu");
+	struct template_field f;
+	assert_int_equal(template_field_parse("{{metric.}}", &f), 0);
+	assert_int_equal(template_field_parse("{{metric.a b}}", &f), 0);
+}
+
+/* What a test listener keeps of an event: its labels as rendered, and whether it carried what ran. */
+struct kept {
+	int n;
+	enum alert_transition t[8];
+	char label[8][64];
+	int cpu_count[8];
+};
+
+static void
+keep(const struct alert_event *ev, void *data)
+{
+	struct kept *k = data;
+	if (k->n < 8) {
+		k->t[k->n] = ev->transition;
+		snprintf(k->label[k->n], sizeof(k->label[k->n]), "%s=%s", ev->label_count ? ev->labels[0].key : "",
+			 ev->label_count ? ev->labels[0].value : "");
+		k->cpu_count[k->n] = ev->processes.cpu_count;
+		k->n++;
+	}
+}
+
+/* A label value with {{fields}} is rendered per alert; the sample's top processes go on firing events only. */
+static void
+test_labels_and_processes(void **state)
+{
+	struct sample *s = *state;
+	struct rule_set *set = th_rule_set_new(1);
+	struct rule *r = th_rule_init(set, 0, "process-down", "process.*.up", RULE_BELOW);
+	th_level(r, SEVERITY_CRITICAL, 0);
+	r->for_ms = 1000;
+	r->labels = calloc(1, sizeof(*r->labels));
+	assert_non_null(r->labels);
+	r->labels[0] = (struct alert_label){xstrdup("process"), xstrdup("{{metric.name}} on {{board}}")};
+	r->label_count = 1;
+	struct kept k = {0};
+	struct engine *e = engine_create(set, keep, &k);
+	engine_set_board(e, "orin-7", "orin-7-id");
+	at(s, 0, "MAXN");
+	th_put(s, "process.app.up", 0);
+	s->processes.cpu_count = 1; /* a recording's sample: what ran then */
+	s->processes.by_cpu[0] = (struct top_process){.pid = 42, .comm = "trtexec", .cpu_pct = 187, .rss_bytes = 1};
+	engine_evaluate(e, s); /* pending: not an alert yet, nothing of what ran */
+	at(s, 1000, "MAXN");
+	th_put(s, "process.app.up", 0);
+	s->processes.cpu_count = 1;
+	engine_evaluate(e, s); /* firing */
+	at(s, 2000, "MAXN");
+	th_put(s, "process.app.up", 1);
+	s->processes.cpu_count = 1;
+	engine_evaluate(e, s); /* resolved */
+	assert_int_equal(k.n, 3);
+	assert_int_equal(k.t[0], TRANSITION_PENDING);
+	assert_int_equal(k.t[1], TRANSITION_FIRING);
+	assert_int_equal(k.t[2], TRANSITION_RESOLVED);
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(k.label[i], "process=app on orin-7");
+	}
+	assert_int_equal(k.cpu_count[0], 0);
+	assert_int_equal(k.cpu_count[1], 1);
+	assert_int_equal(k.cpu_count[2], 0);
+	assert_string_equal(r->labels[0].value, "{{metric.name}} on {{board}}"); /* the rule keeps its template */
+	engine_destroy(e);
+	th_rule_set_free(set);
+}
+
 static void
 test_template_rendering(void **state)
 {
@@ -591,6 +686,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_template_rendering, setup, teardown),
 		cmocka_unit_test(test_template_absent_value),
+		cmocka_unit_test(test_template_metric_label),
+		cmocka_unit_test_setup_teardown(test_labels_and_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_summary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_name_their_actions, setup, teardown),
 	};

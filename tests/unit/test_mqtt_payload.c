@@ -473,6 +473,20 @@ static const char *const schema_keys[] = {
 	"\"origin\":{\"name\":\"tegrawatch\",\"sw_version\":\"0.1.0\"}",
 };
 
+/* The discovery context of board orin-01 described by INFO. */
+static struct mqtt_ha_ctx
+orin_ctx(const struct agent_info *info)
+{
+	return (struct mqtt_ha_ctx){
+		.ha_prefix = "homeassistant",
+		.device_id = "orin-01",
+		.state_topic = "tegrawatch/orin-01/ha",
+		.status_topic = "tegrawatch/orin-01/status",
+		.expire_after_s = mqtt_ha_expire_after_s(1000, 5000),
+		.info = info,
+	};
+}
+
 static void
 test_ha_discovery(void **state)
 {
@@ -481,14 +495,7 @@ test_ha_discovery(void **state)
 	/* the id is the machine's; the name people read is the host's; the serial in the device block */
 	info.board_name = "orin-lab";
 	snprintf(info.identity.serial, sizeof(info.identity.serial), "1422019012345");
-	struct mqtt_ha_ctx ctx = {
-		.ha_prefix = "homeassistant",
-		.device_id = "orin-01",
-		.state_topic = "tegrawatch/orin-01/ha",
-		.status_topic = "tegrawatch/orin-01/status",
-		.expire_after_s = mqtt_ha_expire_after_s(1000, 5000),
-		.info = &info,
-	};
+	struct mqtt_ha_ctx ctx = orin_ctx(&info);
 	struct metric_set *set = calloc(1, sizeof(*set));
 	assert_non_null(set);
 	metric_set_put(set, "temp.cpu_c", 52.9);
@@ -613,6 +620,50 @@ test_ha_nvml_gpus(void **state)
 	free(set);
 }
 
+/* A watched process (processes:): a binary sensor of class running, ON while one runs; nothing else of process.* */
+static void
+test_ha_process(void **state)
+{
+	(void)state;
+	struct agent_info info = make_info();
+	struct mqtt_ha_ctx ctx = orin_ctx(&info);
+	struct metric_set *set = calloc(1, sizeof(*set));
+	assert_non_null(set);
+	metric_set_put(set, "process.inference_server.up", 1);
+	metric_set_put(set, "process.inference_server.resident_mb", 812);
+	metric_set_put(set, "process.inference_server.restarts_total", 2);
+	assert_int_equal(mqtt_ha_sensor_count(set, &dict), 1);
+	struct emitted *e = calloc(1, sizeof(*e));
+	assert_non_null(e);
+	assert_int_equal(mqtt_ha_discovery(&ctx, set, &dict, capture, e), 8); /* it, power mode, throttled (5), alerts */
+	const char *p = find_payload(e, "homeassistant/binary_sensor/orin-01_process_inference_server_up/config");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\"name\":\"Inference_server running\",\"unique_id\":\"orin-01_process_inference_server_up\""));
+	assert_non_null(strstr(p, "\"value_template\":\"{{ ('ON' if value_json.metrics['process.inference_server.up'] >= 1 "
+				  "else 'OFF') if 'process.inference_server.up' in value_json.metrics else none }}\","
+				  "\"device_class\":\"running\",\"payload_on\":\"ON\",\"payload_off\":\"OFF\""));
+	assert_null(strstr(p, "unit_of_measurement"));
+	/* the name as the processes: section writes it, when the source said it (core/metric_attrs.h) */
+	static const char *const label[] = {"name"};
+	const char *written[] = {"Inference-Server"};
+	assert_int_equal(metric_attrs_set("name", "inference_server", 1, label, written), 0);
+	for (size_t i = 0; i < e->count; i++) {
+		free(e->payload[i]);
+	}
+	e->count = 0;
+	mqtt_ha_discovery(&ctx, set, &dict, capture, e);
+	p = find_payload(e, "homeassistant/binary_sensor/orin-01_process_inference_server_up/config");
+	assert_non_null(strstr(p, "\"name\":\"Inference-Server running\""));
+	metric_attrs_forget("name", NULL);
+	int d = 99;
+	assert_true(mqtt_ha_view_digits("process.inference_server.up", &d) && d == 0); /* in the view HA reads */
+	for (size_t i = 0; i < e->count; i++) {
+		free(e->payload[i]);
+	}
+	free(e);
+	free(set);
+}
+
 /* ---- the Home Assistant view ---- */
 
 static void
@@ -683,21 +734,32 @@ test_ha_view_json(void **state)
 	assert_null(strstr(j.out.buf + body, "time_ms"));
 	/* the edges: a reason's sentence moving is not one, a reason ending is */
 	struct mqtt_ha_edges before, now;
-	mqtt_ha_view_edges(s, &before);
+	mqtt_ha_view_edges(s, &dict, &before);
 	snprintf(s->throttle.why[THROTTLE_THERMAL], sizeof(s->throttle.why[0]), "tj at 96.0 C >= passive trip 95.0 C");
 	metric_set_put(&s->metrics, "temp.tj_c", 50);
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_true(mqtt_ha_edges_equal(&now, &before));
 	s->throttle.reason[THROTTLE_THERMAL] = false;
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_false(mqtt_ha_edges_equal(&now, &before));
 	s->throttle.reason[THROTTLE_THERMAL] = true;
 	metric_set_put(&s->metrics, "agent.alerts_firing", 2);
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_false(mqtt_ha_edges_equal(&now, &before));
 	metric_set_put(&s->metrics, "agent.alerts_firing", 1);
 	snprintf(s->power_mode, sizeof(s->power_mode), "15W");
-	mqtt_ha_view_edges(s, &now);
+	mqtt_ha_view_edges(s, &dict, &now);
+	assert_false(mqtt_ha_edges_equal(&now, &before));
+	/* a watched process stopping is one (Home Assistant's "running" sensor at once), its memory moving is not */
+	snprintf(s->power_mode, sizeof(s->power_mode), "MAXN_SUPER");
+	metric_set_put(&s->metrics, "process.app.up", 1);
+	metric_set_put(&s->metrics, "process.app.resident_mb", 100);
+	mqtt_ha_view_edges(s, &dict, &before);
+	metric_set_put(&s->metrics, "process.app.resident_mb", 120);
+	mqtt_ha_view_edges(s, &dict, &now);
+	assert_true(mqtt_ha_edges_equal(&now, &before));
+	metric_set_put(&s->metrics, "process.app.up", 0);
+	mqtt_ha_view_edges(s, &dict, &now);
 	assert_false(mqtt_ha_edges_equal(&now, &before));
 	/* no power mode: null, as in the state topic */
 	s->power_mode[0] = '\0';
@@ -725,6 +787,7 @@ main(void)
 		cmocka_unit_test(test_format_value),
 		cmocka_unit_test(test_ha_discovery),
 		cmocka_unit_test(test_ha_nvml_gpus),
+		cmocka_unit_test(test_ha_process),
 		cmocka_unit_test(test_ha_view_timing),
 		cmocka_unit_test(test_ha_view_rounding),
 		cmocka_unit_test(test_ha_view_json),

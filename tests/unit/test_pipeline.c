@@ -348,7 +348,7 @@ test_firing_sample_counts_its_alert(void **state)
 	struct agent *agent = agent_create(&(struct agent_options){.interval_ms = 1000});
 	struct fake_source *src = fake_source("a", ok, 3);
 	agent_add_source(agent, &src->base);
-	assert_int_equal(alerting_add(agent, cfg, "jetson", "", false), 0);
+	assert_int_equal(alerting_add(agent, cfg, "jetson", "", false, NULL), 0);
 	struct fake_sink *sink = fake_sink("s", &fake_sink_ops);
 	agent_add_sink(agent, &sink->base);
 
