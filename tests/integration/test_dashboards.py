@@ -15,7 +15,8 @@ The scenario makes what only some samples have: work is posted (joules per unit)
 (tegrawatch_alerts). The host's panels and entities (file systems, network, memory, OOM kills) come from a second
 agent on this machine's real root (the host source never reads a fixture tree), named as the demo in Home Assistant
 (`agent.board_name`) with a device id of its own (`demo-orin-nano-host`, its `instance`): `/` and `lo` watched, so
-that both exist on any machine. `$board` is both. Usage: test_dashboards.py TEGRAWATCH SOURCE_ROOT (exit 77 without
+that both exist on any machine (the Lovelace YAML's eth0 stands for lo here, as its board name stands for the
+test's). `$board` is both. Usage: test_dashboards.py TEGRAWATCH SOURCE_ROOT (exit 77 without
 prometheus, mosquitto or python3-yaml).
 """
 import json
@@ -135,8 +136,13 @@ def lovelace_entities(doc):
     return found
 
 
+# The interface in the Lovelace YAML is a placeholder, as the board's name is: eth0 there, lo on the machine this
+# test runs on (the only interface every machine has)
+INTERFACE = ("_link_eth0", "_link_lo")
+
+
 def missing_entities(named, discovered):
-    return sorted(set(named) - set(discovered))
+    return sorted(set(n.replace(*INTERFACE) for n in named) - set(discovered))
 
 
 class Static(unittest.TestCase):
@@ -198,8 +204,15 @@ class Static(unittest.TestCase):
             named = lovelace_entities(yaml.safe_load(f))
         self.assertIn("binary_sensor.demo_orin_nano_throttled", named)
         self.assertIn("binary_sensor.demo_orin_nano_hot_surface", named)
-        gone = set(named) - {"binary_sensor.demo_orin_nano_hot_surface"}
+        gone = set(n.replace(*INTERFACE) for n in named) - {"binary_sensor.demo_orin_nano_hot_surface"}
         self.assertEqual(missing_entities(named, gone), ["binary_sensor.demo_orin_nano_hot_surface"])
+        # the host's: the disk use of /, the link (eth0 in the YAML, lo where the test runs), memory, OOM kills
+        for e in ("sensor.demo_orin_nano_disk_used", "binary_sensor.demo_orin_nano_link_eth0",
+                  "sensor.demo_orin_nano_memory_available", "sensor.demo_orin_nano_oom_kills"):
+            self.assertIn(e, named)
+        self.assertEqual(missing_entities(["binary_sensor.demo_orin_nano_link_eth0"], []),
+                         ["binary_sensor.demo_orin_nano_link_lo"])
+        self.assertEqual(slug("demo-orin-nano" + " " + "Disk / used"), "demo_orin_nano_disk_used")
         self.assertEqual(slug("demo-orin-nano" + " " + "Throttled: rail_alarm"), "demo_orin_nano_throttled_rail_alarm")
 
 

@@ -12,6 +12,7 @@ skipped otherwise. The tmpfs is unmounted in cleanup, always.
 
 Usage: test_host.py TEGRAWATCH SOURCE_ROOT
 """
+import json
 import os
 import subprocess
 
@@ -65,8 +66,16 @@ class FilesystemTest(harness.TestCase):
         a.wait_metric(prefix + "used_pct", lambda v: v >= 90, timeout=15)
         a.wait_stderr("alert firing filesystem-full", timeout=15)
         self.assertIn(prefix + "used_pct", "\n".join(a.stderr_lines("filesystem-full")))
+        # the summary and a label name the real mount point, not its metric segment
+        self.assertIn("file system %s is " % self.mp, "\n".join(a.stderr_lines("filesystem-full")))
         self.fill(0.2)  # 98.75 %: critical at 97
         a.wait_stderr("alert escalated filesystem-full", timeout=15)
+        a.wait_web()
+        status, _, body = a.get("/api/v1/alerts")
+        active = [x for x in json.loads(body)["active"] if x["rule"] == "filesystem-full"]
+        self.assertEqual([x["labels"] for x in active], [{"mountpoint": self.mp}])
+        self.assertIn("file system %s is 9" % self.mp, active[0]["summary"])
+        self.assertIn("(tmpfs on tw-host-test;", active[0]["description"])
 
         # the real mount point, type and device on /metrics
         a.wait_web()
@@ -82,6 +91,7 @@ class FilesystemTest(harness.TestCase):
         line = a.stderr_lines("filesystem-readonly")[0]
         self.assertIn("[critical]", line)
         self.assertIn(prefix + "readonly", line)
+        self.assertIn("file system %s turned read-only" % self.mp, line)
         status, _, body = a.get("/metrics")
         text = body.decode() if isinstance(body, bytes) else body
         self.assertIn('tegrawatch_filesystem_readonly{mountpoint="%s",fstype="tmpfs",device="tw-host-test"} 1'
@@ -91,9 +101,10 @@ class FilesystemTest(harness.TestCase):
     def test_time_to_full(self):
         self.mount("64m")
         rules = harness.src("configs", "rules.d", "host.yaml")
-        config = ('agent:\n  state_file: ""\nhost:\n  filesystems:\n    include: ["%s"]\n'
-                  'include: ["%s"]\n' % (self.mp, rules))
-        a = self.agent([], config=config, driven=True)
+        port = free_port()
+        config = ('agent:\n  state_file: ""\nweb:\n  listen: "127.0.0.1:%d"\nhost:\n  filesystems:\n'
+                  '    include: ["%s"]\ninclude: ["%s"]\n' % (port, self.mp, rules))
+        a = self.agent([], config=config, port=port, driven=True)
         a.run(1000)
         m = a.wait_metrics(lambda m: any(k.endswith(".used_pct") for k in m), "filesystem.*.used_pct")
         prefix = [k for k in m if k.startswith("filesystem.") and k.endswith(".used_pct")][0][:-len("used_pct")]
@@ -115,6 +126,11 @@ class FilesystemTest(harness.TestCase):
                 self.assertEqual(m[eta], round(m[eta]), "whole seconds")
                 etas.append(m[eta])
         self.assertEqual(etas, sorted(etas, reverse=True), "less left, sooner full")
+        a.wait_web()
+        _, _, body = a.get("/metrics")
+        text = body.decode() if isinstance(body, bytes) else body
+        self.assertIn('tegrawatch_filesystem_full_eta_seconds{mountpoint="%s",fstype="tmpfs",device="tw-host-test"} %d'
+                      % (self.mp, etas[-1]), text)
         a.wait_stderr("alert firing filesystem-filling", timeout=15)
         line = a.stderr_lines("alert firing filesystem-filling")[0]
         self.assertIn("[warning]", line)
