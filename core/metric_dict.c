@@ -33,6 +33,8 @@
 #define HA(name, cls, unit, prec) {name, cls, unit, prec, 0, false, false}
 /* Home Assistant: a binary sensor of class "running", ON when the value is 1 or more */
 #define HA_RUNNING(name) {name, "running", NULL, 0, 0, false, true}
+/* Home Assistant: a binary sensor of device class CLS ("connectivity"), ON when the value is 1 or more */
+#define HA_BINARY(name, cls) {name, cls, NULL, 0, 0, false, true}
 
 /* The agent's own metrics: family "tegrawatch_agent_...", from the name. */
 #define AGENT_HELP "A value the agent reports about itself."
@@ -291,7 +293,8 @@ static const struct metric_def table[] = {
 	 "Voltage of a generic hwmon sensor in volts.", {0}, false},
 	/* the host (host/): memory, pressure, OOM kills, load, file systems, disks, network */
 	{"ram.available_mb", "MiB", GAUGE, "tegrawatch_memory_available_bytes", MIB_TO_BYTES, "By", {{0}},
-	 "Memory available to start new applications without swapping (MemAvailable) in bytes.", {0}, false},
+	 "Memory available to start new applications without swapping (MemAvailable) in bytes.",
+	 HA("Memory available", "data_size", "MiB", 0), false},
 	{"ram.used_pct", "%", GAUGE, "tegrawatch_memory_used_ratio", PCT_TO_RATIO, "1", {{0}},
 	 "Share of the memory in use: 1 - MemAvailable / MemTotal (0 to 1).", {0}, false},
 	{"swap.used_pct", "%", GAUGE, "tegrawatch_swap_used_ratio", PCT_TO_RATIO, "1", {{0}},
@@ -312,7 +315,7 @@ static const struct metric_def table[] = {
 	{"pressure.NAME.full_seconds_total", "s", COUNTER, "tegrawatch_pressure_full_seconds_total", 1, "s",
 	 L("resource"), "Time every non-idle task stalled on the resource since boot (PSI) in seconds.", {0}, false},
 	{"oom.kills_total", "count", COUNTER, "tegrawatch_oom_kills_total", 1, "1", {{0}},
-	 "Processes the kernel's OOM killer killed since boot.", {0}, false},
+	 "Processes the kernel's OOM killer killed since boot.", HA("OOM kills", NULL, NULL, 0), false},
 	{"load.avg_1m", "tasks", GAUGE, "tegrawatch_load1", 1, "1", {{0}}, "Load average over 1 minute.", {0}, false},
 	{"load.avg_5m", "tasks", GAUGE, "tegrawatch_load5", 1, "1", {{0}}, "Load average over 5 minutes.", {0}, false},
 	{"load.avg_15m", "tasks", GAUGE, "tegrawatch_load15", 1, "1", {{0}}, "Load average over 15 minutes.", {0},
@@ -330,8 +333,8 @@ static const struct metric_def table[] = {
 	{"filesystem.MOUNT.used_mb", "MiB", GAUGE, "tegrawatch_filesystem_used_bytes", MIB_TO_BYTES, "By",
 	 LA("mountpoint"), "Space in use on a file system in bytes.", {0}, false},
 	{"filesystem.MOUNT.used_pct", "%", GAUGE, "tegrawatch_filesystem_used_ratio", PCT_TO_RATIO, "1",
-	 LA("mountpoint"), "Share of a file system in use as df shows it: used / (used + avail) (0 to 1).", {0},
-	 false},
+	 LA("mountpoint"), "Share of a file system in use as df shows it: used / (used + avail) (0 to 1).",
+	 HA("Disk %s used", NULL, "%", 1), false},
 	{"filesystem.MOUNT.inodes", "count", GAUGE, "tegrawatch_filesystem_files", 1, "1", LA("mountpoint"),
 	 "Inodes of a file system.", {0}, false},
 	{"filesystem.MOUNT.inodes_free", "count", GAUGE, "tegrawatch_filesystem_files_free", 1, "1", LA("mountpoint"),
@@ -340,6 +343,9 @@ static const struct metric_def table[] = {
 	 LA("mountpoint"), "Share of a file system's inodes in use (0 to 1).", {0}, false},
 	{"filesystem.MOUNT.readonly", "0/1", GAUGE, "tegrawatch_filesystem_readonly", 1, "1", LA("mountpoint"),
 	 "1 when a file system is mounted read-only.", {0}, false},
+	{"filesystem.MOUNT.full_eta_s", "s", GAUGE, "tegrawatch_filesystem_full_eta_seconds", 1, "s", LA("mountpoint"),
+	 "Predicted time until a file system is full at the rate its use grew over host.filesystems.trend (a "
+	 "least-squares line); absent when it is not filling.", {0}, false},
 	{"disk.DEV.read_bytes_total", "bytes", COUNTER, "tegrawatch_disk_read_bytes_total", 1, "By", L("device"),
 	 "Bytes read from a block device since boot.", {0}, false},
 	{"disk.DEV.written_bytes_total", "bytes", COUNTER, "tegrawatch_disk_written_bytes_total", 1, "By",
@@ -373,7 +379,8 @@ static const struct metric_def table[] = {
 	{"network.IF.transmit_drop_total", "count", COUNTER, "tegrawatch_network_transmit_drop_total", 1, "1",
 	 LA("device"), "Packets a network interface dropped instead of sending since it appeared.", {0}, false},
 	{"network.IF.up", "0/1", GAUGE, "tegrawatch_network_up", 1, "1", LA("device"),
-	 "1 when a network interface's link is up (operstate up, or unknown with a carrier).", {0}, false},
+	 "1 when a network interface's link is up (operstate up, or unknown with a carrier).",
+	 HA_BINARY("Link %s", "connectivity"), false},
 	{"network.IF.carrier_changes_total", "count", COUNTER, "tegrawatch_network_carrier_changes_total", 1, "1",
 	 LA("device"), "Times a network interface's carrier went up or down since it appeared.", {0}, false},
 	{"network.IF.wifi_signal_dbm", "dBm", GAUGE, "tegrawatch_network_wifi_signal_dbm", 1, "dB[mW]", LA("device"),
@@ -595,6 +602,7 @@ metric_dict_absent_words(const char *name)
 		const char *words;
 	} absent[] = {
 		{"throttle_eta.SENSOR_s", "will not throttle at this load"},
+		{"filesystem.MOUNT.full_eta_s", "not filling"},
 	};
 	const struct metric_def *def = name ? metric_dict_find(name) : NULL;
 	for (size_t i = 0; def && i < N_OF(absent); i++) {

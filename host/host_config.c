@@ -82,6 +82,7 @@ decode_net_exclude(struct cfg_decoder *dec, const struct cfg_node *node, void *o
 static const struct cfg_key fs_keys[] = {
 	CFG_CHOICE("enabled", struct host_fs_config, off, "true", 0, enabled_names, off_values),
 	CFG_DURATION("interval", struct host_fs_config, interval_ms, "10s", 0, 1000, 24 * 3600 * 1000LL),
+	CFG_DURATION("trend", struct host_fs_config, trend_ms, "30m", 0, 60 * 1000, 24 * 3600 * 1000LL),
 	CFG_CUSTOM("include", decode_include),
 	CFG_CUSTOM("exclude", decode_exclude),
 };
@@ -117,8 +118,8 @@ fs_equal(const void *a, const void *b)
 {
 	const struct host_fs_config *x = &((const struct host_config *)a)->fs;
 	const struct host_fs_config *y = &((const struct host_config *)b)->fs;
-	return x->off == y->off && x->interval_ms == y->interval_ms && list_equal(x->include, y->include) &&
-	       list_equal(x->exclude, y->exclude);
+	return x->off == y->off && x->interval_ms == y->interval_ms && x->trend_ms == y->trend_ms &&
+	       list_equal(x->include, y->include) && list_equal(x->exclude, y->exclude);
 }
 
 /* host.filesystems: its own map, defaults applied when it is there */
@@ -198,6 +199,12 @@ int64_t
 host_config_fs_interval_ms(const struct host_config *cfg)
 {
 	return cfg->fs.interval_ms > 0 ? cfg->fs.interval_ms : HOST_FS_INTERVAL_DEFAULT_MS;
+}
+
+int64_t
+host_config_fs_trend_ms(const struct host_config *cfg)
+{
+	return cfg->fs.trend_ms > 0 ? cfg->fs.trend_ms : HOST_FS_TREND_DEFAULT_MS;
 }
 
 const struct cfg_section host_config_section = {

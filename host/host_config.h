@@ -13,11 +13,13 @@
 #include "probe_config.h"
 
 #define HOST_FS_INTERVAL_DEFAULT_MS 10000
+#define HOST_FS_TREND_DEFAULT_MS (30 * 60 * 1000)
 
 /* host.filesystems: a map; absent = every default (zero fields) */
 struct host_fs_config {
 	int off;             /* filesystems.enabled: false */
 	int64_t interval_ms; /* filesystems.interval, 10 s; 0 = the default (the map absent) */
+	int64_t trend_ms;    /* filesystems.trend, 30 min: the window of full_eta_s; 0 = the default */
 	char **include;      /* mount point globs: exactly these are watched; NULL = none */
 	size_t include_count;
 	char **exclude; /* mount point globs never watched, on top of the defaults; NULL = none */
@@ -46,5 +48,8 @@ extern const struct cfg_section host_config_section;
 
 /** filesystems.interval as it applies (the default when left out). */
 int64_t host_config_fs_interval_ms(const struct host_config *cfg);
+
+/** filesystems.trend as it applies (the default when left out). */
+int64_t host_config_fs_trend_ms(const struct host_config *cfg);
 
 #endif

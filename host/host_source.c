@@ -15,6 +15,7 @@
 #include "core/metric_attrs.h"
 #include "core/xalloc.h"
 #include "diskstats.h"
+#include "fill_trend.h"
 #include "host_text.h"
 #include "mounts.h"
 #include "netdev.h"
@@ -22,7 +23,7 @@
 
 #define HOST_PATH_MAX 512
 #define TEXT_MAX 16384 /* /proc/vmstat is the longest, about 5 KiB on 6.x */
-#define FS_MAX 24      /* file systems watched: 8 metrics each */
+#define FS_MAX 24      /* file systems watched: 9 metrics each */
 #define DISK_MAX 16    /* disks: 5 metrics each, 3 more for an eMMC */
 #define ZRAM_MAX 8
 #define NET_MAX 16 /* interfaces: 11 metrics each */
@@ -49,7 +50,15 @@ static const char *const psi_names[] = {"cpu", "memory", "io"};
 struct fs_state {
 	char segment[MOUNT_SEGMENT_MAX];
 	double size_mb, avail_mb, used_mb, used_pct, inodes, inodes_free, inodes_used_pct;
-	bool has_inodes, has_pct, readonly;
+	double size_bytes, avail_bytes, used_bytes, full_eta_s;
+	bool has_inodes, has_pct, readonly, has_eta;
+};
+
+/* the used bytes of a watched mount over host.filesystems.trend, kept from scan to scan */
+struct fs_trend {
+	char segment[MOUNT_SEGMENT_MAX]; /* "": a free slot */
+	double size_bytes;               /* another size (a resize, another device mounted): a new trend */
+	struct fill_trend fill;
 };
 
 struct emmc_state {
@@ -74,11 +83,12 @@ struct host_source {
 	size_t zram_count;
 	/* file systems */
 	bool fs_on, disks_on;
-	int64_t fs_interval_ms, next_scan_ms;
+	int64_t fs_interval_ms, next_scan_ms, fs_trend_ms;
 	struct mounts_filter filter;
 	char **include, **exclude; /* owned copies */
 	struct fs_state fs[FS_MAX];
 	size_t fs_count;
+	struct fs_trend trend[FS_MAX];
 	bool fs_full_said;
 	struct emmc_state emmc[DISK_MAX];
 	size_t emmc_count;
@@ -299,11 +309,14 @@ stat_mount(const struct mount_entry *me, struct fs_state *s)
 	if (statvfs(me->mountpoint, &v) != 0 || v.f_blocks == 0) {
 		return false; /* gone, no permission, or a file system without blocks (none to watch) */
 	}
-	double unit = (double)(v.f_frsize ? v.f_frsize : v.f_bsize) / 1048576.0;
+	double block = (double)(v.f_frsize ? v.f_frsize : v.f_bsize);
 	double used = (double)(v.f_blocks - (v.f_bfree < v.f_blocks ? v.f_bfree : v.f_blocks));
-	s->size_mb = (double)v.f_blocks * unit;
-	s->avail_mb = (double)v.f_bavail * unit;
-	s->used_mb = used * unit;
+	s->size_bytes = (double)v.f_blocks * block;
+	s->avail_bytes = (double)v.f_bavail * block;
+	s->used_bytes = used * block;
+	s->size_mb = s->size_bytes / 1048576.0;
+	s->avail_mb = s->avail_bytes / 1048576.0;
+	s->used_mb = s->used_bytes / 1048576.0;
 	s->has_pct = used + (double)v.f_bavail > 0;
 	s->used_pct = s->has_pct ? 100.0 * used / (used + (double)v.f_bavail) : 0;
 	s->has_inodes = v.f_files > 0; /* btrfs and some others say 0: no inode limit */
@@ -317,9 +330,49 @@ stat_mount(const struct mount_entry *me, struct fs_state *s)
 	return true;
 }
 
+/* S's scan at NOW_MS into its trend, and its time to full from it */
+static void
+track_fill(struct host_source *h, struct fs_state *s, int64_t now_ms)
+{
+	struct fs_trend *tr = NULL, *free_slot = NULL;
+	for (size_t i = 0; i < FS_MAX && !tr; i++) {
+		if (strcmp(h->trend[i].segment, s->segment) == 0) {
+			tr = &h->trend[i];
+		} else if (!free_slot && !h->trend[i].segment[0]) {
+			free_slot = &h->trend[i];
+		}
+	}
+	if (!tr && !free_slot) {
+		s->has_eta = false; /* the slots of mounts gone in this very scan come back at its end */
+		return;
+	}
+	if (!tr) {
+		tr = free_slot;
+		memcpy(tr->segment, s->segment, sizeof(tr->segment));
+		tr->size_bytes = -1;
+	}
+	if (tr->size_bytes != s->size_bytes) {
+		fill_trend_init(&tr->fill, h->fs_trend_ms);
+		tr->size_bytes = s->size_bytes;
+	}
+	fill_trend_add(&tr->fill, now_ms, s->used_bytes);
+	s->has_eta = fill_trend_eta_s(&tr->fill, s->avail_bytes, &s->full_eta_s) == 0;
+}
+
+/* gives back the trends of mounts no longer watched */
+static void
+drop_trends(struct host_source *h)
+{
+	for (size_t i = 0; i < FS_MAX; i++) {
+		if (h->trend[i].segment[0] && !segment_taken(h, h->fs_count, h->trend[i].segment)) {
+			h->trend[i].segment[0] = '\0';
+		}
+	}
+}
+
 /* /proc/self/mountinfo: the last line of a mount point is the one on top */
 static void
-scan_filesystems(struct host_source *h)
+scan_filesystems(struct host_source *h, int64_t now_ms)
 {
 	char path[HOST_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/self/mountinfo", h->proc);
@@ -373,12 +426,14 @@ scan_filesystems(struct host_source *h)
 		if (!stat_mount(&mounts[i], s)) {
 			continue;
 		}
+		track_fill(h, s, now_ms);
 		static const char *const names[] = {"mountpoint", "fstype", "device"};
 		const char *values[] = {mounts[i].mountpoint, mounts[i].fstype, mounts[i].source};
 		metric_attrs_set("mountpoint", s->segment, 3, names, values);
 		count++;
 	}
 	h->fs_count = count;
+	drop_trends(h);
 	for (size_t i = 0; i < old_count; i++) {
 		if (!segment_taken(h, count, old[i])) {
 			metric_attrs_forget("mountpoint", old[i]); /* unmounted */
@@ -404,6 +459,9 @@ put_filesystems(const struct host_source *h, struct metric_set *m)
 			metric_set_putf(m, s->inodes_used_pct, "filesystem.%s.inodes_used_pct", s->segment);
 		}
 		metric_set_putf(m, s->readonly ? 1 : 0, "filesystem.%s.readonly", s->segment);
+		if (s->has_eta) {
+			metric_set_putf(m, s->full_eta_s, "filesystem.%s.full_eta_s", s->segment);
+		}
 	}
 	for (size_t i = 0; i < h->emmc_count; i++) {
 		const struct emmc_state *e = &h->emmc[i];
@@ -573,7 +631,7 @@ host_read(struct source *src, struct sample *sample)
 	int64_t now = monotonic_ms();
 	if (now >= h->next_scan_ms) {
 		if (h->fs_on) {
-			scan_filesystems(h);
+			scan_filesystems(h, now);
 		}
 		if (h->disks_on) {
 			scan_emmc(h);
@@ -645,6 +703,7 @@ host_source_create(const struct host_source_options *o, struct source **out)
 	h->fs_on = !cfg->fs.off;
 	h->disks_on = cfg->disks != 0;
 	h->fs_interval_ms = host_config_fs_interval_ms(cfg);
+	h->fs_trend_ms = host_config_fs_trend_ms(cfg);
 	h->include = copy_list(cfg->fs.include, cfg->fs.include_count);
 	h->exclude = copy_list(cfg->fs.exclude, cfg->fs.exclude_count);
 	h->filter.include = (const char *const *)h->include;

@@ -170,9 +170,18 @@ netdev_link_up(const char *operstate, int carrier)
 bool
 netdev_selected(const char *name, const struct netdev_filter *f)
 {
-	/* loopback, and what container runtimes, CNI plugins, libvirt and tunnels make */
-	static const char *const virtual_names[] = {"lo",       "veth*", "docker*", "br-*",   "virbr*", "cni*",
-						    "flannel*", "cali*", "vxlan*",  "kube-*", "tunl*",  "dummy*"};
+	/*
+	 * Loopback; what container runtimes, CNI plugins, libvirt and tunnels make;
+	 * ifb (traffic shaping's copies of another interface's packets: counted
+	 * twice); and the fallback devices a tunnel module makes as it loads (always
+	 * down, never carrying traffic: a link-down alert on every such board), by
+	 * their fixed names (net/ipv4/ip_gre.c, ip_vti.c, net/ipv6/sit.c,
+	 * ip6_tunnel.c, ip6_gre.c, ip6_vti.c).
+	 */
+	static const char *const virtual_names[] = {"lo",       "veth*",    "docker*", "br-*",   "virbr*",  "cni*",
+						    "flannel*", "cali*",    "vxlan*",  "kube-*", "tunl*",   "dummy*",
+						    "ifb*",     "sit0",     "ip6tnl0", "gre0",   "gretap0", "erspan0",
+						    "ip_vti0",  "ip6_vti0", "ip6gre0"};
 	if (host_glob_any(name, f->exclude, f->exclude_count)) {
 		return false;
 	}

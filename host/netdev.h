@@ -59,10 +59,11 @@ struct netdev_filter {
 
 /**
  * True when interface NAME is watched under F: with includes, exactly the
- * interfaces an include matches; without, every one but loopback ("lo")
- * and the virtual ones containers and VMs make (veth*, docker*, br-*,
- * virbr*, cni*, flannel*, cali*, vxlan*, kube-*, tunl*, dummy*). An
- * exclude always wins.
+ * interfaces an include matches; without, every one but loopback ("lo"),
+ * the virtual ones containers and VMs make (veth*, docker*, br-*, virbr*,
+ * cni*, flannel*, cali*, vxlan*, kube-*, tunl*, dummy*), traffic shaping's
+ * ifb*, and the kernel's fallback tunnel devices (sit0, ip6tnl0, gre0,
+ * gretap0, erspan0, ip_vti0, ip6_vti0, ip6gre0). An exclude always wins.
  */
 bool netdev_selected(const char *name, const struct netdev_filter *f);
 

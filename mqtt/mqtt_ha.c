@@ -206,7 +206,7 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 		}
 		/* a metric missing from a sample (a -256 zone, tegrastats late) renders "None": HA shows unknown */
 		if (def->ha.binary) {
-			/* a state: a process watched by processes: running or not */
+			/* a state: a process watched by processes: running or not; a network link up or not */
 			snprintf(
 				tmpl, sizeof(tmpl),
 				"{{ ('ON' if value_json.metrics['%s'] >= 1 else 'OFF') if '%s' in value_json.metrics else "
@@ -236,10 +236,13 @@ mqtt_ha_discovery(const struct mqtt_ha_ctx *ctx, const struct metric_set *set, s
 			json_key(&j, "device_class");
 			json_string(&j, def->ha.device_class);
 		}
+		/* a counter since boot (OOM kills) only grows, and starts at 0 again after a reboot */
 		json_key(&j, "state_class");
-		json_string(&j, "measurement");
-		json_key(&j, "unit_of_measurement");
-		json_string(&j, def->ha.unit);
+		json_string(&j, def->kind == METRIC_KIND_COUNTER ? "total_increasing" : "measurement");
+		if (def->ha.unit) {
+			json_key(&j, "unit_of_measurement");
+			json_string(&j, def->ha.unit);
+		}
 		json_key(&j, "suggested_display_precision");
 		json_int(&j, def->ha.precision);
 		ha_end(&j, ctx, topic, emit, data);

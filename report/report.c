@@ -63,6 +63,7 @@ report_free(struct report *r)
 	free(r->cooling);
 	free(r->work);
 	free(r->idle);
+	report_host_free(r);
 	free(r->episodes);
 	free(r->alerts);
 	for (size_t i = 0; i < r->rec_count; i++) {
@@ -390,6 +391,7 @@ report_add_sample(struct report *r, const struct sample *s)
 	track_episode(r, s);
 	report_cooling_add(r, s);
 	report_work_add(r, s);
+	report_host_add(r, s);
 	if (r->series) {
 		series_add(r->series, s);
 	}

@@ -138,6 +138,43 @@ struct report_work_prev {
 	size_t names;
 };
 
+/* The least, the most and the last value of a metric over the run; SEEN false: never in it. */
+struct report_range {
+	bool seen;
+	double min, max, last;
+};
+
+#define REPORT_HOST_MAX 64 /* file systems, and interfaces, followed: more are left out */
+
+/* A watched file system over the run (filesystem.MOUNT.*). */
+struct report_host_fs {
+	char mount[METRIC_NAME_MAX]; /* its metric segment: "root", "var_lib_docker" */
+	struct report_range used_pct, avail_mb;
+	double soonest_full_s; /* the least full_eta_s seen; NAN: it never filled */
+	bool readonly;         /* read-only in some sample */
+};
+
+/* A watched network interface's link over the run (network.IF.up). */
+struct report_host_link {
+	char name[METRIC_NAME_MAX];
+	uint64_t downs; /* up, then down in the next sample that has it */
+	double down_s;  /* from each sample that saw it down to the next sample */
+	double last;    /* 1 up, 0 down, at its last sample */
+	int64_t last_mono_ms;
+};
+
+/* What the host source saw over the run (report_host.c): memory, OOM kills, file systems, links. */
+struct report_host {
+	struct report_range available_mb; /* ram.available_mb */
+	bool oom_seen;
+	double oom_last, oom_kills; /* kills during the run: the counter's increases (a reboot starts it at 0) */
+	struct report_host_fs *fs;
+	size_t fs_count;
+	struct report_host_link *links;
+	size_t link_count;
+	const struct metric_def *def[5]; /* the patterns it reads, found once */
+};
+
 struct report_series;
 struct criteria;
 struct criterion_result;
@@ -181,6 +218,7 @@ struct report {
 	struct report_idle *idle;
 	size_t idle_count;
 	struct report_work_prev work_prev;
+	struct report_host host;
 	/* --criteria: set by the caller after report_finish(), for the outputs (criteria.h) */
 	const struct criteria *criteria;
 	const struct criterion_result *criteria_results;
@@ -246,6 +284,13 @@ bool report_work_figures(const struct report *r, const struct report_work_sum *w
 
 /** NAME's figures over the whole run, or NULL. */
 const struct report_work_sum *report_work_run(const struct report *r, const char *name);
+
+/* report_host.c: memory, OOM kills, file systems and links over the run; nothing written when none was recorded. */
+void report_host_add(struct report *r, const struct sample *s);
+bool report_host_seen(const struct report *r);
+void report_host_json(const struct report *r, struct json *j);
+void report_host_text(const struct report *r, FILE *out);
+void report_host_free(struct report *r);
 
 /** Whether a sample at WALL_MS / MONO_MS is inside phase D (report.c). */
 bool report_in_phase(const struct report_phase_def *d, int64_t wall_ms, int64_t mono_ms);

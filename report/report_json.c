@@ -329,6 +329,10 @@ report_to_json(const struct report *r, struct json *j)
 	report_cooling_json(r, j);
 	json_key(j, "work");
 	report_work_json(r, j);
+	if (report_host_seen(r)) { /* only where the host was recorded: other reports stay as they were */
+		json_key(j, "host");
+		report_host_json(r, j);
+	}
 	if (r->criteria) {
 		json_key(j, "criteria");
 		criteria_json(r->criteria, r->criteria_results, j);

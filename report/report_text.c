@@ -103,6 +103,7 @@ report_print_text(const struct report *r, const char *source, FILE *out)
 	print_temps(r, out);
 	report_cooling_text(r, out);
 	report_work_text(r, out);
+	report_host_text(r, out);
 	if (a->rails > 0) {
 		fprintf(out, "\nEnergy\n");
 		for (size_t i = 0; i < a->rails; i++) {

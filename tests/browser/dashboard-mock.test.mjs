@@ -66,6 +66,18 @@ try {
 		await page.locator('#chart-temp').screenshot({ path: path.join(outdir, 'dashboard-mock-forecast.png') });
 		const work = await page.$eval('#power .m[data-key="work.inference."]', (e) => e.textContent);
 		c(work.includes('0.860 J each') && work.includes('20.0 per s · 0.620 J above idle'), 'the power card gives the energy per inference', work);
+		// the host: disks (use, free space, time to full, read-only), network (link, rates from the counters), memory
+		const rows = (sel) => page.$$eval(sel, (rs) => rs.map((r) => [r.dataset.key, r.dataset.state, r.textContent]));
+		const disks = await rows('#disks .m');
+		c(JSON.stringify(disks) === JSON.stringify([
+			['root', 'warn', '/91.2 %5.0 GiB free of 56.0 GiB · full in 5 h 0 min'],
+			['media_usb', 'bad', 'media_usb30.0 %20.5 GiB free of 29.3 GiBread-only']]),
+		'disks card: / first, each file system\'s use, free space, time to full; read-only in red, 91 % in amber', disks);
+		c(await page.textContent('#emmc-note') === 'eMMC mmcblk0: normal, life used 10 %', 'disks card: the eMMC\'s wear');
+		const avail = await page.textContent('#system .m[data-key="avail"]');
+		c(/^Memory available(2\.22|6\.00) GiBstalled over 10 s: cpu 1\.5 %, memory 0\.2 %, io 3\.1 %$/.test(avail),
+			'memory card: available memory and pressure', avail);
+		c(await page.textContent('#oom-note') === 'OOM kills since boot: 2', 'memory card: the OOM kills');
 
 		// Follow the episode from 10 samples before it, 20 samples a second; every observation must agree with the
 		// sample it shows. The board's clock stands still for the screenshot, which takes a while.
@@ -101,6 +113,14 @@ try {
 		const last = seen[seen.length - 1];
 		c(!last.alerts.some((a) => a.rule === 'throttling'), 'the throttling alert leaves the list once resolved', last.alerts);
 		c(last.banner === 'ok', 'banner is green again after the episode');
+		// the network's rates: from the byte counters of the samples the stream brought since the page opened
+		const net = await until('network rates', async () => {
+			const r = await rows('#net .m');
+			return r.length === 2 && r[0][2].includes('Mbit/s') ? r : null;
+		}, 10000);
+		c(JSON.stringify(net) === JSON.stringify([['eth0', 'up', 'eth0up↓ 12.0 Mbit/s · ↑ 320 kbit/s'],
+			['wlan0', 'down', 'wlan0down↓ 0.0 kbit/s · ↑ 0.0 kbit/s · -71 dBmlink down']]),
+		'network card: link state, receive and send rates from the counters, Wi-Fi signal', net);
 		const after = await forecast();
 		c(after.lines === 0 && after.sub.includes('will not throttle at this load (70.0 °C)'),
 			'after the episode: no predicted throttle, where it settles instead', after);
@@ -163,6 +183,8 @@ try {
 			'GPU chart says there is no GPU clock on this board');
 		c(await page.getAttribute('#chart-gpu', 'data-points') === '0', 'GPU chart has no points');
 		c(await page.isVisible('#empty-power') && await page.isVisible('#power-empty'), 'power chart and card say there are no rails');
+		c(await page.isHidden('#disks-card') && await page.isHidden('#net-card') && await page.isHidden('#oom-note'),
+			'no host metrics: no disks or network card, no OOM note');
 		const clocks = await page.textContent('#clocks');
 		c(clocks.includes('No GPU clock on this board.') && clocks.includes('no ceiling known') && clocks.includes('1 core off'),
 			'clocks card: no GPU clock, CPU clock without ceiling, offline core', clocks);

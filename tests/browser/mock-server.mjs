@@ -82,6 +82,20 @@ function fullSample(seq, o) {
 		'engine.ape.on': 1, 'engine.ape.freq_mhz': 200, 'engine.nvdec.on': 0,
 		'throttle.active': phase === 'throttle' ? 1 : 0, 'throttle.thermal': phase === 'throttle' ? 1 : 0,
 		'agent.samples_total': seq,
+		// the host (docs/metrics.md#the-host): memory available, pressure, OOM kills, two disks, two interfaces
+		'ram.available_mb': busy || phase === 'after' ? 2270 : 6140, 'oom.kills_total': 2,
+		'pressure.cpu.some_avg10_pct': 1.5, 'pressure.memory.some_avg10_pct': 0.2, 'pressure.io.some_avg10_pct': 3.1,
+		'filesystem.root.size_mb': 57344, 'filesystem.root.avail_mb': 5120, 'filesystem.root.used_pct': 91.2,
+		'filesystem.root.readonly': 0, 'filesystem.root.full_eta_s': 18000,
+		'filesystem.media_usb.size_mb': 30000, 'filesystem.media_usb.avail_mb': 21000,
+		'filesystem.media_usb.used_pct': 30, 'filesystem.media_usb.readonly': 1,
+		'emmc.mmcblk0.pre_eol': 1, 'emmc.mmcblk0.life_time_a_pct': 10,
+		// eth0 receives 1.5 MB and sends 40 kB a second of the board's time (a sample is a second): 12 and 0.32 Mbit/s
+		'network.eth0.up': 1, 'network.eth0.receive_bytes_total': 1500000 * seq,
+		'network.eth0.transmit_bytes_total': 40000 * seq, 'network.eth0.receive_errors_total': 0,
+		'network.eth0.transmit_errors_total': 0,
+		'network.wlan0.up': 0, 'network.wlan0.receive_bytes_total': 77000, 'network.wlan0.transmit_bytes_total': 9000,
+		'network.wlan0.wifi_signal_dbm': -71,
 	};
 	// the forecast (docs/prediction.md): a throttle predicted under load, a steady temperature after
 	if (phase === 'load' && thrFrom - seq <= 300) {

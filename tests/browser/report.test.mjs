@@ -49,6 +49,22 @@ try {
 }
 c(critStatus === 1, 'report --criteria exits 1 when a criterion fails', critStatus);
 
+// D: a recording of a real host (the host source's metrics, as in integration/test_report.py): memory, OOM kills,
+// a file system filling, a link down for 3 s
+const hostRec = path.join(tmp, 'host.jsonl');
+const hostLines = ['{"tegrawatch_recording":1,"version":"x","board":null}'];
+[[6000, 3, 90.0, 1600, null, 1], [2500, 4, 92.5, 1200, 21000, 0], [800, 4, 93.5, 1040, 19800, 0], [1200, 6, 93.0, 1120, null, 0],
+	[4000, 6, 92.0, 1280, null, 1], [5900, 6, 91.0, 1440, null, 1]].forEach(([avail, kills, pct, free, eta, up], i) => {
+	const m = { 'ram.available_mb': avail, 'oom.kills_total': kills, 'filesystem.root.used_pct': pct, 'filesystem.root.avail_mb': free,
+		'filesystem.root.readonly': 0, 'network.eth0.up': up, 'temp.tj_c': 50 };
+	if (eta !== null) { m['filesystem.root.full_eta_s'] = eta; }
+	hostLines.push(JSON.stringify({ seq: i + 1, time_ms: 1764374400000 + 1000 * i, power_mode: '15W', metrics: m,
+		throttle: { active: false, reasons: {}, context: '' } }));
+});
+fs.writeFileSync(hostRec, hostLines.join('\n') + '\n');
+const page4 = path.join(tmp, 'host.html');
+execFileSync(bin, ['report', hostRec, '--html', page4], { stdio: 'ignore' });
+
 const { context, close } = await launch(pw);
 let status = 1;
 try {
@@ -98,6 +114,7 @@ try {
 		c(recs.length === 1 && recs[0][0] === 'thermal-throttling' && recs[0][1].includes('evidence'), 'the recommendation with its evidence', recs);
 		const metrics = await page.$$eval('#metrics tbody tr', (rows) => rows.length);
 		c(metrics > 80, 'every metric has a row (' + metrics + ')', metrics);
+		c(await page.$('#host') === null, 'no host card for a recording without the host\'s metrics');
 		const shot = path.join(outdir, 'report.png');
 		await page.screenshot({ path: shot, fullPage: true });
 		console.log('screenshot: ' + shot);
@@ -133,6 +150,27 @@ try {
 			['throttle_eta.*_s min above 120', 'false']]), 'the criteria table says pass or fail for each', rows);
 		const head = await page.textContent('#criteria >> xpath=ancestor::section//h2');
 		c(head === 'Criteria: FAIL', 'its heading gives the verdict', head);
+		await page.close();
+	}
+	{
+		const page = await context.newPage();
+		const url = pathToFileURL(page4).href;
+		const w = watch(page, url);
+		await page.goto(url);
+		await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+		c(w.requests.length === 1 && w.errors.length === 0, 'host report: no other request, no errors', w);
+		const cells = (sel) => page.$$eval(sel, (rows) => rows.map((r) => [...r.cells].map((x) => x.textContent)));
+		const mem = await cells('#host-memory tbody tr');
+		c(JSON.stringify(mem) === JSON.stringify([['memory available MiB', '800', '6000', '5900'], ['OOM kills during the run', '', '', '3']]),
+			'host card: memory available least, most, at the end; the OOM kills of the run', mem);
+		const fsRows = await cells('#host-filesystems tbody tr');
+		c(JSON.stringify(fsRows) === JSON.stringify([['root', '90', '93.5', '91', '1440', '5.5 h', 'no']]),
+			'host card: the file system\'s use, free space and soonest time to full', fsRows);
+		const links = await cells('#host-links tbody tr');
+		c(JSON.stringify(links) === JSON.stringify([['eth0', '1', '3 s', 'up']]), 'host card: the link\'s downs and time down', links);
+		const shot = path.join(outdir, 'report-host.png');
+		await page.screenshot({ path: shot, fullPage: true });
+		console.log('screenshot: ' + shot);
 		await page.close();
 	}
 	status = c.done();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/embed.c, the page assembler: include lines are replaced by the
-# files they name (nested, relative to the file that names them), the C
+# files they name (nested, relative to the file that names them), comments
+# that fill their lines are left out (one with code after it is kept), the C
 # array holds exactly the assembled bytes, the depfile lists every part, and
 # a missing part, a malformed include line or an include loop stops the
 # build with the file and line.
@@ -17,13 +18,13 @@ check() { # WHAT CONDITION...
 }
 mkdir -p "$tmp/page/parts" "$tmp/kit"
 printf 'body { color: red; }\n' >"$tmp/kit/a.css"
-printf '/* kit */\n<!--#include file="../page/parts/c.js" -->\n' >"$tmp/kit/b.js"
+printf '/* kit */\n\t/* a comment\n\t   over lines */  \n<!--#include file="../page/parts/c.js" -->\n/* kept: */ x();\n/* kept\n */ y();\nz(); /* kept */\n' >"$tmp/kit/b.js"
 printf 'const c = 1;' >"$tmp/page/parts/c.js" # no newline at the end
 printf '<style>\n  <!--#include file="../kit/a.css" -->\n</style>\n<script>\n<!--#include file="../kit/b.js" -->  \n</script>\n' >"$tmp/page/index.html"
 "$embed" -d "$tmp/out.d" -p "$tmp/out.html" "$tmp/page/index.html" "$tmp/out.c" page_bytes 2>"$tmp/err"
 check 'a page with nested includes is assembled' test $? -eq 0
-printf '<style>\nbody { color: red; }\n</style>\n<script>\n/* kit */\nconst c = 1;</script>\n' >"$tmp/want.html"
-check 'the assembled page is the parts in place of their lines' cmp -s "$tmp/out.html" "$tmp/want.html"
+printf '<style>\nbody { color: red; }\n</style>\n<script>\nconst c = 1;/* kept: */ x();\n/* kept\n */ y();\nz(); /* kept */\n</script>\n' >"$tmp/want.html"
+check 'the assembled page is the parts in place of their lines, without comments that fill theirs' cmp -s "$tmp/out.html" "$tmp/want.html"
 n=$(wc -c <"$tmp/want.html")
 check 'the C array holds the same bytes' grep -q "const size_t page_bytes_len = $n;" "$tmp/out.c"
 hex=$(od -An -tx1 -v "$tmp/want.html" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
@@ -36,7 +37,7 @@ printf 'x\n<!--#include file="nope.css" -->\n' >"$tmp/page/missing.html"
 check 'a missing part fails' test $? -ne 0
 check 'and says which' grep -q "cannot read $tmp/page/nope.css" "$tmp/err"
 
-printf 'x\n\n<!--#include file="a.css" --> trailing\n' >"$tmp/page/bad.html"
+printf '/* two\n lines */\n<!--#include file="a.css" --> trailing\n' >"$tmp/page/bad.html"
 "$embed" "$tmp/page/bad.html" "$tmp/b.c" b 2>"$tmp/err"
 check 'a malformed include line fails with its location' grep -q "bad.html:3: " "$tmp/err"
 

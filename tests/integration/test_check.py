@@ -152,6 +152,23 @@ class CheckMatchesRun(harness.TestCase):
             ok = tegrawatch(["check", "-c", self.cfg])
             self.assertEqual(ok.returncode, 0, value + ok.stderr)
 
+    def test_bad_host_globs_are_refused_at_their_place(self):
+        # a mount point glob starts with '/'; an interface glob holds no '/', ':' or blank
+        self.refused("host:\n  filesystems:\n    include: [\"/\", \"data/*\"]\n", 5, 14,
+                     "host.filesystems.include: 'data/*' is no mount point")
+        self.refused("host:\n  filesystems:\n    exclude:\n      - relative\n", 6, 7,
+                     "host.filesystems.exclude: 'relative' is no mount point")
+        self.refused("host:\n  network:\n    include: [\"eth0\", \"eth0:1\"]\n", 5, 14,
+                     "host.network.include: 'eth0:1' is no interface name")
+        self.refused("host:\n  network:\n    exclude: [\"wlan 0\"]\n", 5, 14,
+                     "host.network.exclude: 'wlan 0' is no interface name")
+        self.refused("host:\n  filesystems:\n    trend: 10s\n", 5, 12, "trend: must be between 1m and 1d")
+        # the same globs, written right, pass
+        self.write("host:\n  filesystems:\n    include: [\"/\", \"/data/*\"]\n    trend: 2h\n"
+                   "  network:\n    include: [\"eth0\", \"wlan*\", \"eth0.100\"]\n    exclude: [\"ifb*\"]\n")
+        ok = tegrawatch(["check", "-c", self.cfg])
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+
     def test_budget_in_log_and_metrics(self):
         self.write("  memory_max: 64M\nweb:\n  listen: \"\"\nmqtt:\n  host: 127.0.0.1\n  port: 1\n")
         run = tegrawatch(["run", "-v", "-c", self.cfg, "--demo", "--speed", "0", "--count", "2", "--json"])

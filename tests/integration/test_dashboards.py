@@ -12,8 +12,12 @@ the stand-in tegrastats (fake_tegrastats.sh), as the demo's board would be, sinc
   The agent is named as the demo (`demo-orin-nano`), the dashboards' placeholder.
 
 The scenario makes what only some samples have: work is posted (joules per unit) and a rule fires from sample 20
-(tegrawatch_alerts). Usage: test_dashboards.py TEGRAWATCH SOURCE_ROOT (exit 77 without prometheus, mosquitto or
-python3-yaml).
+(tegrawatch_alerts). The host's panels and entities (file systems, network, memory, OOM kills) come from a second
+agent on this machine's real root (the host source never reads a fixture tree), named as the demo in Home Assistant
+(`agent.board_name`) with a device id of its own (`demo-orin-nano-host`, its `instance`): `/` and `lo` watched, so
+that both exist on any machine (the Lovelace YAML's eth0 stands for lo here, as its board name stands for the
+test's). `$board` is both. Usage: test_dashboards.py TEGRAWATCH SOURCE_ROOT (exit 77 without
+prometheus, mosquitto or python3-yaml).
 """
 import json
 import os
@@ -28,8 +32,9 @@ from harness import fleet as fp
 from harness import mqtt_keys, mqtt_section, wait_until, write_file
 
 DEVICE = "demo-orin-nano"  # the demo's device id and board name, the dashboards' placeholder
+HOST_DEVICE = DEVICE + "-host"  # the agent on this machine's real root, for the host's panels
 BOARD = "tests/fixtures/boards/orin-nano-jp6"
-SUBST = {"$board": DEVICE, "$__rate_interval": "1m", "$__range": "1m", "$__interval": "15s"}
+SUBST = {"$board": DEVICE + "|" + HOST_DEVICE, "$__rate_interval": "1m", "$__range": "1m", "$__interval": "15s"}
 
 # A Grafana unit -> the kinds of series it may show: a family's unit suffix, or "rate" + the suffix of a counter
 # that rate() turns into another unit (joules a second are watts, seconds a second a share of time).
@@ -41,6 +46,7 @@ UNITS = {
     "percentunit": {"_ratio", "rate_seconds"},
     "s": {"_seconds"},
     "bytes": {"_bytes"},
+    "Bps": {"rate_bytes"},
     "cps": {"_per_second", "rate"},
     "none": {"plain"},
     "short": {"plain"},
@@ -56,6 +62,9 @@ ALLOWED_EMPTY = {
     ("Alerts pending or firing", "A", "remote-write"),
     # process_* are read from /proc at each scrape: scrape-only (docs/fleet.md, "What is sent")
     ("Agent memory", "A", "remote-write"),
+    # absent while no file system fills (docs/metrics.md): this machine's / does not; test_host.py makes one fill
+    ("Time to full, where a file system fills", "A", "scrape"),
+    ("Time to full, where a file system fills", "A", "remote-write"),
 }
 
 
@@ -127,8 +136,13 @@ def lovelace_entities(doc):
     return found
 
 
+# The interface in the Lovelace YAML is a placeholder, as the board's name is: eth0 there, lo on the machine this
+# test runs on (the only interface every machine has)
+INTERFACE = ("_link_eth0", "_link_lo")
+
+
 def missing_entities(named, discovered):
-    return sorted(set(named) - set(discovered))
+    return sorted(set(n.replace(*INTERFACE) for n in named) - set(discovered))
 
 
 class Static(unittest.TestCase):
@@ -190,8 +204,15 @@ class Static(unittest.TestCase):
             named = lovelace_entities(yaml.safe_load(f))
         self.assertIn("binary_sensor.demo_orin_nano_throttled", named)
         self.assertIn("binary_sensor.demo_orin_nano_hot_surface", named)
-        gone = set(named) - {"binary_sensor.demo_orin_nano_hot_surface"}
+        gone = set(n.replace(*INTERFACE) for n in named) - {"binary_sensor.demo_orin_nano_hot_surface"}
         self.assertEqual(missing_entities(named, gone), ["binary_sensor.demo_orin_nano_hot_surface"])
+        # the host's: the disk use of /, the link (eth0 in the YAML, lo where the test runs), memory, OOM kills
+        for e in ("sensor.demo_orin_nano_disk_used", "binary_sensor.demo_orin_nano_link_eth0",
+                  "sensor.demo_orin_nano_memory_available", "sensor.demo_orin_nano_oom_kills"):
+            self.assertIn(e, named)
+        self.assertEqual(missing_entities(["binary_sensor.demo_orin_nano_link_eth0"], []),
+                         ["binary_sensor.demo_orin_nano_link_lo"])
+        self.assertEqual(slug("demo-orin-nano" + " " + "Disk / used"), "demo_orin_nano_disk_used")
         self.assertEqual(slug("demo-orin-nano" + " " + "Throttled: rail_alarm"), "demo_orin_nano_throttled_rail_alarm")
 
 
@@ -210,6 +231,7 @@ class Live(unittest.TestCase):
         # two stores, so that a series only one way in has cannot stand in for the other's
         for name in ("scrape", "pushed"):
             os.makedirs(os.path.join(cls.d, name))
+        host_web = harness.free_port()
         cls.scrape = fp.Prometheus(os.path.join(cls.d, "scrape"))
         write_file(cls.scrape.cfg, """global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
@@ -217,7 +239,9 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:%d"]
         labels: {instance: %s}
-""" % (web, DEVICE), 0o644)
+      - targets: ["127.0.0.1:%d"]
+        labels: {instance: %s}
+""" % (web, DEVICE, host_web, HOST_DEVICE), 0o644)
         cls.pushed = fp.Prometheus(os.path.join(cls.d, "pushed"))
         for p in (cls.scrape, cls.pushed):
             p.start()
@@ -241,7 +265,27 @@ rules:
                                           harness.src("tests/integration/fake_tegrastats.sh")],
                                   config=config, port=web)
         cls.addClassCleanup(cls.agent.kill)
+        host_config = """agent:
+  board_name: %s
+  state_file: ""
+web:
+  listen: "127.0.0.1:%d"
+remote_write:
+  url: %s
+  batch_samples: 10
+  batch_interval: 500ms
+host:
+  filesystems:
+    interval: 1s
+    include: ["/"]
+  network:
+    include: ["lo"]
+""" % (DEVICE, host_web, cls.pushed.url("/api/v1/write")) + mqtt_section(mqtt_keys(cls.broker.port, HOST_DEVICE))
+        cls.host_agent = harness.Agent(cls.d, ["--json", "--interval", "500"], name="host", config=host_config,
+                                       port=host_web)
+        cls.addClassCleanup(cls.host_agent.kill)
         cls.agent.wait_web()
+        cls.host_agent.wait_web()
 
         def worked():
             harness.request(web, "POST", "/api/v1/work", {"Content-Type": "application/json"},
@@ -251,6 +295,8 @@ rules:
                     and m.get("agent.alerts_firing", 0) >= 1)
         if not wait_until(worked, 90, 0.3):
             raise AssertionError("no work figures or no alert firing:\n" + cls.agent.stderr()[-3000:])
+        cls.host_agent.wait_metrics(lambda m: "filesystem.root.used_pct" in m and "network.lo.up" in m,
+                                    "the host's file system and interface", timeout=30)
 
     def query(self, prom, expr, at):
         return prom.api("/api/v1/query", query=expr, time="%.3f" % at)["result"]
@@ -288,7 +334,7 @@ rules:
             got = []
             wait_until(lambda: got.append(prom.api("/api/v1/label/%s/values" % m.group(2), **{"match[]": m.group(1)}))
                        or DEVICE in got[-1], 60, 0.5)
-            self.assertEqual(got[-1], [DEVICE])
+            self.assertEqual(got[-1], [DEVICE, HOST_DEVICE])
 
     def test_lovelace_entities_are_discovered(self):
         import yaml

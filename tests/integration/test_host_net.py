@@ -13,6 +13,7 @@ pair with it).
 
 Usage: test_host_net.py TEGRAWATCH SOURCE_ROOT
 """
+import json
 import os
 import subprocess
 import sys
@@ -33,10 +34,11 @@ for _ in range(3):
     s.send(frame)
 """
 
-# GET /metrics from the agent's web server on the namespace's loopback
+# GET PATH (/metrics by default) from the agent's web server on the namespace's loopback
 GET = r"""
 import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())
+path = sys.argv[2] if len(sys.argv) > 2 else "/metrics"
+sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:%s%s" % (sys.argv[1], path), timeout=10).read().decode())
 """
 
 
@@ -103,6 +105,12 @@ class NetworkTest(harness.TestCase):
         lines = a.stderr_lines("network-link-down")
         self.assertIn("[warning]", lines[0])
         self.assertTrue(any("network.%s.up" % SEG_A in line for line in lines), lines)
+        # the summary and a label name the interface as the kernel does (tw-b.1, not its segment tw_b_1)
+        self.assertTrue(any("network interface %s is down" % B in line for line in lines), lines)
+        a.wait_stderr("network interface %s is down" % A, timeout=10)
+        active = json.loads(self.ns_run(sys.executable, "-c", GET, str(port), "/api/v1/alerts"))["active"]
+        labels = sorted(x["labels"]["interface"] for x in active if x["rule"] == "network-link-down")
+        self.assertEqual(labels, sorted([A, B]))
         a.stop()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Home Assistant's side of MQTT against a real mosquitto on a free 127.0.0.1 port: the view HA reads
-(PREFIX/ID/ha: its rate, its rounding, live only after a broker outage) and the device id made from a fixture
-board's machine-id or serial number.
+(PREFIX/ID/ha: its rate, its rounding, live only after a broker outage), the device id made from a fixture
+board's machine-id or serial number, and the host's entities on this machine's real root (disk use of `/`, the link
+of `lo`, OOM kills, memory available), which an agent without the host's metrics does not create.
 
 The demo's samples and the outage take the agent's time: it runs on a clock the test drives (tegrawatch-driven),
 each wait of its loop a fraction of the interval in real time; mosquitto and the subscriber keep real time.
@@ -186,6 +187,49 @@ class HaViewTest(harness.TestCase):
                              args=("--root", root, "--interval", "200", "--no-tegrastats"))
         s.wait_payload("tegrawatch/keep-me/status", "online")
         self.assertEqual(a3.stop(), 0)
+
+
+class HostEntitiesTest(harness.TestCase):
+    def configs(self, sub, device):
+        """{topic: config} of DEVICE's discovery, once it is whole (alerts_firing is its last config)."""
+        last = "homeassistant/sensor/%s_alerts_firing/config" % device
+        sub.wait(lambda x: x.all(last), 30, last)
+        return {m[1]: json.loads(m[2]) for m in sub.all() if m[1].endswith("/config") and m[2]
+                and m[1].split("/")[2].startswith(device + "_")}
+
+    def test_host_entities_on_the_real_root(self):
+        b = self.broker()
+        s = self.sub(b.port, ["homeassistant/#", "tegrawatch/+/ha"])
+        host = "host:\n  filesystems:\n    include: [\"/\"]\n  network:\n    include: [lo]\n"
+        self.mqtt_agent("he", mqtt_keys(b.port, "he"), args=("--interval", "200"), extra=host)
+        c = self.configs(s, "he")
+        disk = c["homeassistant/sensor/he_filesystem_root_used_pct/config"]
+        self.assertEqual((disk["name"], disk["unit_of_measurement"], disk["state_class"],
+                          disk["suggested_display_precision"]), ("Disk / used", "%", "measurement", 1))
+        link = c["homeassistant/binary_sensor/he_network_lo_up/config"]
+        self.assertEqual((link["name"], link["device_class"], link["payload_on"]), ("Link lo", "connectivity", "ON"))
+        oom = c["homeassistant/sensor/he_oom_kills_total/config"]
+        self.assertEqual((oom["name"], oom["state_class"]), ("OOM kills", "total_increasing"))
+        self.assertNotIn("unit_of_measurement", oom)
+        mem = c["homeassistant/sensor/he_ram_available_mb/config"]
+        self.assertEqual((mem["name"], mem["device_class"], mem["unit_of_measurement"]),
+                         ("Memory available", "data_size", "MiB"))
+        # the view the entities read carries their values, as the entities show them
+        view = s.wait_count("tegrawatch/he/ha", 1)[-1]["metrics"]
+        self.assertEqual(view["network.lo.up"], 1)
+        self.assertEqual(view["filesystem.root.used_pct"], round(view["filesystem.root.used_pct"], 1))
+        self.assertGreater(view["ram.available_mb"], 0)
+        self.assertGreaterEqual(view["oom.kills_total"], 0)
+        self.assertNotIn("filesystem.root.avail_mb", view, "no entity reads it")
+
+        # without the host's metrics (host.enabled false) none of them exists
+        s.clear()
+        self.mqtt_agent("hoff", mqtt_keys(b.port, "hoff"), args=("--interval", "200"),
+                        extra="host:\n  enabled: false\n")
+        c = self.configs(s, "hoff")
+        host_ones = [t for t in c if any(x in t for x in ("_filesystem_", "_network_", "_oom_", "_ram_available"))]
+        self.assertEqual(host_ones, [], "entities of metrics the agent does not have")
+        self.assertIn("homeassistant/sensor/hoff_power_mode/config", c)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,7 @@ class DemoReport(unittest.TestCase):
         self.assertEqual(r["power_modes"], {"unknown": 900})
         self.assertEqual(r["alerts"], [], "no -c, no rules")
         self.assertFalse(any(k.startswith("agent.") for k in r["metrics"]), "the agent's own counters are left out")
+        self.assertNotIn("host", r, "no host section without host metrics: the report is as before")
 
     def test_statistics_equal_an_independent_computation(self):
         names = set()
@@ -192,6 +193,7 @@ class DemoReport(unittest.TestCase):
         self.assertIn("900 samples", p.stdout)
         self.assertIn("Throttling: 125 s", p.stdout)
         self.assertIn("[thermal-throttling]", p.stdout)
+        self.assertNotIn("\nHost\n", p.stdout)
 
 
 class BoardAndRules(unittest.TestCase):
@@ -284,6 +286,79 @@ class Compare(unittest.TestCase):
         self.assertIn("B ran 10.0 C cooler at the junction", c["verdict"])
         self.assertIn("did not throttle; A throttled 125 s", c["verdict"])
         self.assertIn(c["verdict"], text.stdout)
+
+
+# A recording of a real host (what `run --record` writes with the host source on): a second a sample.
+# available memory dips to 800 MiB; the OOM counter goes 3 -> 4 -> 6, then a new boot starts it at 1 (4 kills in
+# all); / fills to 93.5 % and back to 91 %, predicted full in 5 h 30 min at the soonest; eth0 goes down for 3 s once.
+HOST_SAMPLES = [
+    # ram.available_mb, oom.kills_total, root used %, root avail MiB, root full_eta_s (None: absent), eth0 up
+    (6000, 3, 90.0, 1600, None, 1),
+    (5000, 3, 91.0, 1440, None, 1),
+    (2500, 4, 92.5, 1200, 21000, 0),
+    (800, 4, 93.5, 1040, 19800, 0),
+    (1200, 6, 93.0, 1120, None, 0),
+    (4000, 6, 92.0, 1280, None, 1),
+    (5500, 1, 91.5, 1360, None, 1),
+    (5900, 1, 91.0, 1440, None, 1),
+]
+
+
+def host_recording(path):
+    with open(path, "w") as f:
+        f.write('{"tegrawatch_recording":1,"version":"x","board":null}\n')
+        for i, (avail, kills, pct, free, eta, up) in enumerate(HOST_SAMPLES):
+            m = {"ram.available_mb": avail, "oom.kills_total": kills, "filesystem.root.used_pct": pct,
+                 "filesystem.root.avail_mb": free, "filesystem.root.readonly": 0, "filesystem.data.used_pct": 10.0,
+                 "filesystem.data.avail_mb": 90000, "filesystem.data.readonly": 1, "network.eth0.up": up,
+                 "network.wlan0.up": 1, "temp.tj_c": 50}
+            if eta is not None:
+                m["filesystem.root.full_eta_s"] = eta
+            f.write(json.dumps({"seq": i + 1, "time_ms": 1764374400000 + 1000 * i, "power_mode": "15W",
+                                "metrics": m, "throttle": {"active": False, "reasons": {}, "context": ""}}) + "\n")
+
+
+class HostReport(unittest.TestCase):
+    def test_host_section(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = os.path.join(tmp, "host.jsonl")
+            host_recording(rec)
+            r = report([rec], tmp)
+            text = run(["report", rec])
+        self.assertEqual(text.returncode, 0, text.stderr)
+        h = r["host"]
+        self.assertEqual(h["memory_available_mb"], {"min": 800, "max": 6000, "last": 5900})
+        self.assertEqual(h["oom_kills"], 4)
+        self.assertEqual(h["filesystems"]["root"], {"used_pct": {"min": 90, "max": 93.5, "last": 91},
+                                                    "avail_mb": {"min": 1040, "max": 1600, "last": 1440},
+                                                    "soonest_full_s": 19800, "readonly": False})
+        self.assertIsNone(h["filesystems"]["data"]["soonest_full_s"], "never filling")
+        self.assertTrue(h["filesystems"]["data"]["readonly"])
+        self.assertEqual(h["links"], {"eth0": {"downs": 1, "down_s": 3, "up_at_end": True},
+                                      "wlan0": {"downs": 0, "down_s": 0, "up_at_end": True}})
+        # the statistics of every metric are there as for any other
+        self.assertEqual(r["metrics"]["filesystem.root.used_pct"]["max"], 93.5)
+        out = text.stdout
+        self.assertIn("\nHost\n", out)
+        self.assertIn("memory available     least 800 MiB, most 6000 MiB, at the end 5900 MiB", out)
+        self.assertIn("OOM kills            4 during the run", out)
+        self.assertRegex(out, r"\n    root +90\.0 +93\.5 +91\.0 +1440 MiB  5 h 30 min\n")
+        self.assertRegex(out, r"\n    data +10\.0 +10\.0 +10\.0 +90000 MiB  -  \(read-only\)\n")
+        self.assertRegex(out, r"\n    eth0 +1 +3 s  up\n")
+
+    def test_a_link_down_at_the_end_and_a_recording_cut_short(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = os.path.join(tmp, "host.jsonl")
+            with open(rec, "w") as f:
+                f.write('{"tegrawatch_recording":1,"version":"x","board":null}\n')
+                for i, up in enumerate((1, 0, 1, 0)):
+                    f.write(json.dumps({"seq": i + 1, "time_ms": 1000 * (i + 1), "metrics": {"network.eth0.up": up},
+                                        "throttle": {"active": False, "reasons": {}, "context": ""}}) + "\n")
+            r = report([rec], tmp)
+        self.assertEqual(r["host"]["links"]["eth0"], {"downs": 2, "down_s": 1, "up_at_end": False})
+        self.assertIsNone(r["host"]["memory_available_mb"])
+        self.assertIsNone(r["host"]["oom_kills"])
+        self.assertEqual(r["host"]["filesystems"], {})
 
 
 class Recording(unittest.TestCase):

@@ -450,6 +450,19 @@ test_netdev_link_select_segment(void **state)
 	assert_false(netdev_selected("veth1a2b3c", &none));
 	assert_false(netdev_selected("docker0", &none));
 	assert_false(netdev_selected("br-0123abcd", &none));
+	/* ifb mirrors another interface's packets; the tunnel modules' fallback devices are always down */
+	assert_false(netdev_selected("ifb0", &none));
+	assert_false(netdev_selected("ifb4eth0", &none));
+	static const char *const fallback[] = {"sit0",	  "ip6tnl0",  "gre0",	 "gretap0", "erspan0",
+					       "ip_vti0", "ip6_vti0", "ip6gre0", "tunl0"};
+	for (size_t i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++) {
+		assert_false(netdev_selected(fallback[i], &none));
+	}
+	/* a tunnel the owner made is watched (a VPN, a GRE link to another board) */
+	assert_true(netdev_selected("gre1", &none));
+	assert_true(netdev_selected("sit1", &none));
+	assert_true(netdev_selected("wg0", &none));
+	assert_true(netdev_selected("tun0", &none));
 	static const char *const inc[] = {"lo", "veth*"};
 	static const char *const exc[] = {"veth9"};
 	struct netdev_filter f = {inc, 2, exc, 1};

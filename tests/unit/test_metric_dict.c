@@ -117,8 +117,10 @@ test_table_rules(void **state)
 		if (d->ha.name) {
 			bool has_s = strstr(d->ha.name, "%s") != NULL;
 			/* exp10 divides (mW shown in W): the discovery template knows no other way; a binary sensor
-			 * (a process running) is ON or OFF: a class, no unit */
-			bool unit_ok = d->ha.binary ? !d->ha.unit && d->ha.device_class : d->ha.unit != NULL;
+			 * (a process running, a link up) is ON or OFF: a class, no unit; a count of things (OOM
+			 * kills) may go without one */
+			bool unit_ok = d->ha.binary ? !d->ha.unit && d->ha.device_class
+						    : d->ha.unit != NULL || strcmp(d->unit, "count") == 0;
 			if (has_s != (ph > 0) || !unit_ok || d->kind == METRIC_KIND_LIMIT || d->ha.exp10 > 0) {
 				fail_msg("%s: Home Assistant entity %s", p, d->ha.name);
 			}

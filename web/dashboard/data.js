@@ -10,7 +10,7 @@ const S = {
 	throttle: null, alerts: new Map(), recent: [], series: new Map(), cpuGroups: null,
 	started: false, es: null, down: false, retry: 0, retryAt: 0, timer: 0, lastMsgAt: 0,
 	everLive: false, historyLoaded: false, snapAt: 0, hover: {}, raf: 0, intervalMs: 1000,
-	range: 'hour', day: new Map(), dayLoaded: false,
+	range: 'hour', day: new Map(), dayLoaded: false, counters: new Map(),
 };
 
 /* ---- small helpers (no markup from data: text nodes only) ---- */
@@ -124,6 +124,24 @@ function shiftSeries(ms) {
 	S.timeMs += ms;
 }
 
+/* ---- counters turned into rates: each one's last ~10 s of samples ---- */
+const COUNTER_RE = /^network\.[^.]+\.(receive|transmit)_bytes_total$/;
+function keepCounter(k, t, v) {
+	let c = S.counters.get(k);
+	if (!c) {
+		c = [];
+		S.counters.set(k, c);
+	}
+	/* a counter that went back (the interface came back) or a clock that did: start again */
+	if (c.length && (v < c[c.length - 1][1] || t <= c[c.length - 1][0])) { c.length = 0; }
+	c.push([t, v]);
+	while (c.length > 2 && t - c[1][0] >= 10000) { c.shift(); }
+}
+function rate(k) {
+	const c = S.counters.get(k);
+	return c && c.length > 1 ? (c[c.length - 1][1] - c[0][1]) * 1000 / (c[c.length - 1][0] - c[0][0]) : NaN;
+}
+
 /* ---- applying data ---- */
 function ingest(d) {
 	if (!d || typeof d.metrics !== 'object' || d.metrics === null) { return; }
@@ -150,6 +168,7 @@ function ingest(d) {
 	S.throttle = d.throttle && typeof d.throttle === 'object' ? d.throttle : null;
 	for (const k in d.metrics) {
 		if (charted(k)) { push(k, t, d.metrics[k]); }
+		if (COUNTER_RE.test(k) && num(d.metrics[k])) { keepCounter(k, t, d.metrics[k]); }
 	}
 	splitCpuGroups();
 	schedule();

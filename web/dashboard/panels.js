@@ -454,6 +454,16 @@ function renderSystem() {
 	if (num(m['ram.used_mb']) && m['ram.total_mb'] > 0) {
 		memRow('ram', 'RAM', m['ram.used_mb'], m['ram.total_mb']);
 	}
+	/* the host (docs/metrics.md#the-host): what applications can still take, and who waits */
+	if (num(m['ram.available_mb'])) {
+		const r = meterRow(box, 'avail'), v = m['ram.available_mb'], t = m['ram.total_mb'];
+		setText(r.label, 'Memory available');
+		setText(r.value, (v / 1024).toFixed(2) + ' GiB');
+		setBar(r, t > 0 ? pct(v, 0, t) : 0, t > 0 && v < t / 10 ? 'warn' : 'ok', 100, null);
+		const ps = ['cpu', 'memory', 'io'].filter((x) => num(m['pressure.' + x + '.some_avg10_pct']))
+			.map((x) => x + ' ' + fmt(m['pressure.' + x + '.some_avg10_pct'], 1) + ' %');
+		setText(r.sub, ps.length ? 'stalled over 10 s: ' + ps.join(', ') : '');
+	}
 	if (num(m['swap.used_mb']) && m['swap.total_mb'] > 0) {
 		memRow('swap', 'Swap', m['swap.used_mb'], m['swap.total_mb'],
 			num(m['swap.cached_mb']) ? m['swap.cached_mb'] + ' MiB cached' : '');
@@ -472,7 +482,65 @@ function renderSystem() {
 		.map((k) => k.split('.')[1].toUpperCase());
 	const n = endRows(box);
 	setText($('eng-note'), eng.length ? 'Engines on: ' + eng.join(', ') : '');
+	const oom = m['oom.kills_total'];
+	$('oom-note').hidden = !(oom > 0);
+	setText($('oom-note'), 'OOM kills since boot: ' + oom);
 	$('system-empty').hidden = n > 0 || !S.board;
+}
+/* a mount's segment as the page can tell it: "/" for root, else the segment (the real path is on /metrics) */
+const mountName = (seg) => (seg === 'root' ? '/' : seg);
+function gib(mb) {
+	return mb >= 1024 ? fmt(mb / 1024, 1) + ' GiB' : fmt(mb, 0) + ' MiB';
+}
+function renderDisks() {
+	const box = $('disks'), m = S.metrics;
+	beginRows(box);
+	const fs = Object.keys(m).filter((x) => /^filesystem\.[^.]+\.used_pct$/.test(x)).sort();
+	for (const k of fs.filter((x) => x === 'filesystem.root.used_pct').concat(fs.filter((x) => x !== 'filesystem.root.used_pct'))) {
+		const seg = k.slice(11, -9), p = 'filesystem.' + seg + '.', v = m[k], r = meterRow(box, seg);
+		const ro = m[p + 'readonly'] === 1, eta = m[p + 'full_eta_s'];
+		setText(r.label, mountName(seg));
+		setAttr(r.label, 'title', k);
+		setText(r.value, fmt(v, 1) + ' %');
+		/* the shipped rule's thresholds: warning at 90 %, critical at 97 % */
+		const cls = v >= 97 || ro ? 'bad' : v >= 90 || eta < 86400 ? 'warn' : 'ok';
+		setBar(r, clamp(v, 0, 100), cls, 100, null);
+		const bits = [gib(m[p + 'avail_mb']) + ' free of ' + gib(m[p + 'size_mb'])];
+		if (num(eta)) { bits.push('full in ' + dur(eta * 1000)); }
+		setText(r.sub, bits.join(' · '));
+		if (ro) { r.sub.append(h('span', 'badge bad', 'read-only')); }
+		r.el.dataset.state = cls;
+	}
+	$('disks-card').hidden = endRows(box) === 0;
+	const emmc = Object.keys(m).filter((x) => /^emmc\.[^.]+\.pre_eol$/.test(x)).map((x) => {
+		const d = x.split('.')[1], a = m['emmc.' + d + '.life_time_a_pct'];
+		return d + ': ' + ['', 'normal', 'worn (80 % of spare blocks)', 'urgent'][m[x]] + (num(a) ? ', life used ' + a + ' %' : '');
+	});
+	$('emmc-note').hidden = emmc.length === 0;
+	setText($('emmc-note'), 'eMMC ' + emmc.join('; '));
+}
+/* bits a second, as links are rated */
+function bps(bytes) {
+	const b = bytes * 8;
+	return !num(b) ? '–' : b >= 1e6 ? fmt(b / 1e6, 1) + ' Mbit/s' : fmt(b / 1e3, b >= 1e4 ? 0 : 1) + ' kbit/s';
+}
+function renderNet() {
+	const box = $('net'), m = S.metrics;
+	beginRows(box);
+	for (const k of Object.keys(m).filter((x) => /^network\.[^.]+\.receive_bytes_total$/.test(x)).sort()) {
+		const n = k.slice(8, -20), p = 'network.' + n + '.', up = m[p + 'up'], r = meterRow(box, n);
+		setText(r.label, n);
+		setText(r.value, up === 1 ? 'up' : up === 0 ? 'down' : '');
+		r.bar.style.display = 'none';
+		const bits = ['↓ ' + bps(rate(k)), '↑ ' + bps(rate(p + 'transmit_bytes_total'))];
+		const errs = (m[p + 'receive_errors_total'] || 0) + (m[p + 'transmit_errors_total'] || 0);
+		if (errs) { bits.push(errs + ' errors'); }
+		if (num(m[p + 'wifi_signal_dbm'])) { bits.push(m[p + 'wifi_signal_dbm'] + ' dBm'); }
+		setText(r.sub, bits.join(' · '));
+		if (up === 0) { r.sub.append(h('span', 'badge warn', 'link down')); }
+		r.el.dataset.state = up === 0 ? 'down' : 'up';
+	}
+	$('net-card').hidden = endRows(box) === 0;
 }
 function renderFooter() {
 	const a = S.agent || {};
