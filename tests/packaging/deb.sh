@@ -129,15 +129,22 @@ if [ ! -s "$tmp/packaged.jsonl" ] || ! cmp -s "$tmp/source.jsonl" "$tmp/packaged
 fi
 grep -qaF /usr/share/tegrawatch/demo "$tw" || bad "the binary does not look for /usr/share/tegrawatch/demo"
 if [ -n "$ref" ]; then
-	n=0
+	# Under qemu-user beside other tests a sysfs read can pass the agent's 100 ms slow-read bound
+	# (tegra/sysfs_read.c), and that metric is then left out, as on a board: a difference is asked again, up
+	# to three times (a real one, an arm64 bug, differs every time)
+	n=0 again=0
 	for d in "$src"/tests/fixtures/boards/*/; do
 		[ -d "$d/sys" ] || continue
-		"$tw" snapshot -q --json --root "$d" >"$tmp/pkg.json" 2>&1
-		"$ref" snapshot -q --json --root "$d" >"$tmp/ref.json" 2>&1
-		cmp -s "$tmp/pkg.json" "$tmp/ref.json" || bad "snapshot of $(basename "$d"): the $arch package differs from $ref"
+		for try in 1 2 3; do
+			"$tw" snapshot -q --json --root "$d" >"$tmp/pkg.json" 2>&1
+			"$ref" snapshot -q --json --root "$d" >"$tmp/ref.json" 2>&1
+			cmp -s "$tmp/pkg.json" "$tmp/ref.json" && break
+			[ "$try" -lt 3 ] || bad "snapshot of $(basename "$d"): the $arch package differs from $ref, three times"
+			again=$((again + 1))
+		done
 		n=$((n + 1))
 	done
-	echo "snapshot --root --json of $n fixture boards: the $arch package's equal $ref's"
+	echo "snapshot --root --json of $n fixture boards: the $arch package's equal $ref's ($again asked again)"
 fi
 
 [ "$fail" -eq 0 ] && echo "deb: ok ($(wc -l <"$tmp/files") paths, $(wc -l <"$tmp/conffiles") conffiles)"
