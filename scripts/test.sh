@@ -103,19 +103,6 @@ build_failed() {
 	total_fail=$((total_fail + 1))
 }
 
-# The Ubuntu userspaces for the floors are mostly downloads and unpacking: all four made at once from the start,
-# beside everything else (not niced: on a machine with busy loops beside it a niced job starves, and the last
-# floor waited for its userspace); each floor waits for its own (RELEASE.rc appears in $floor_dir when it is made
-# or has failed)
-floor_dir=$work/floors
-mkdir -p "$floor_dir"
-for r in jammy noble bionic focal; do
-	(
-		scripts/ubuntu-floor.sh --prepare $r >"$floor_dir/$r.log" 2>&1
-		echo $? >"$floor_dir/$r.rc"
-	) &
-done
-
 phase "normal build (build/)"
 if build build --fatal-meson-warnings --buildtype=debugoptimized; then
 	normal_built=1
@@ -130,6 +117,19 @@ else
 	normal_built=0
 	build_failed
 fi
+
+# The Ubuntu userspaces for the floors are mostly downloads and unpacking: all four made at once, beside the
+# builds after the timing suite (not before it: its lateness bound is for two CPU hogs, not four dpkgs beside them;
+# not niced: on a machine with busy loops beside it a niced job starves); each floor waits for its own
+# (RELEASE.rc appears in $floor_dir when it is made or has failed)
+floor_dir=$work/floors
+mkdir -p "$floor_dir"
+for r in jammy noble bionic focal; do
+	(
+		scripts/ubuntu-floor.sh --prepare $r >"$floor_dir/$r.log" 2>&1
+		echo $? >"$floor_dir/$r.rc"
+	) &
+done
 
 # the arm64 cross build and its suites under qemu-user: the longest suite, started first
 if [ "$emulated" -eq 1 ]; then
