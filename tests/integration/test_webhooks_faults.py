@@ -148,11 +148,14 @@ class FaultsTest(WebhookCase):
                                timeout=10)
         self.assertEqual((m["webhook.slow.sent_total"], m["webhook.slow.queue_depth"]), (0, 4))
         self.assertEqual(m["webhook.good.sent_total"], 4)
-        # sampling kept its pace: every tick on time, five samples a second
-        self.assertEqual(m["agent.late_ticks_total"], 0)
+        # sampling kept its pace: five samples a second, and no gap as long as the tarpit's 1 s timeout (a tick
+        # that waited for it). Not "no late tick at all": under TSan beside busy loops the scheduler alone can
+        # make one tick a whole 200 ms interval late, which is no stall
+        self.assertLessEqual(m["agent.late_ticks_total"], 1)
         window = [s["time_ms"] / 1000 for s in agent.samples() if s["time_ms"] >= t0_ms]
         span = window[-1] - window[0]
         self.assertGreater(span, 2)
+        self.assertLess(max(b - a for a, b in zip(window, window[1:])), 0.9, "a tick waited for the tarpit")
         self.assertGreaterEqual(len(window) - 1, span / 0.2 * 0.8, "samples kept coming")
         self.assertGreaterEqual(len(tarpit.got()), 3)  # each attempt reached it and was cut after 1 s
         self.assertEqual(agent.stop(), 0)  # within the stop grace, the notification in flight cut
