@@ -270,17 +270,24 @@ top_processes_from_json(struct json_reader *r, struct top_processes *tp)
 	json_each_member(r, top_processes_member, tp);
 }
 
+/* A number that fits an int64_t (a cast of one that does not is undefined: the fuzzer found 1.7e23) */
+static bool
+fits_int64(double v)
+{
+	return isfinite(v) && v > -9.2e18 && v < 9.2e18;
+}
+
 bool
 sample_member_from_json(struct json_reader *r, const char *key, struct sample *s, bool *have_time)
 {
 	char next = json_peek(r);
 	if (strcmp(key, "time_ms") == 0) {
 		double v = json_read_number(r);
-		*have_time = !isnan(v);
-		s->time_ms = isnan(v) ? 0 : (int64_t)v;
+		*have_time = fits_int64(v);
+		s->time_ms = fits_int64(v) ? (int64_t)v : 0;
 	} else if (strcmp(key, "clock_step_ms") == 0) {
 		double v = json_read_number(r);
-		s->clock_step_ms = isfinite(v) ? (int64_t)v : 0;
+		s->clock_step_ms = fits_int64(v) ? (int64_t)v : 0;
 	} else if (strcmp(key, "power_mode") == 0 && next == '"') {
 		json_read_string(r, s->power_mode, sizeof(s->power_mode), NULL);
 	} else if (strcmp(key, "metrics") == 0 && next == '{') {
