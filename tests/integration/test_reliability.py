@@ -316,8 +316,9 @@ class DeliveryTest(Base):
         except, per kill, at most those of the last sync interval (1 s, mqtt/mqtt_conn.c SYNC_INTERVAL_MS) and
         the tick in progress. Samples are matched by time_ms (each run's stdout holds what it produced). The
         agents run on the driven clock (tegrawatch-driven), 2 ms of real time a tick: a run goes to its random
-        time less two ticks, then on, and the kill comes after a random real time of up to two ticks, so it
-        lands anywhere in the loop's work (a tick, a spool write, a sync) or in its wait. Each run's wall clock
+        time less two ticks, then on, and the kill comes once one or two more samples are written (which of the
+        two is random), while the loop goes on: it lands anywhere in the loop's work (a tick, a spool write, a
+        sync) or in its wait. Each run's wall clock
         starts a second after the previous run's last sample: stamps stay apart, as on the real clock."""
         rounds, interval, pace = 20, 50, 2
         port = free_port()
@@ -334,8 +335,10 @@ class DeliveryTest(Base):
             a = agent("k9-%d" % r)
             a.next_sample(what="the first sample")  # taken at start; then the kill at a random time of the run
             a.run(rng.randrange(500, 1900) - 2 * interval, pace)
+            a.skip()
             a.pace(pace)
-            harness.hold(rng.uniform(0, 2 * (pace + 1)) / 1000.0)  # the kill's moment within the next two ticks
+            for _ in range(rng.randint(1, 2)):  # the kill's moment: within the next two ticks
+                a.next_sample(what="a sample before the kill")
             a.stop(signal.SIGKILL)
             mine = [x["time_ms"] for x in a.samples()]
             self.assertTrue(mine, a.stderr())
@@ -398,7 +401,8 @@ class DeliveryTest(Base):
         disk, how, preexec = self.full_disk(1024)
         spool = os.path.join(disk, "spool")
         b = self.broker(persistence=True)
-        s = self.sub(b.port, ["tegrawatch/fd/state", "tegrawatch/fd/status"], client_id="tw-rel-fd", clean=False)
+        s = self.sub(b.port, ["tegrawatch/fd/state", "tegrawatch/fd/status", "tegrawatch/fd/limits"],
+                     client_id="tw-rel-fd", clean=False)
         a = self.rel_agent("fd", keys(b.port, "fd", spool_file=spool, keepalive="5s", backoff_cap="1s"),
                            interval_ms=20, preexec=preexec, driven=True)
         a.pace(5)
@@ -420,7 +424,9 @@ class DeliveryTest(Base):
         a.real()
         errors = lambda: a.last().get("agent.mqtt_spool_write_errors_total", 0)  # noqa: E731
         self.assertTrue(wait_until(lambda: errors() > 0, 10), "the disk never filled: %s" % a.stderr())
-        harness.hold(1.2)  # a second more on real time: the first retry of the write (1 s later) in the window
+        # a second more on real time, so that the first retry of the write (1 s later) is in the window
+        t_full = next(x["time_ms"] for x in a.samples() if x["metrics"].get("agent.mqtt_spool_write_errors_total"))
+        self.assertTrue(wait_until(lambda: a.samples()[-1]["time_ms"] >= t_full + 1200, 10), a.stderr())
         a.pause()
         on_real_time = a.samples()[real_from:]
         outage_until(lambda: False, 25)
@@ -444,8 +450,14 @@ class DeliveryTest(Base):
                          "subscriber, %d delivered, RssAnon %d -> %d kB\n" %
                          (how, last["agent.mqtt_spool_write_errors_total"], len(warnings),
                           last["agent.mqtt_dropped_total"], missing, len(order), rss[0], max(rss)))
-        # every gap is a counted drop (the oldest, from the full spool)
-        self.assertEqual(missing, last["agent.mqtt_dropped_total"])
+        # every gap is a counted drop (the oldest, from the full spool); a drop that leaves no gap is a limits
+        # message, spooled when a ceiling changed: on a loaded machine a ceiling read past the slow-read bound is
+        # left out of a sample (tegra/sysfs_read.c), and its limits change twice. Without such a change, equal.
+        limit_names = {k for x in s.json("tegrawatch/fd/limits") for k in x["metrics"]}
+        ceilings = [{k: v for k, v in x["metrics"].items() if k in limit_names} for x in a.samples()]
+        changes = sum(1 for was, now in zip(ceilings, ceilings[1:]) if was != now)
+        self.assertGreaterEqual(last["agent.mqtt_dropped_total"], missing)
+        self.assertLessEqual(last["agent.mqtt_dropped_total"] - missing, changes)
         self.assertGreater(last["agent.mqtt_spool_write_errors_total"], 0)
         self.assertLessEqual(len(warnings), 2, warnings)  # once a minute: the write and the compaction
         self.check_cadence(a, "full disk", on_real_time=on_real_time)
