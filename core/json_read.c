@@ -215,6 +215,18 @@ json_read_number(struct json_reader *r)
 	return v;
 }
 
+bool
+json_read_int64(struct json_reader *r, int64_t *out)
+{
+	double v = json_read_number(r);
+	/* 2^63 is exact in a double: [-2^63, 2^63) is what converts */
+	if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+		return false;
+	}
+	*out = (int64_t)v;
+	return true;
+}
+
 static void
 skip_container(struct json_reader *r, char close)
 {

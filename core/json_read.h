@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* the longest key json_each_member() hands over whole (longer ones are cut) */
 #define JSON_KEY_MAX 72
@@ -50,6 +51,12 @@ bool json_read_string(struct json_reader *r, char *out, size_t size, size_t *len
 
 /** Reads a number as JSON writes it (no hex, inf, '+' or '.5'); null gives NAN; anything else fails (NAN). */
 double json_read_number(struct json_reader *r);
+
+/**
+ * Reads a number as json_read_number() does into *OUT, truncated toward zero; false, *OUT untouched, for null,
+ * a mistake or a number beyond int64_t (whose cast would be undefined).
+ */
+bool json_read_int64(struct json_reader *r, int64_t *out);
 
 /** Reads true or false into *OUT; anything else is skipped and gives false. */
 bool json_read_bool(struct json_reader *r, bool *out);

@@ -208,13 +208,13 @@ top_member(struct json_reader *r, const char *key, void *data)
 	if (strcmp(key, "comm") == 0 && json_peek(r) == '"') {
 		json_read_string(r, p->comm, sizeof(p->comm), NULL);
 	} else if (strcmp(key, "pid") == 0 || strcmp(key, "cpu_pct") == 0 || strcmp(key, "rss_bytes") == 0) {
-		double v = json_read_number(r);
+		int64_t pid = 0;
 		if (key[0] == 'p') {
-			p->pid = v >= 0 && v <= INT32_MAX ? (int32_t)v : 0;
+			p->pid = json_read_int64(r, &pid) && pid >= 0 && pid <= INT32_MAX ? (int32_t)pid : 0;
 		} else if (key[0] == 'c') {
-			p->cpu_pct = v;
+			p->cpu_pct = json_read_number(r);
 		} else {
-			p->rss_bytes = v;
+			p->rss_bytes = json_read_number(r);
 		}
 	} else {
 		json_skip_value(r);
@@ -270,24 +270,17 @@ top_processes_from_json(struct json_reader *r, struct top_processes *tp)
 	json_each_member(r, top_processes_member, tp);
 }
 
-/* A number that fits an int64_t (a cast of one that does not is undefined: the fuzzer found 1.7e23) */
-static bool
-fits_int64(double v)
-{
-	return isfinite(v) && v > -9.2e18 && v < 9.2e18;
-}
-
 bool
 sample_member_from_json(struct json_reader *r, const char *key, struct sample *s, bool *have_time)
 {
 	char next = json_peek(r);
 	if (strcmp(key, "time_ms") == 0) {
-		double v = json_read_number(r);
-		*have_time = fits_int64(v);
-		s->time_ms = fits_int64(v) ? (int64_t)v : 0;
+		/* beyond int64 is no time (the fuzzer found 1.7e23) */
+		s->time_ms = 0;
+		*have_time = json_read_int64(r, &s->time_ms);
 	} else if (strcmp(key, "clock_step_ms") == 0) {
-		double v = json_read_number(r);
-		s->clock_step_ms = fits_int64(v) ? (int64_t)v : 0;
+		s->clock_step_ms = 0;
+		json_read_int64(r, &s->clock_step_ms);
 	} else if (strcmp(key, "power_mode") == 0 && next == '"') {
 		json_read_string(r, s->power_mode, sizeof(s->power_mode), NULL);
 	} else if (strcmp(key, "metrics") == 0 && next == '{') {

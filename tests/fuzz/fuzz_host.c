@@ -39,16 +39,9 @@
 #include "host/icmp_echo.h"
 #include "host/probe_config.h"
 #include "host/procmem.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void
-check(bool ok)
-{
-	if (!ok) {
-		abort();
-	}
-}
 
 static bool
 segment_ok(const char *s)
@@ -68,35 +61,35 @@ fuzz_procmem(uint8_t which, const char *text)
 	switch (which % 6) {
 	case 0:
 		if (procmem_parse_meminfo(text, &mi) == 0) {
-			check(mi.mem_total_kb > 0);
+			CHECK(mi.mem_total_kb > 0);
 		}
-		check(mi.mem_available_kb >= -1 && mi.mem_available_kb <= (int64_t)HOST_EXACT_MAX);
-		check(mi.swap_free_kb >= -1 && mi.swap_total_kb <= (int64_t)HOST_EXACT_MAX);
+		CHECK(mi.mem_available_kb >= -1 && mi.mem_available_kb <= (int64_t)HOST_EXACT_MAX);
+		CHECK(mi.swap_free_kb >= -1 && mi.swap_total_kb <= (int64_t)HOST_EXACT_MAX);
 		break;
 	case 1:
 		if (procmem_parse_psi(text, &psi) == 0) {
-			check(psi.some && psi.some_avg10 >= 0 && psi.some_avg10 <= 100);
-			check(psi.some_total_us <= HOST_EXACT_MAX);
+			CHECK(psi.some && psi.some_avg10 >= 0 && psi.some_avg10 <= 100);
+			CHECK(psi.some_total_us <= HOST_EXACT_MAX);
 		}
 		break;
 	case 2:
 		if (procmem_parse_loadavg(text, &la) == 0) {
-			check(isfinite(la.avg1) && isfinite(la.avg5) && isfinite(la.avg15) && la.tasks <= HOST_EXACT_MAX);
+			CHECK(isfinite(la.avg1) && isfinite(la.avg5) && isfinite(la.avg15) && la.tasks <= HOST_EXACT_MAX);
 		}
 		break;
 	case 3:
 		if (procmem_parse_uptime(text, &up) == 0) {
-			check(isfinite(up) && up >= 0);
+			CHECK(isfinite(up) && up >= 0);
 		}
 		break;
 	case 4:
 		if (procmem_parse_zram(text, &z) == 0) {
-			check(z.mem_used_total <= HOST_EXACT_MAX);
+			CHECK(z.mem_used_total <= HOST_EXACT_MAX);
 		}
 		break;
 	default:
 		if (procmem_parse_vmstat_oom(text, &kills) == 0) {
-			check(kills <= HOST_EXACT_MAX);
+			CHECK(kills <= HOST_EXACT_MAX);
 		}
 		break;
 	}
@@ -112,31 +105,31 @@ fuzz_blocks(uint8_t which, const char *text, size_t len)
 	switch (which % 4) {
 	case 0:
 		if (mounts_parse_line(text, len, &m) == 0) {
-			check(m.mountpoint[0] == '/' && m.fstype[0] && m.source[0]);
-			check(memchr(m.mountpoint, '\0', sizeof(m.mountpoint)) != NULL);
+			CHECK(m.mountpoint[0] == '/' && m.fstype[0] && m.source[0]);
+			CHECK(memchr(m.mountpoint, '\0', sizeof(m.mountpoint)) != NULL);
 			mounts_segment(m.mountpoint, which & 0x10, seg);
-			check(segment_ok(seg) && strlen(seg) < MOUNT_SEGMENT_MAX);
+			CHECK(segment_ok(seg) && strlen(seg) < MOUNT_SEGMENT_MAX);
 			(void)mounts_fstype_network(m.fstype);
 			(void)mounts_fstype_pseudo(m.fstype);
 		}
 		break;
 	case 1:
 		if (diskstats_parse_line(text, len, &d) == 0) {
-			check(d.name[0] != '\0' && d.io_ms <= HOST_EXACT_MAX);
+			CHECK(d.name[0] != '\0' && d.io_ms <= HOST_EXACT_MAX);
 			char ds[DISK_NAME_MAX];
 			diskstats_segment(d.name, ds);
-			check(segment_ok(ds));
+			CHECK(segment_ok(ds));
 			(void)diskstats_default_device(d.name);
 		}
 		break;
 	case 2:
 		if (emmc_parse_life_time(text, &a, &b) == 0) {
-			check((a == -1 || (a >= 10 && a <= 110)) && (b == -1 || (b >= 10 && b <= 110)));
+			CHECK((a == -1 || (a >= 10 && a <= 110)) && (b == -1 || (b >= 10 && b <= 110)));
 		}
 		break;
 	default:
 		if (emmc_parse_pre_eol(text, &eol) == 0) {
-			check(eol >= 1 && eol <= 3);
+			CHECK(eol >= 1 && eol <= 3);
 		}
 		break;
 	}
@@ -158,21 +151,21 @@ fuzz_network(uint8_t which, const char *text, size_t len)
 	switch (which % 3) {
 	case 0:
 		if (netdev_parse_line(text, len, &d) == 0) {
-			check(ifname_ok(d.name));
+			CHECK(ifname_ok(d.name));
 			netdev_segment(d.name, which & 0x10, seg);
-			check(segment_ok(seg) && strlen(seg) < NETDEV_SEGMENT_MAX);
+			CHECK(segment_ok(seg) && strlen(seg) < NETDEV_SEGMENT_MAX);
 			struct netdev_filter none = {0};
 			(void)netdev_selected(d.name, &none);
 		}
 		break;
 	case 1:
 		if (netdev_parse_wireless(text, len, name, &dbm) == 0) {
-			check(ifname_ok(name) && dbm >= -255 && dbm <= -1);
+			CHECK(ifname_ok(name) && dbm >= -255 && dbm <= -1);
 		}
 		break;
 	default:
 		up = netdev_link_up(text, (which >> 4 & 3) - 1);
-		check(up >= -1 && up <= 1);
+		CHECK(up >= -1 && up <= 1);
 		break;
 	}
 }
@@ -205,36 +198,36 @@ fuzz_reboots_probes(uint8_t which, const char *text, size_t len, size_t raw_len)
 	switch (which % 4) {
 	case 0:
 		if (boot_id_parse(text, id) == 0) {
-			check(boot_id_ok(id));
+			CHECK(boot_id_ok(id));
 		}
 		break;
 	case 1:
 		if (boot_state_parse(text, &st, &line, why, sizeof(why)) == 0) {
-			check(boot_id_ok(st.boot_id) && st.last_seen_ms >= 0 && st.last_seen_ms <= (int64_t)HOST_EXACT_MAX);
-			check(st.uptime_ms >= -1 && st.uptime_ms <= (int64_t)HOST_EXACT_MAX);
-			check(boot_state_format(&st, out, sizeof(out)) > 0);
-			check(boot_state_parse(out, &back, &line, why, sizeof(why)) == 0);
-			check(strcmp(st.boot_id, back.boot_id) == 0 && st.last_seen_ms == back.last_seen_ms);
-			check(st.uptime_ms == back.uptime_ms && st.stopped == back.stopped);
+			CHECK(boot_id_ok(st.boot_id) && st.last_seen_ms >= 0 && st.last_seen_ms <= (int64_t)HOST_EXACT_MAX);
+			CHECK(st.uptime_ms >= -1 && st.uptime_ms <= (int64_t)HOST_EXACT_MAX);
+			CHECK(boot_state_format(&st, out, sizeof(out)) > 0);
+			CHECK(boot_state_parse(out, &back, &line, why, sizeof(why)) == 0);
+			CHECK(strcmp(st.boot_id, back.boot_id) == 0 && st.last_seen_ms == back.last_seen_ms);
+			CHECK(st.uptime_ms == back.uptime_ms && st.stopped == back.stopped);
 		} else {
-			check(line >= 1 && why[0]);
+			CHECK(line >= 1 && why[0]);
 		}
 		break;
 	case 2:
 		if (icmp_echo_reply_seq(which & 0x10, (const uint8_t *)text, raw_len, &seq) == 0) {
-			check(raw_len >= 8);
+			CHECK(raw_len >= 8);
 		}
 		break;
 	default:
 		switch (probe_host_kind(text)) {
 		case PROBE_HOST_IPV4:
-			check(inet_pton(AF_INET, text, addr) == 1);
+			CHECK(inet_pton(AF_INET, text, addr) == 1);
 			break;
 		case PROBE_HOST_IPV6:
-			check(inet_pton(AF_INET6, text, addr) == 1);
+			CHECK(inet_pton(AF_INET6, text, addr) == 1);
 			break;
 		case PROBE_HOST_NAME:
-			check(len >= 1 && len <= PROBE_HOST_MAX);
+			CHECK(len >= 1 && len <= PROBE_HOST_MAX);
 			break;
 		default:
 			break;

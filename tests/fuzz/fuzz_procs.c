@@ -22,16 +22,9 @@
 #include "core/json_read.h"
 #include "core/sample_json.h"
 #include "procs/proc_parse.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void
-check(bool ok)
-{
-	if (!ok) {
-		abort();
-	}
-}
 
 static bool
 size_ok(int64_t v)
@@ -46,14 +39,14 @@ fuzz_top(const char *text)
 	struct top_processes tp;
 	json_reader_init(&r, text);
 	top_processes_from_json(&r, &tp);
-	check(tp.cpu_count >= 0 && tp.cpu_count <= TOP_PROCESSES_MAX);
-	check(tp.memory_count >= 0 && tp.memory_count <= TOP_PROCESSES_MAX);
-	check(isfinite(tp.cpu_window_s) && tp.cpu_window_s >= 0);
+	CHECK(tp.cpu_count >= 0 && tp.cpu_count <= TOP_PROCESSES_MAX);
+	CHECK(tp.memory_count >= 0 && tp.memory_count <= TOP_PROCESSES_MAX);
+	CHECK(isfinite(tp.cpu_window_s) && tp.cpu_window_s >= 0);
 	for (int i = 0; i < tp.cpu_count; i++) {
-		check(memchr(tp.by_cpu[i].comm, '\0', sizeof(tp.by_cpu[i].comm)) != NULL);
+		CHECK(memchr(tp.by_cpu[i].comm, '\0', sizeof(tp.by_cpu[i].comm)) != NULL);
 	}
 	for (int i = 0; i < tp.memory_count; i++) {
-		check(memchr(tp.by_memory[i].comm, '\0', sizeof(tp.by_memory[i].comm)) != NULL);
+		CHECK(memchr(tp.by_memory[i].comm, '\0', sizeof(tp.by_memory[i].comm)) != NULL);
 	}
 }
 
@@ -77,30 +70,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (which % 6) {
 	case 0:
 		if (proc_parse_stat(exact, len, &st) == 0) {
-			check(st.pid >= 1 && st.pid <= PROC_PID_MAX && st.ppid >= 0 && st.ppid <= PROC_PID_MAX);
-			check(memchr(st.comm, '\0', sizeof(st.comm)) != NULL);
-			check(st.state != ' ' && st.state != '\n' && st.threads >= 0 && st.rss_pages >= 0);
+			CHECK(st.pid >= 1 && st.pid <= PROC_PID_MAX && st.ppid >= 0 && st.ppid <= PROC_PID_MAX);
+			CHECK(memchr(st.comm, '\0', sizeof(st.comm)) != NULL);
+			CHECK(st.state != ' ' && st.state != '\n' && st.threads >= 0 && st.rss_pages >= 0);
 		}
 		break;
 	case 1:
 		if (proc_parse_status(text, &ps) == 0) {
-			check(memchr(ps.name, '\0', sizeof(ps.name)) != NULL);
-			check(size_ok(ps.threads) && size_ok(ps.vm_size_kb) && size_ok(ps.vm_rss_kb));
+			CHECK(memchr(ps.name, '\0', sizeof(ps.name)) != NULL);
+			CHECK(size_ok(ps.threads) && size_ok(ps.vm_size_kb) && size_ok(ps.vm_rss_kb));
 		}
 		break;
 	case 2:
 		if (proc_parse_pid(exact, len, &pid) == 0) {
-			check(pid >= 1 && pid <= PROC_PID_MAX);
+			CHECK(pid >= 1 && pid <= PROC_PID_MAX);
 		}
 		break;
 	case 3:
 		if (proc_parse_uptime(text, &up) == 0) {
-			check(isfinite(up) && up >= 0);
+			CHECK(isfinite(up) && up >= 0);
 		}
 		break;
 	case 4: {
 		size_t n = proc_cmdline_text(text, len);
-		check(n <= len && text[n] == '\0' && memchr(text, '\0', n) == NULL);
+		CHECK(n <= len && text[n] == '\0' && memchr(text, '\0', n) == NULL);
 		break;
 	}
 	default:

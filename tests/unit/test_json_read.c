@@ -57,6 +57,34 @@ test_numbers(void **state)
 	assert_string_equal(rest, ",");
 }
 
+/* Integers: truncated toward zero; null, a mistake or beyond int64 (an undefined cast) give false, OUT untouched. */
+static void
+test_int64(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		bool ok;
+		int64_t value;
+	} cases[] = {
+		{"1700000000123", true, INT64_C(1700000000123)},
+		{"-2.9", true, -2},
+		{"-9223372036854775808", true, INT64_MIN},
+		{"9223372036854775807", false, 7}, /* 2^63 as a double: one past the range */
+		{"1.74195e+23", false, 7},         /* what the fuzzer found in a recording's time_ms */
+		{"-1e19", false, 7},
+		{"null", false, 7},
+		{"\"12\"", false, 7},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct json_reader r;
+		json_reader_init(&r, cases[i].text);
+		int64_t v = 7;
+		assert_int_equal(json_read_int64(&r, &v), cases[i].ok);
+		assert_true(v == cases[i].value);
+	}
+}
+
 /* A text READ refuses: its words and the byte of its first mistake. */
 struct mistake {
 	const char *text, *why;
@@ -162,6 +190,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_int64),
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_mistakes),
 	};
