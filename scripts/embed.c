@@ -9,7 +9,7 @@
  * that names it; an included file may include others), and writes OUTPUT,
  * a C file defining `const unsigned char C_NAME[]` and `const size_t
  * C_NAME_len`; the tabs that indent a line are left out, and so are comments
- * that fill their lines. -p also writes the assembled page (the browser tests load
+ * (CSS, script, HTML) that fill their lines. -p also writes the assembled page (the browser tests load
  * it), -d a Makefile-style list of every file read, so that ninja rebuilds
  * when a part changes. Runs on the build machine (no xxd, python or sed).
  */
@@ -129,33 +129,38 @@ include_of(const char *line, size_t n, const char **name, size_t *name_len)
 /*
  * Comments are for the authors too: a comment that fills its lines (the
  * text at P, N bytes, starts with it, and nothing but blanks follows its
- * end on its last line) stays out of the page, about 4.5 KB of the
- * dashboard. Returns the bytes it takes with its last newline, adding the
- * lines it ends to *LINENO; 0 for anything else, a comment with code
- * after it kept whole. CSS and the scripts only: no part has a line of
- * text that starts with the two characters.
+ * end on its last line) stays out of the page, CSS and script ones and the
+ * frame's HTML ones, about 5 KB of the dashboard. Returns the bytes it
+ * takes with its last newline, adding the lines it ends to *LINENO; 0 for
+ * anything else, a comment with code after it kept whole. No part has a
+ * line of text that starts with either opening.
  */
 static size_t
 comment_lines(const char *p, size_t n, int *lineno)
 {
-	if (n < 2 || p[0] != '/' || p[1] != '*') {
-		return 0;
-	}
-	for (size_t i = 2; i + 1 < n; i++) {
-		if (p[i] != '*' || p[i + 1] != '/') {
+	static const char *const marks[][2] = {{"/*", "*/"}, {"<!--", "-->"}};
+	for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]); m++) {
+		size_t open = strlen(marks[m][0]), close = strlen(marks[m][1]);
+		if (n < open || memcmp(p, marks[m][0], open) != 0) {
 			continue;
 		}
-		size_t j = i + 2;
-		while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r')) {
-			j++;
+		for (size_t i = open; i + close <= n; i++) {
+			if (memcmp(p + i, marks[m][1], close) != 0) {
+				continue;
+			}
+			size_t j = i + close;
+			while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r')) {
+				j++;
+			}
+			if (j < n && p[j] != '\n') {
+				return 0;
+			}
+			for (size_t k = 0; k < i; k++) {
+				*lineno += p[k] == '\n';
+			}
+			return j < n ? j + 1 : j;
 		}
-		if (j < n && p[j] != '\n') {
-			return 0;
-		}
-		for (size_t k = 0; k < i; k++) {
-			*lineno += p[k] == '\n';
-		}
-		return j < n ? j + 1 : j;
+		return 0;
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/embed.c, the page assembler: include lines are replaced by the
 # files they name (nested, relative to the file that names them), comments
-# that fill their lines are left out (one with code after it is kept), the C
+# (CSS, script, HTML) that fill their lines are left out (one with code or
+# markup after it is kept), the C
 # array holds exactly the assembled bytes, the depfile lists every part, and
 # a missing part, a malformed include line or an include loop stops the
 # build with the file and line.
@@ -20,10 +21,10 @@ mkdir -p "$tmp/page/parts" "$tmp/kit"
 printf 'body { color: red; }\n' >"$tmp/kit/a.css"
 printf '/* kit */\n\t/* a comment\n\t   over lines */  \n<!--#include file="../page/parts/c.js" -->\n/* kept: */ x();\n/* kept\n */ y();\nz(); /* kept */\n' >"$tmp/kit/b.js"
 printf 'const c = 1;' >"$tmp/page/parts/c.js" # no newline at the end
-printf '<style>\n  <!--#include file="../kit/a.css" -->\n</style>\n<script>\n<!--#include file="../kit/b.js" -->  \n</script>\n' >"$tmp/page/index.html"
+printf '<!--\n  notes\n-->\n\t<!-- a note --> \n<!-- kept --><p>\n<style>\n  <!--#include file="../kit/a.css" -->\n</style>\n<script>\n<!--#include file="../kit/b.js" -->  \n</script>\n' >"$tmp/page/index.html"
 "$embed" -d "$tmp/out.d" -p "$tmp/out.html" "$tmp/page/index.html" "$tmp/out.c" page_bytes 2>"$tmp/err"
 check 'a page with nested includes is assembled' test $? -eq 0
-printf '<style>\nbody { color: red; }\n</style>\n<script>\nconst c = 1;/* kept: */ x();\n/* kept\n */ y();\nz(); /* kept */\n</script>\n' >"$tmp/want.html"
+printf '<!-- kept --><p>\n<style>\nbody { color: red; }\n</style>\n<script>\nconst c = 1;/* kept: */ x();\n/* kept\n */ y();\nz(); /* kept */\n</script>\n' >"$tmp/want.html"
 check 'the assembled page is the parts in place of their lines, without comments that fill theirs' cmp -s "$tmp/out.html" "$tmp/want.html"
 n=$(wc -c <"$tmp/want.html")
 check 'the C array holds the same bytes' grep -q "const size_t page_bytes_len = $n;" "$tmp/out.c"
