@@ -121,6 +121,15 @@ try {
 		c(JSON.stringify(net) === JSON.stringify([['eth0', 'up', 'eth0up↓ 12.0 Mbit/s · ↑ 320 kbit/s'],
 			['wlan0', 'down', 'wlan0down↓ 0.0 kbit/s · ↑ 0.0 kbit/s · -71 dBmlink down']]),
 		'network card: link state, receive and send rates from the counters, Wi-Fi signal', net);
+		const procs = await rows('#procs .m'), probes = await rows('#probes .m');
+		c(JSON.stringify(procs) === JSON.stringify([
+			['inference', 'up', 'inferenceup2 processes · CPU 187.5 % · 1843.2 MiB resident · 23 threads · GPU 2150 MiB · ' +
+				'up 2 h 3 min · 1 restart'],
+			['recorder', 'down', 'recorderdown3 restartsnot running']]),
+		'processes card: up with count, CPU, memory, threads, GPU memory, uptime, restarts; down marked', procs);
+		c(JSON.stringify(probes) === JSON.stringify([['board2', 'down', 'board2downloss 100 %no answer'],
+			['broker', 'up', 'brokerupRTT 0.84 ms · loss 0 %']]),
+		'probes card: up with round trip and loss, no answer marked', probes);
 		const after = await forecast();
 		c(after.lines === 0 && after.sub.includes('will not throttle at this load (70.0 °C)'),
 			'after the episode: no predicted throttle, where it settles instead', after);
@@ -183,8 +192,9 @@ try {
 			'GPU chart says there is no GPU clock on this board');
 		c(await page.getAttribute('#chart-gpu', 'data-points') === '0', 'GPU chart has no points');
 		c(await page.isVisible('#empty-power') && await page.isVisible('#power-empty'), 'power chart and card say there are no rails');
-		c(await page.isHidden('#disks-card') && await page.isHidden('#net-card') && await page.isHidden('#oom-note'),
-			'no host metrics: no disks or network card, no OOM note');
+		c(await page.isHidden('#disks-card') && await page.isHidden('#net-card') && await page.isHidden('#oom-note') &&
+			await page.isHidden('#procs-card') && await page.isHidden('#probes-card'),
+			'no host metrics: no disks, network, processes or probes card, no OOM note');
 		const clocks = await page.textContent('#clocks');
 		c(clocks.includes('No GPU clock on this board.') && clocks.includes('no ceiling known') && clocks.includes('1 core off'),
 			'clocks card: no GPU clock, CPU clock without ceiling, offline core', clocks);

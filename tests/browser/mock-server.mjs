@@ -96,6 +96,13 @@ function fullSample(seq, o) {
 		'network.eth0.transmit_errors_total': 0,
 		'network.wlan0.up': 0, 'network.wlan0.receive_bytes_total': 77000, 'network.wlan0.transmit_bytes_total': 9000,
 		'network.wlan0.wifi_signal_dbm': -71,
+		// processes: (docs/metrics.md#processes): one up with its GPU memory, one down; host.probes: one answers
+		'process.inference.up': 1, 'process.inference.count': 2, 'process.inference.restarts_total': 1,
+		'process.inference.cpu_pct': 187.5, 'process.inference.resident_mb': 1843.2, 'process.inference.threads': 23,
+		'process.inference.uptime_s': 7380, 'process.inference.gpu_memory_mb': 2150,
+		'process.recorder.up': 0, 'process.recorder.count': 0, 'process.recorder.restarts_total': 3,
+		'probe.broker.up': 1, 'probe.broker.rtt_ms': 0.84, 'probe.broker.loss_pct': 0,
+		'probe.board2.up': 0, 'probe.board2.loss_pct': 100,
 	};
 	// the forecast (docs/prediction.md): a throttle predicted under load, a steady temperature after
 	if (phase === 'load' && thrFrom - seq <= 300) {

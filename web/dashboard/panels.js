@@ -524,23 +524,43 @@ function bps(bytes) {
 	const b = bytes * 8;
 	return !num(b) ? '–' : b >= 1e6 ? fmt(b / 1e6, 1) + ' Mbit/s' : fmt(b / 1e3, b >= 1e4 ? 0 : 1) + ' kbit/s';
 }
-function renderNet() {
-	const box = $('net'), m = S.metrics;
+/* a card of rows without a bar, each up or down: one per NAME of the metrics PREFIX.NAME.KEY, named as text */
+function upCard(id, prefix, key, downBadge, cls, bitsOf) {
+	const box = $(id), m = S.metrics;
 	beginRows(box);
-	for (const k of Object.keys(m).filter((x) => /^network\.[^.]+\.receive_bytes_total$/.test(x)).sort()) {
-		const n = k.slice(8, -20), p = 'network.' + n + '.', up = m[p + 'up'], r = meterRow(box, n);
+	for (const k of Object.keys(m).filter((x) => x.startsWith(prefix) && x.endsWith('.' + key)).sort()) {
+		const n = k.slice(prefix.length, -key.length - 1), p = prefix + n + '.', up = m[p + 'up'];
+		if (n.includes('.')) { continue; }
+		const r = meterRow(box, n);
 		setText(r.label, n);
 		setText(r.value, up === 1 ? 'up' : up === 0 ? 'down' : '');
+		r.value.className = 'mv' + (up === 0 ? ' ' + cls : '');
 		r.bar.style.display = 'none';
-		const bits = ['↓ ' + bps(rate(k)), '↑ ' + bps(rate(p + 'transmit_bytes_total'))];
-		const errs = (m[p + 'receive_errors_total'] || 0) + (m[p + 'transmit_errors_total'] || 0);
-		if (errs) { bits.push(errs + ' errors'); }
-		if (num(m[p + 'wifi_signal_dbm'])) { bits.push(m[p + 'wifi_signal_dbm'] + ' dBm'); }
-		setText(r.sub, bits.join(' · '));
-		if (up === 0) { r.sub.append(h('span', 'badge warn', 'link down')); }
-		r.el.dataset.state = up === 0 ? 'down' : 'up';
+		setText(r.sub, bitsOf((x) => m[p + x], p).filter((b) => b).join(' · '));
+		if (up === 0) { r.sub.append(h('span', 'badge ' + cls, downBadge)); }
+		r.el.dataset.state = up === 0 ? 'down' : up === 1 ? 'up' : 'unknown';
 	}
-	$('net-card').hidden = endRows(box) === 0;
+	$(id + '-card').hidden = endRows(box) === 0;
+}
+function renderNet() {
+	upCard('net', 'network.', 'receive_bytes_total', 'link down', 'warn', (v, p) => {
+		const errs = (v('receive_errors_total') || 0) + (v('transmit_errors_total') || 0);
+		return ['↓ ' + bps(rate(p + 'receive_bytes_total')), '↑ ' + bps(rate(p + 'transmit_bytes_total')),
+			errs && errs + ' errors', num(v('wifi_signal_dbm')) && v('wifi_signal_dbm') + ' dBm'];
+	});
+}
+const nOf = (n, one, many) => n + ' ' + (n === 1 ? one : many);
+/* the processes: section's (docs/metrics.md#processes); what is there only while one runs is left out when down */
+function renderProcs() {
+	upCard('procs', 'process.', 'up', 'not running', 'bad', (v) => (v('up') === 1 ? [nOf(v('count'), 'process', 'processes'),
+		num(v('cpu_pct')) && 'CPU ' + fmt(v('cpu_pct'), 1) + ' %', fmt(v('resident_mb'), 1) + ' MiB resident',
+		nOf(v('threads'), 'thread', 'threads'), num(v('gpu_memory_mb')) && 'GPU ' + fmt(v('gpu_memory_mb'), 0) + ' MiB',
+		'up ' + dur(v('uptime_s') * 1000)] : []).concat(nOf(v('restarts_total'), 'restart', 'restarts')));
+}
+/* host.probes (docs/metrics.md#probes): absent until a probe's first attempt ends */
+function renderProbes() {
+	upCard('probes', 'probe.', 'up', 'no answer', 'bad', (v) => [num(v('rtt_ms')) &&
+		'RTT ' + fmt(v('rtt_ms'), v('rtt_ms') < 10 ? 2 : 0) + ' ms', 'loss ' + fmt(v('loss_pct'), 0) + ' %']);
 }
 function renderFooter() {
 	const a = S.agent || {};
