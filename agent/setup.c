@@ -10,6 +10,7 @@
 
 #include "core/diag.h"
 #include "core/exit_codes.h"
+#include "core/gpu_procs.h"
 #include "core/log.h"
 #include "alerting.h"
 #include "demo.h"
@@ -131,10 +132,12 @@ is_real_root(const char *root)
  * devfreq GPU without a load file (Thor). Elsewhere (Orin, Xavier, Nano:
  * nvgpu's NVML answers NOT_SUPPORTED for nearly everything) the library
  * and its 10-12 MB of heap are never loaded. `on` loads it anyway, `off`
- * never.
+ * never. GPU_FEED (a processes: section's) gets each poll's GPU memory
+ * per process.
  */
 static int
-add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, int interval_ms)
+add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, int interval_ms,
+	 struct gpu_procs_feed *gpu_feed)
 {
 	unsigned pci = 0;
 	bool igpu_without_load = false;
@@ -144,7 +147,7 @@ add_nvml(struct agent *agent, const struct board *b, const struct config *cfg, i
 	if (cfg->nvml == TEGRASTATS_OFF || (cfg->nvml == TEGRASTATS_AUTO && pci == 0 && !igpu_without_load)) {
 		return 0;
 	}
-	struct nvml_options no = {.interval_ms = interval_ms};
+	struct nvml_options no = {.interval_ms = interval_ms, .gpu_feed = gpu_feed};
 	struct source *src;
 	char why[256] = "";
 	int r = nvml_source_create(&no, &src, why, sizeof(why));
@@ -230,6 +233,7 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 	struct source *src;
 	int r;
 	bool jetson = b && board_is_jetson(b);
+	struct gpu_procs_feed *gpu_feed = NULL; /* NVML's GPU memory per process, for the processes source */
 	*sources = 0;
 	if (!o->replay) {
 		/* never a sample by itself: it adds the application's counts to the board's; not counted here */
@@ -264,8 +268,11 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		}
 		/* the processes: section's, at its own pace; nothing read without it. Never a sample by itself */
 		if (cfg->procs.count > 0) {
-			struct procs_source_options po = {
-				.cfg = &cfg->procs, .interval_ms = cfg->processes_interval_ms, .table = procs};
+			gpu_feed = gpu_procs_feed_create();
+			struct procs_source_options po = {.cfg = &cfg->procs,
+							  .interval_ms = cfg->processes_interval_ms,
+							  .table = procs,
+							  .gpu_feed = gpu_feed};
 			if (procs_source_create(&po, &src) == 0) {
 				agent_add_source(agent, src);
 			}
@@ -292,7 +299,8 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		(*sources)++;
 		return 0;
 	}
-	*sources += add_nvml(agent, b, cfg, interval_ms);
+	*sources += add_nvml(agent, b, cfg, interval_ms, gpu_feed);
+	gpu_procs_feed_unref(gpu_feed); /* the two sources hold their own references */
 	bool tegrastats = !o->no_tegrastats && cfg->tegrastats != TEGRASTATS_OFF;
 	const char *program = o->tegrastats;
 	if (!program && cfg->tegrastats == TEGRASTATS_ON) {

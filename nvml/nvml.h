@@ -15,13 +15,15 @@
 #ifndef TEGRAWATCH_NVML_H
 #define TEGRAWATCH_NVML_H
 
+#include "core/gpu_procs.h"
 #include "core/pipeline.h"
 
 struct nvml_options {
-	const char *library; /* NULL: "libnvidia-ml.so.1" */
-	int interval_ms;     /* how often the worker polls: the agent's interval */
-	int energy_ms;       /* how often the total energy is read (0: every 10 s): it costs ~3 ms */
-	int stale_ms;        /* a poll older than this is left out (0: 3 intervals + 1 s) */
+	const char *library;             /* NULL: "libnvidia-ml.so.1" */
+	int interval_ms;                 /* how often the worker polls: the agent's interval */
+	int energy_ms;                   /* how often the total energy is read (0: every 10 s): it costs ~3 ms */
+	int stale_ms;                    /* a poll older than this is left out (0: 3 intervals + 1 s) */
+	struct gpu_procs_feed *gpu_feed; /* NULL, or where each poll's GPU memory per process goes (a reference) */
 };
 
 /**

@@ -24,6 +24,7 @@
 /* nvmlReturn_t (API reference, "Error reporting"): the codes handled by name */
 #define NVML_SUCCESS 0
 #define NVML_ERROR_NOT_SUPPORTED 3 /* what the H200 answered for the fan: rc 3 */
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_GPU_IS_LOST 15
 
 /* nvmlTemperatureSensors_t: NVML_TEMPERATURE_GPU = 0 */
@@ -63,6 +64,19 @@ struct nvml_memory {
 	unsigned long long used;
 };
 
+/*
+ * nvmlProcessInfo_t ("Device Structs"; nvmlProcessInfo_v2_t's layout),
+ * what the _v3 process queries fill; usedGpuMemory is
+ * NVML_VALUE_NOT_AVAILABLE, (unsigned long long)-1, when NVML cannot say.
+ */
+struct nvml_process_info {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+};
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
+
 /* nvmlDevice_t is an opaque pointer; nvmlPstates_t an int-sized enum */
 typedef void *nvml_device;
 
@@ -88,6 +102,7 @@ typedef void *nvml_device;
 	X(nvmlDeviceGetFanSpeed, int (*)(nvml_device, unsigned int *))
 
 typedef int (*reasons_fn)(nvml_device, unsigned long long *);
+typedef int (*processes_fn)(nvml_device, unsigned int *, struct nvml_process_info *);
 
 struct nvml_lib {
 	struct dynlib *dl;
@@ -98,6 +113,9 @@ struct nvml_lib {
 	/* nvmlDeviceGetCurrentClocksEventReasons, or ...ThrottleReasons before driver 535 (same bits) */
 	reasons_fn current_reasons;
 	reasons_fn supported_reasons;
+	/* nvmlDeviceGet{Compute,Graphics}RunningProcesses_v3 (NVML 11.4 on), optional */
+	processes_fn compute_processes;
+	processes_fn graphics_processes;
 };
 
 static const char *const call_names[NVML_CALL_COUNT] = {
@@ -117,6 +135,8 @@ static const char *const call_names[NVML_CALL_COUNT] = {
 	[NVML_MEMORY] = "nvmlDeviceGetMemoryInfo",
 	[NVML_PSTATE] = "nvmlDeviceGetPerformanceState",
 	[NVML_FAN] = "nvmlDeviceGetFanSpeed",
+	[NVML_PROCS_COMPUTE] = "nvmlDeviceGetComputeRunningProcesses_v3",
+	[NVML_PROCS_GRAPHICS] = "nvmlDeviceGetGraphicsRunningProcesses_v3",
 };
 
 const char *
@@ -166,6 +186,8 @@ nvml_lib_open(const char *soname, struct nvml_lib **out, char *why, size_t why_s
 		find(lib->dl, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons");
 	*(void **)&lib->supported_reasons = find(lib->dl, "nvmlDeviceGetSupportedClocksEventReasons",
 						 "nvmlDeviceGetSupportedClocksThrottleReasons");
+	*(void **)&lib->compute_processes = find(lib->dl, call_names[NVML_PROCS_COMPUTE], NULL);
+	*(void **)&lib->graphics_processes = find(lib->dl, call_names[NVML_PROCS_GRAPHICS], NULL);
 	*out = lib;
 	return 0;
 }
@@ -320,6 +342,35 @@ nvml_lib_read(struct nvml_lib *lib, void *dev, enum nvml_call call, uint64_t v[2
 	}
 	if (rc_out) {
 		*rc_out = rc;
+	}
+	return status(rc);
+}
+
+int
+nvml_lib_processes(struct nvml_lib *lib, void *dev, enum nvml_call kind, struct nvml_process *out, unsigned *count,
+		   int *rc_out)
+{
+	processes_fn f = kind == NVML_PROCS_COMPUTE    ? lib->compute_processes
+			 : kind == NVML_PROCS_GRAPHICS ? lib->graphics_processes
+						       : NULL;
+	unsigned int n = *count;
+	struct nvml_process_info *info = xcalloc(n ? n : 1, sizeof(*info));
+	int rc = f ? f(dev, &n, n ? info : NULL) : NVML_ERROR_NOT_SUPPORTED;
+	if (rc == NVML_SUCCESS) {
+		n = n < *count ? n : *count;
+		for (unsigned int i = 0; i < n; i++) {
+			out[i].pid = info[i].pid;
+			out[i].bytes =
+				info[i].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ? UINT64_MAX : info[i].usedGpuMemory;
+		}
+	}
+	free(info);
+	if (rc_out) {
+		*rc_out = rc;
+	}
+	if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+		*count = n;
+		return rc == NVML_SUCCESS ? 0 : -ENOSPC;
 	}
 	return status(rc);
 }

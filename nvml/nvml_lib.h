@@ -33,6 +33,8 @@ enum nvml_call {
 	NVML_MEMORY,          /* v[0] total bytes, v[1] used bytes */
 	NVML_PSTATE,          /* 0 (P0, fastest) .. 15 */
 	NVML_FAN,             /* % of the fan's maximum */
+	NVML_PROCS_COMPUTE,   /* the processes with a compute context: nvml_lib_processes() */
+	NVML_PROCS_GRAPHICS,  /* the processes with a graphics context: nvml_lib_processes() */
 	NVML_CALL_COUNT,
 };
 
@@ -70,6 +72,22 @@ int nvml_lib_device(struct nvml_lib *lib, unsigned index, void **dev, char *name
 
 /** Reads CALL of DEV into V[0] (and V[1]). 0, -ENOTSUP, -ENODEV or -EIO (*RC: NVML's code). */
 int nvml_lib_read(struct nvml_lib *lib, void *dev, enum nvml_call call, uint64_t v[2], int *rc);
+
+/* A process on a GPU and the GPU memory it uses. */
+struct nvml_process {
+	uint32_t pid;
+	uint64_t bytes; /* UINT64_MAX: NVML cannot say (its NVML_VALUE_NOT_AVAILABLE) */
+};
+
+/**
+ * The processes of KIND (NVML_PROCS_COMPUTE or NVML_PROCS_GRAPHICS) on DEV
+ * into OUT, which has room for *COUNT; *COUNT gets how many. 0; -ENOSPC
+ * with *COUNT the room needed (more started meanwhile); -ENOTSUP (not
+ * supported, or a driver without the function: NVML before 11.4);
+ * -ENODEV or -EIO (*RC: NVML's code).
+ */
+int nvml_lib_processes(struct nvml_lib *lib, void *dev, enum nvml_call kind, struct nvml_process *out, unsigned *count,
+		       int *rc);
 
 /** True when bit EV is set in MASK (an NVML_EVENT_REASONS or NVML_EVENT_SUPPORTED value). */
 int nvml_event_in(uint64_t mask, enum nvml_event ev);

@@ -11,7 +11,9 @@
  * (0.3-2 us each). A call that answers NOT_SUPPORTED is never made again
  * (the H200's fan still cost 0.2 ms a call). A GPU whose memory NVML cannot
  * tell (Thor's unified memory) gets no memory utilization: Thor answers 0
- * for it whatever the load, a placeholder, not a measurement.
+ * for it whatever the load, a placeholder, not a measurement. Given a feed
+ * (a processes: section), each poll also asks every GPU's compute and
+ * graphics processes, for process.NAME.gpu_memory_mb (core/gpu_procs.h).
  */
 #include "nvml.h"
 
@@ -36,6 +38,7 @@
 #define FIRST_WAIT_MS 250 /* the first sample, for the first poll */
 #define WLOG_LINES 24
 #define WLOG_TEXT 240
+#define PROCS_MAX 4096 /* processes on one GPU, one list: more is left unread */
 
 /* What a GPU gives, one slot each, and its name after "gpu.N." */
 enum slot {
@@ -154,6 +157,10 @@ struct nvml_source {
 	unsigned gpu_count;
 	struct gpu_state gpus[GPUS_MAX];
 	uint64_t errors;
+	/* GPU memory per process, for opts.gpu_feed: the whole answer, one GPU's, NVML's lists */
+	struct gpu_procs procs, one_gpu;
+	struct nvml_process *answer;
+	unsigned answer_room;
 	/* the sampling loop's */
 	int64_t created_ms;
 	bool first_read_done;
@@ -191,18 +198,12 @@ wlog(struct nvml_source *ns, enum log_level level, const char *fmt, ...)
 	pthread_mutex_unlock(&ns->mu);
 }
 
+/* What call C on GPU INDEX answered (R, NVML's RC): a call not supported is never made again; said once each. */
 static int
-call(struct nvml_source *ns, unsigned index, enum nvml_call c, uint64_t v[2])
+note(struct nvml_source *ns, unsigned index, enum nvml_call c, int r, int rc)
 {
 	struct gpu_state *g = &ns->gpus[index];
 	uint32_t bit = 1u << c;
-	if (g->unsupported & bit) {
-		return -ENOTSUP;
-	}
-	int rc = 0;
-	atomic_store(&ns->in_call, (int)(index * 64 + (unsigned)c));
-	int r = nvml_lib_read(ns->lib, g->dev, c, v, &rc);
-	atomic_store(&ns->in_call, -1);
 	if (r == -ENOTSUP) {
 		g->unsupported |= bit;
 		wlog(ns, LOG_INFO, "nvml: GPU %u (%s): %s is not supported: left out from now on", index, g->name,
@@ -224,6 +225,79 @@ call(struct nvml_source *ns, unsigned index, enum nvml_call c, uint64_t v[2])
 		}
 	}
 	return r;
+}
+
+static int
+call(struct nvml_source *ns, unsigned index, enum nvml_call c, uint64_t v[2])
+{
+	struct gpu_state *g = &ns->gpus[index];
+	if (g->unsupported & (1u << c)) {
+		return -ENOTSUP;
+	}
+	int rc = 0;
+	atomic_store(&ns->in_call, (int)(index * 64 + (unsigned)c));
+	int r = nvml_lib_read(ns->lib, g->dev, c, v, &rc);
+	atomic_store(&ns->in_call, -1);
+	return note(ns, index, c, r, rc);
+}
+
+/* The processes of KIND on GPU INDEX appended to ns->one_gpu; 0 or -errno as note() says. */
+static int
+call_processes(struct nvml_source *ns, unsigned index, enum nvml_call kind)
+{
+	struct gpu_state *g = &ns->gpus[index];
+	if (g->unsupported & (1u << kind)) {
+		return -ENOTSUP;
+	}
+	int r, rc = 0;
+	unsigned n;
+	/* more processes than room: again with room for them (they come and go between the calls) */
+	for (int tries = 0;; tries++) {
+		n = ns->answer_room;
+		atomic_store(&ns->in_call, (int)(index * 64 + (unsigned)kind));
+		r = nvml_lib_processes(ns->lib, g->dev, kind, ns->answer, &n, &rc);
+		atomic_store(&ns->in_call, -1);
+		if (r != -ENOSPC || tries == 2 || ns->answer_room >= PROCS_MAX) {
+			break;
+		}
+		ns->answer_room = n + 16 < PROCS_MAX ? n + 16 : PROCS_MAX;
+		ns->answer = xrealloc(ns->answer, ns->answer_room, sizeof(*ns->answer));
+	}
+	if (r == 0) {
+		for (unsigned i = 0; i < n; i++) {
+			gpu_procs_add(&ns->one_gpu, (int32_t)ns->answer[i].pid,
+				      ns->answer[i].bytes == UINT64_MAX ? GPU_PROC_UNKNOWN : ns->answer[i].bytes);
+		}
+	}
+	return note(ns, index, kind, r == -ENOSPC ? -EIO : r, rc);
+}
+
+/*
+ * Every process's GPU memory, summed over the GPUs, into ns->procs: true
+ * when every GPU still on the bus told it (in one of its two lists at
+ * least; a process in both counts once, the larger).
+ */
+static bool
+read_processes(struct nvml_source *ns)
+{
+	gpu_procs_clear(&ns->procs);
+	for (unsigned i = 0; i < ns->gpu_count; i++) {
+		if (ns->gpus[i].val.lost) {
+			continue; /* its processes lost it too */
+		}
+		gpu_procs_clear(&ns->one_gpu);
+		int c = call_processes(ns, i, NVML_PROCS_COMPUTE);
+		int g = ns->gpus[i].val.lost ? c : call_processes(ns, i, NVML_PROCS_GRAPHICS);
+		if ((c < 0 && c != -ENOTSUP) || (g < 0 && g != -ENOTSUP) || (c < 0 && g < 0)) {
+			return false;
+		}
+		gpu_procs_merge(&ns->one_gpu, GPU_PROCS_MAX);
+		for (size_t k = 0; k < ns->one_gpu.count; k++) {
+			gpu_procs_add(&ns->procs, ns->one_gpu.items[k].pid, ns->one_gpu.items[k].bytes);
+		}
+	}
+	gpu_procs_merge(&ns->procs, GPU_PROCS_SUM);
+	return true;
 }
 
 static void
@@ -392,6 +466,11 @@ worker(void *arg)
 		for (unsigned i = 0; i < ns->gpu_count; i++) {
 			poll_gpu(ns, i, now);
 		}
+		if (ns->opts.gpu_feed) {
+			bool told = read_processes(ns);
+			gpu_procs_feed_publish(ns->opts.gpu_feed, told ? &ns->procs : NULL,
+					       monotonic_ms() + ns->opts.stale_ms);
+		}
 		publish(ns, monotonic_ms());
 		next += ns->opts.interval_ms;
 		if (next < monotonic_ms()) {
@@ -539,6 +618,10 @@ nvml_destroy(struct source *src)
 	}
 	pthread_join(ns->thread, NULL);
 	nvml_lib_close(ns->lib);
+	gpu_procs_feed_unref(ns->opts.gpu_feed);
+	gpu_procs_free(&ns->procs);
+	gpu_procs_free(&ns->one_gpu);
+	free(ns->answer);
 	pthread_cond_destroy(&ns->cv);
 	pthread_mutex_destroy(&ns->mu);
 	free(ns);
@@ -565,6 +648,9 @@ nvml_source_create(const struct nvml_options *opts, struct source **out, char *w
 	ns->base.ops = &nvml_source_ops;
 	ns->opts = *opts;
 	ns->opts.library = NULL; /* not kept: only used above */
+	ns->opts.gpu_feed = opts->gpu_feed ? gpu_procs_feed_ref(opts->gpu_feed) : NULL;
+	ns->answer_room = 32;
+	ns->answer = xcalloc(ns->answer_room, sizeof(*ns->answer));
 	if (ns->opts.energy_ms <= 0) {
 		ns->opts.energy_ms = ENERGY_MS_DEFAULT;
 	}
@@ -585,6 +671,8 @@ nvml_source_create(const struct nvml_options *opts, struct source **out, char *w
 	if (r != 0) {
 		snprintf(why, why_size, "cannot start its thread: %s", strerror(r));
 		nvml_lib_close(lib);
+		gpu_procs_feed_unref(ns->opts.gpu_feed);
+		free(ns->answer);
 		pthread_cond_destroy(&ns->cv);
 		pthread_mutex_destroy(&ns->mu);
 		free(ns);

@@ -12,16 +12,20 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/gpu_procs.h"
 #include "core/log.h"
 #include "core/metric_attrs.h"
 #include "core/xalloc.h"
 #include "proc_find.h"
 #include "proc_match.h"
+#include "nvmap_clients.h"
 #include "proc_parse.h"
 
 #define PATH_BYTES 512
 #define TEXT_BYTES 4096 /* /proc/PID/status is about 1.5 KiB; a command line is cut here */
 #define MIB 1048576.0
+#define NVMAP_CLIENTS "kernel/debug/nvmap/iovmm/clients" /* under SYS; debugfs: root only */
+#define NVMAP_BYTES_MAX (256 * 1024)                     /* about 4000 clients */
 
 /* What a watch could not read, said once each time it changes. */
 enum problem {
@@ -68,6 +72,7 @@ struct watch {
 	/* the last scan's values */
 	int count;
 	double cpu_pct, rss_bytes, vms_bytes, uptime_s;
+	double gpu_bytes;     /* NAN: the platform does not tell (or not for one of the processes) */
 	int64_t threads, fds; /* fds -1: a process's fd directory was unreadable */
 };
 
@@ -82,6 +87,14 @@ struct procs_source {
 	double uptime_s, prev_uptime_s;
 	bool scanned, have_prev;
 	uint64_t errors;
+	/* GPU memory per process: NVML's answer through the feed, else nvmap's clients file */
+	struct gpu_procs_feed *gpu_feed;
+	struct gpu_procs gpu;
+	bool gpu_read;    /* this scan asked (only once a watch has a process) */
+	bool gpu_known;   /* this scan's gpu tells every process's */
+	bool nvmap_said;  /* why the clients file gives nothing was logged */
+	char *nvmap_text; /* the clients file, read whole */
+	size_t nvmap_cap;
 	char text[TEXT_BYTES];
 };
 
@@ -101,6 +114,72 @@ read_text(struct procs_source *s, const char *path)
 	}
 	s->text[n] = '\0';
 	return n;
+}
+
+/* reads the nvmap clients file whole into s->nvmap_text (grown as needed, NVMAP_BYTES_MAX at most); its length or -errno */
+static ssize_t
+read_nvmap(struct procs_source *s, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	size_t got = 0;
+	ssize_t r = 0;
+	for (;;) {
+		if (got == s->nvmap_cap) {
+			if (s->nvmap_cap >= NVMAP_BYTES_MAX) {
+				r = -EFBIG;
+				break;
+			}
+			s->nvmap_cap = s->nvmap_cap ? s->nvmap_cap * 2 : 4096;
+			s->nvmap_text = xrealloc(s->nvmap_text, s->nvmap_cap, 1);
+		}
+		ssize_t n = read(fd, s->nvmap_text + got, s->nvmap_cap - got);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	return r < 0 ? r : (ssize_t)got;
+}
+
+/*
+ * The GPU memory of every process, for this scan: NVML's answer when it
+ * gives one (a discrete GPU, Thor), else nvmap's clients file (Orin and
+ * older, root only); neither: unknown, and why said once (not for a host
+ * without the file).
+ */
+static void
+read_gpu(struct procs_source *s)
+{
+	s->gpu_known = s->gpu_feed && gpu_procs_feed_take(s->gpu_feed, monotonic_ms(), &s->gpu);
+	if (s->gpu_known) {
+		return;
+	}
+	char path[PATH_BYTES];
+	size_t bad = 0;
+	snprintf(path, sizeof(path), "%s/" NVMAP_CLIENTS, s->sys);
+	ssize_t n = read_nvmap(s, path);
+	int r = n < 0 ? (int)n : nvmap_clients_parse(s->nvmap_text, (size_t)n, &s->gpu, &bad);
+	s->gpu_known = r == 0;
+	if (r < 0 && r != -ENOENT && !s->nvmap_said) {
+		s->nvmap_said = true;
+		log_info("processes: no GPU memory per process from %s: %s", path,
+			 r == -EINVAL   ? "not nvmap's clients table"
+			 : r == -EACCES ? "only root reads it"
+					: strerror(-r));
+	}
+	s->errors += bad;
+	if (bad > 0 && !s->nvmap_said) {
+		s->nvmap_said = true;
+		log_warn("processes: %s: %zu lines that are no client (counted; said once)", path, bad);
+	}
 }
 
 /* says PROBLEM of W once (until another one comes); counts the ones that are mistakes */
@@ -295,6 +374,20 @@ member_of(const struct watch *w, int32_t pid, uint64_t start)
 	return NULL;
 }
 
+/* the GPU memory PID holds: 0 when the platform's list leaves it out, NAN when it cannot tell */
+static double
+gpu_bytes_of(const struct procs_source *s, int32_t pid)
+{
+	uint64_t bytes;
+	if (!s->gpu_known) {
+		return NAN;
+	}
+	if (!gpu_procs_find(&s->gpu, pid, &bytes)) {
+		return 0;
+	}
+	return bytes == GPU_PROC_UNKNOWN ? NAN : (double)bytes;
+}
+
 /* what the processes PIDS of W use, summed; restarts; the members for the next scan */
 static void
 measure(struct procs_source *s, struct watch *w, const struct pid_list *pids)
@@ -306,6 +399,11 @@ measure(struct procs_source *s, struct watch *w, const struct pid_list *pids)
 	int64_t threads = 0, fds = 0;
 	uint64_t oldest = UINT64_MAX;
 	int32_t main_pid = 0;
+	if (pids->count > 0 && !s->gpu_read) {
+		s->gpu_read = true;
+		read_gpu(s);
+	}
+	double gpu = s->gpu_known ? 0 : NAN;
 	for (size_t i = 0; i < pids->count; i++) {
 		struct usage u;
 		if (!read_usage(s, pids->pids[i], &u)) {
@@ -321,6 +419,7 @@ measure(struct procs_source *s, struct watch *w, const struct pid_list *pids)
 		now[count++] = (struct member){u.st.pid, u.st.start_ticks, ticks};
 		rss += u.rss_bytes;
 		vms += u.vms_bytes;
+		gpu += gpu_bytes_of(s, u.st.pid);
 		threads += u.threads;
 		fds = fds < 0 || u.fds < 0 ? -1 : fds + u.fds;
 		if (u.st.start_ticks < oldest || (u.st.start_ticks == oldest && u.st.pid < main_pid)) {
@@ -337,6 +436,7 @@ measure(struct procs_source *s, struct watch *w, const struct pid_list *pids)
 	w->cpu_s_total += s->have_prev ? used_ticks / (double)hz : 0;
 	w->rss_bytes = rss;
 	w->vms_bytes = vms;
+	w->gpu_bytes = gpu;
 	w->threads = threads;
 	w->fds = fds;
 	/* /proc/uptime has hundredths: no more digits than that */
@@ -409,6 +509,7 @@ scan(struct procs_source *s)
 	s->have_prev = s->scanned;
 	s->prev_uptime_s = s->uptime_s;
 	s->uptime_s = uptime;
+	s->gpu_read = false;
 	for (size_t i = 0; i < s->n; i++) {
 		scan_watch(s, &s->w[i]);
 	}
@@ -434,6 +535,9 @@ put(const struct watch *w, struct metric_set *m)
 	metric_set_putf(m, (double)w->threads, "process.%s.threads", g);
 	if (w->fds >= 0) {
 		metric_set_putf(m, (double)w->fds, "process.%s.open_fds", g);
+	}
+	if (isfinite(w->gpu_bytes)) {
+		metric_set_putf(m, w->gpu_bytes / MIB, "process.%s.gpu_memory_mb", g);
 	}
 	if (isfinite(w->uptime_s)) {
 		metric_set_putf(m, w->uptime_s, "process.%s.uptime_s", g);
@@ -475,6 +579,9 @@ procs_destroy(struct source *src)
 	}
 	free(s->w);
 	proc_table_unref(s->table);
+	gpu_procs_feed_unref(s->gpu_feed);
+	gpu_procs_free(&s->gpu);
+	free(s->nvmap_text);
 	free(s);
 }
 
@@ -508,6 +615,7 @@ procs_source_create(const struct procs_source_options *o, struct source **out)
 	snprintf(s->sys, sizeof(s->sys), "%s", o->sys ? o->sys : "/sys");
 	s->interval_ms = o->interval_ms > 0 ? o->interval_ms : PROCS_INTERVAL_DEFAULT_MS;
 	s->table = proc_table_ref(o->table);
+	s->gpu_feed = o->gpu_feed ? gpu_procs_feed_ref(o->gpu_feed) : NULL;
 	s->w = xcalloc(o->cfg->count ? o->cfg->count : 1, sizeof(*s->w));
 	for (size_t i = 0; i < o->cfg->count; i++) {
 		const struct procs_watch *c = &o->cfg->items[i];
@@ -517,7 +625,7 @@ procs_source_create(const struct procs_source_options *o, struct source **out)
 		w->where = xstrdup(c->where ? c->where : "");
 		memcpy(w->segment, c->segment, sizeof(w->segment));
 		w->match = c->match;
-		w->cpu_pct = w->uptime_s = NAN;
+		w->cpu_pct = w->uptime_s = w->gpu_bytes = NAN;
 		s->table_used = s->table_used || c->match == PROCS_COMM || c->match == PROCS_CMDLINE;
 		static const char *const names[] = {"name"};
 		const char *values[] = {c->name};

@@ -12,6 +12,7 @@ Usage: test_nvml.py TEGRAWATCH SOURCE_ROOT FAKE_NVML_DIR
 """
 import json
 import os
+import random
 import shutil
 import sys
 import time
@@ -79,6 +80,12 @@ class H200Test(Base):
         fake = load_fake(fixture("nvml/h200.fake"))
         for name, rec in fields.items():
             self.assertEqual(fake[name], (rec["rc"], [rec["value"]]), name)
+        # its processes: none, as nvidia-smi -q -x of the same machine says (an empty <processes>)
+        with open(fixture("nvml/h200-nvsmi.xml")) as f:
+            self.assertRegex(f.read(), r"<processes>\s*</processes>")
+        with open(fixture("nvml/h200.fake")) as f:
+            procs = [line.split() for line in f if line.startswith("procs_")]
+        self.assertEqual(procs, [["procs_compute", "0", "0"], ["procs_graphics", "0", "0"]])
 
     def test_gpu_metrics(self):
         with open(fixture("nvml/h200-probe.jsonl")) as f:
@@ -310,6 +317,69 @@ class FailureTest(Base):
         self.assertEqual(a.stop(timeout=10), 0)
         self.assertLess(time.monotonic() - t0, 5)
         self.assertIn("an NVML call has not returned in 1000 ms: left running at exit", a.stderr())
+
+
+class ProcessesTest(Base):
+    """process.NAME.gpu_memory_mb from NVML's running processes, for programs the test starts on this host (no
+    nvmap here: NVML's answer is the only one)."""
+
+    def setUp(self):
+        super().setUp()
+        self.tag = "%04d" % random.randrange(10000)  # names no other process on the machine has
+
+    def start_program(self, name):
+        """A sleep whose comm is NAME + the tag (the file's name), running until the test ends."""
+        path = os.path.join(self.d, name + self.tag)
+        shutil.copy("/bin/sleep", path)
+        return self.spawn([path, "600"])
+
+    def watch(self, data, names):
+        entries = "".join("  - {name: %s, comm: %s%s}\n" % (n, n, self.tag) for n in names)
+        return self.start(data, config="sources: {nvml: on, processes_interval: 1s}\nprocesses:\n" + entries,
+                          args=("--interval", "100"))
+
+    def test_recorded_h200_has_none(self):
+        """The H200's recorded answer, no process on the GPU: a watched program holds 0 MiB there (told, not absent)."""
+        self.start_program("twgpu")
+        a = self.watch(fixture("nvml/h200.fake"), ["twgpu"])
+        s = a.next_sample(lambda s: "process.twgpu.gpu_memory_mb" in s["metrics"], what="GPU memory told")
+        self.assertEqual(s["metrics"]["process.twgpu.gpu_memory_mb"], 0)
+        self.assertEqual(s["metrics"]["process.twgpu.up"], 1)
+        self.assertEqual(a.stop(), 0)
+
+    def test_listed_processes(self):
+        """A SYNTHETIC answer (no recorded one lists a process): NVML's two lists in their API's shape, naming the
+        programs the test started. One in both lists counts once; NVML_VALUE_NOT_AVAILABLE makes it absent."""
+        app, helper, unknown = (self.start_program(n) for n in ("twapp", "twhelp", "twunk"))
+        data = os.path.join(self.d, "procs.fake")
+        with open(fixture("nvml/h200.fake")) as f:
+            recorded = [line for line in f if not line.startswith("procs_")]
+        with open(data, "w") as f:
+            f.writelines(recorded)
+            f.write("# synthetic, this test's pids: PID BYTES pairs\n")
+            f.write("procs_compute 0 0 %d 524288000 %d 1048576 %d 18446744073709551615\n"
+                    % (app.pid, helper.pid, unknown.pid))
+            f.write("procs_graphics 0 0 %d 524288000\n" % app.pid)
+        a = self.watch(data, ["twapp", "twhelp", "twunk"])
+        s = a.next_sample(lambda s: "process.twapp.gpu_memory_mb" in s["metrics"], what="GPU memory told")
+        m = s["metrics"]
+        self.assertEqual(m["process.twapp.gpu_memory_mb"], 500)  # compute and graphics: the same memory, once
+        self.assertEqual(m["process.twhelp.gpu_memory_mb"], 1)
+        self.assertEqual(m["process.twunk.up"], 1)
+        self.assertNotIn("process.twunk.gpu_memory_mb", m)  # listed, its memory unknown: absent, never 0
+        self.assertEqual(a.stop(), 0)
+
+    def test_not_supported_is_absent(self):
+        """Thor's fake answers NOT_SUPPORTED for the process lists (no capture says more): absent, asked once."""
+        self.start_program("twgpu")
+        a = self.watch(fixture("nvml/thor.fake"), ["twgpu"])
+        for _ in range(3):
+            s = a.next_sample(lambda s: s["metrics"].get("process.twgpu.up") == 1, what="the program up")
+            self.assertNotIn("process.twgpu.gpu_memory_mb", s["metrics"])
+        self.assertEqual(a.stop(), 0)
+        c = self.calls()
+        self.assertEqual((c["procs_compute"], c["procs_graphics"]), (1, 1))
+        self.assertIn("nvmlDeviceGetComputeRunningProcesses_v3 is not supported", a.stderr())
 
 
 class AnyLinuxTest(Base):

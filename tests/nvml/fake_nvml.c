@@ -11,7 +11,10 @@
  *   FIELD INDEX RC VALUE...   one answer, by the field names of the H200
  *                             probe (temp_gpu_c, fan_pct, ...): the return
  *                             code and the value(s); several values are
- *                             answered in turn, the last one repeated
+ *                             answered in turn, the last one repeated;
+ *                             procs_compute and procs_graphics (the running
+ *                             processes) take theirs as PID BYTES pairs,
+ *                             the whole list at each call
  *   cost FIELD US             spin US microseconds in each call of FIELD
  *                             (only with FAKE_NVML_COSTS=1: the bench)
  *   hang INDEX FIELD N        call N+1 of FIELD on GPU INDEX sleeps until
@@ -54,6 +57,8 @@ enum field {
 	F_MEM_TOTAL,
 	F_PSTATE,
 	F_FAN,
+	F_PROCS_COMPUTE,
+	F_PROCS_GRAPHICS,
 	F_COUNT,
 };
 
@@ -62,7 +67,7 @@ static const char *const field_names[F_COUNT] = {
 	"util_mem_pct", "clock_sm_mhz",    "clock_mem_mhz",   "clock_max_sm_mhz",
 	"clock_max_mem_mhz", "power_mw",   "power_limit_mw",  "energy_mj",
 	"clocks_event_reasons", "supported_event_reasons", "mem_used_b", "mem_total_b",
-	"pstate",      "fan_pct",
+	"pstate",      "fan_pct",         "procs_compute",   "procs_graphics",
 };
 
 struct answer {
@@ -266,6 +271,17 @@ int nvmlDeviceGetMemoryInfo(void *dev, unsigned long long *mem);
 int nvmlDeviceGetPerformanceState(void *dev, int *p);
 int nvmlDeviceGetFanSpeed(void *dev, unsigned int *pct);
 
+/* nvmlProcessInfo_t, as NVML's API reference lays it out */
+struct process_info {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+};
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, struct process_info *infos);
+int nvmlDeviceGetGraphicsRunningProcesses_v3(void *dev, unsigned int *count, struct process_info *infos);
+
 int
 nvmlInit_v2(void)
 {
@@ -444,4 +460,38 @@ int
 nvmlDeviceGetFanSpeed(void *dev, unsigned int *pct)
 {
 	return uint_answer(dev, F_FAN, pct);
+}
+
+/* FIELD's processes: its values as PID BYTES pairs; too little room answers 7 (INSUFFICIENT_SIZE) and the count */
+static int
+processes(void *dev, int field, unsigned int *count, struct process_info *infos)
+{
+	unsigned long long v = 0;
+	int rc = answer(dev, field, &v);
+	if (rc != 0) {
+		return rc;
+	}
+	const struct answer *a = &((struct gpu *)dev)->a[field];
+	unsigned int n = (unsigned int)a->nvalues / 2;
+	if (*count < n) {
+		*count = n;
+		return 7;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		infos[i] = (struct process_info){(unsigned int)a->values[2 * i], a->values[2 * i + 1], ~0u, ~0u};
+	}
+	*count = n;
+	return 0;
+}
+
+int
+nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, struct process_info *infos)
+{
+	return processes(dev, F_PROCS_COMPUTE, count, infos);
+}
+
+int
+nvmlDeviceGetGraphicsRunningProcesses_v3(void *dev, unsigned int *count, struct process_info *infos)
+{
+	return processes(dev, F_PROCS_GRAPHICS, count, infos);
 }

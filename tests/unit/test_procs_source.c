@@ -4,8 +4,10 @@
  * files are: tests/fixtures/proc/), on the driven clock: which processes
  * each watch takes, what they use, CPU shares over the scan's window,
  * restarts, zombies and processes that exit between two reads, pid files
- * with garbage or a pid another process took, a unit's cgroup, and the top
- * processes an alert carries.
+ * with garbage or a pid another process took, a unit's cgroup, the GPU
+ * memory each holds (nvmap's clients file, a real capture under the tree's
+ * /sys, or NVML's answer through the feed), and the top processes an alert
+ * carries.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <cmocka.h>
 
 #include "core/cfg_tree.h"
+#include "core/clock.h"
 #include "core/clock_driven.h"
 #include "core/diag.h"
 #include "helpers.h"
@@ -142,7 +145,7 @@ tree_new(void)
 }
 
 static struct source *
-source_for(const struct tree *t, const char *yaml, struct proc_table **table)
+source_with_feed(const struct tree *t, const char *yaml, struct proc_table **table, struct gpu_procs_feed *feed)
 {
 	struct diag_list diags;
 	diag_list_init(&diags);
@@ -155,11 +158,18 @@ source_for(const struct tree *t, const char *yaml, struct proc_table **table)
 	diag_list_free(&diags);
 	*table = proc_table_create(t->proc);
 	assert_int_equal(proc_table_hz(*table), 100); /* USER_HZ: the ticks below are hundredths */
-	struct procs_source_options o = {.cfg = &cfg, .interval_ms = 1000, .proc = t->proc, .sys = t->sys, .table = *table};
+	struct procs_source_options o = {
+		.cfg = &cfg, .interval_ms = 1000, .proc = t->proc, .sys = t->sys, .table = *table, .gpu_feed = feed};
 	struct source *src;
 	assert_int_equal(procs_source_create(&o, &src), 0);
 	procs_config_free(&cfg);
 	return src;
+}
+
+static struct source *
+source_for(const struct tree *t, const char *yaml, struct proc_table **table)
+{
+	return source_with_feed(t, yaml, table, NULL);
 }
 
 /* reads a sample now (after moving the clock MS), returns it */
@@ -374,6 +384,97 @@ test_unit(void **state)
 	th_rmtree(t.root);
 }
 
+/* nvmap's clients file where the kernel has it, under the tree's /sys: the capture, or TEXT; NULL removes it */
+static void
+put_nvmap(const struct tree *t, const char *text)
+{
+	char dir[1100], path[1200];
+	snprintf(dir, sizeof(dir), "%s/kernel/debug/nvmap/iovmm", t->sys);
+	snprintf(path, sizeof(path), "%s/clients", dir);
+	unlink(path);
+	if (!text) {
+		return;
+	}
+	mkdir_p(dir);
+	if (text[0]) {
+		th_write_text(path, text);
+		return;
+	}
+	size_t len;
+	char *capture = th_read_file(FIXTURES_DIR "/nvmap/clients", &len);
+	th_write_bytes(path, capture, len, 0644);
+	free(capture);
+}
+
+static void
+test_gpu_memory(void **state)
+{
+	(void)state;
+	struct tree t = tree_new();
+	/* the capture's processes (tests/fixtures/nvmap/clients), and one that holds no GPU memory */
+	put_proc(&t, &(struct fake){.pid = 4481, .comm = "gem", .start = 5000, .rss_kb = 512});
+	put_proc(&t, &(struct fake){.pid = 1012, .comm = "nvargus-daemon", .start = 300, .rss_kb = 512});
+	put_proc(&t, &(struct fake){.pid = 600, .comm = "idle", .start = 400, .rss_kb = 512});
+	struct gpu_procs_feed *feed = gpu_procs_feed_create();
+	struct proc_table *table;
+	struct source *src = source_with_feed(
+		&t, "processes:\n  - {name: gem, comm: gem}\n  - {name: camera, comm: nvargus-daemon}\n"
+		    "  - {name: idle, comm: idle}\n",
+		&table, feed);
+	struct sample *s = th_sample_new();
+	/* no nvmap (no debugfs, not root, not a Jetson) and no NVML: not told, so absent, never 0 */
+	tick(src, s, 0);
+	assert_true(get(s, "process.gem.up") == 1);
+	assert_true(absent(s, "process.gem.gpu_memory_mb"));
+	assert_true(absent(s, "process.idle.gpu_memory_mb"));
+
+	/* the clients file: what each holds; one it does not list holds none */
+	put_nvmap(&t, "");
+	tick(src, s, 1000);
+	assert_true(get(s, "process.gem.gpu_memory_mb") == 118372.0 / 1024); /* 118372K */
+	assert_true(get(s, "process.camera.gpu_memory_mb") == 0);             /* listed with 0K */
+	assert_true(get(s, "process.idle.gpu_memory_mb") == 0);               /* not a client */
+	assert_true(get(s, "agent.process_errors_total") == 0);
+
+	/* NVML's answer, while good, comes first (a synthetic answer of the feed's shape: pid 4481 holds 1 MiB) */
+	struct gpu_procs nvml = {0};
+	gpu_procs_add(&nvml, 4481, 1048576);
+	gpu_procs_add(&nvml, 1012, GPU_PROC_UNKNOWN);
+	gpu_procs_feed_publish(feed, &nvml, monotonic_ms() + 1500);
+	tick(src, s, 1000);
+	assert_true(get(s, "process.gem.gpu_memory_mb") == 1);
+	assert_true(absent(s, "process.camera.gpu_memory_mb")); /* NVML lists it, without its memory */
+	assert_true(get(s, "process.idle.gpu_memory_mb") == 0);
+	/* no newer answer (a hung driver): the file again */
+	tick(src, s, 1000);
+	assert_true(get(s, "process.gem.gpu_memory_mb") == 118372.0 / 1024);
+	assert_true(get(s, "process.camera.gpu_memory_mb") == 0);
+
+	/* a line that is no client: counted, the rest read */
+	put_nvmap(&t, "CLIENT                        PROCESS      PID        SIZE\n"
+		      "user                              gem     4481     118372K\n"
+		      "user                              gem     4481     ?\n");
+	tick(src, s, 1000);
+	assert_true(get(s, "process.gem.gpu_memory_mb") == 118372.0 / 1024);
+	assert_true(get(s, "agent.process_errors_total") == 1);
+	/* not that table, then no file at all: absent again */
+	put_nvmap(&t, "Max allocatable IOVMM memory: 1 bytes\n");
+	tick(src, s, 1000);
+	assert_true(absent(s, "process.gem.gpu_memory_mb"));
+	assert_true(get(s, "process.gem.up") == 1);
+	put_nvmap(&t, NULL);
+	tick(src, s, 1000);
+	assert_true(absent(s, "process.gem.gpu_memory_mb"));
+	assert_true(absent(s, "process.idle.gpu_memory_mb"));
+
+	src->ops->destroy(src);
+	gpu_procs_feed_unref(feed); /* the source held its own reference */
+	gpu_procs_free(&nvml);
+	proc_table_unref(table);
+	free(s);
+	th_rmtree(t.root);
+}
+
 static void
 test_top(void **state)
 {
@@ -444,6 +545,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_comm_and_cmdline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pidfile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_top, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

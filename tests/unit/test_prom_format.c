@@ -78,6 +78,9 @@ test_map_names(void **state)
 	check_map("gpu.3.event.power_cap", "tegrawatch_nvml_gpu_clocks_event", "gauge", 1, "gpu", "3", "event",
 		  "power_cap");
 	check_map("gpu.load_pct", "tegrawatch_gpu_load_ratio", "gauge", 0.01, NULL, NULL, NULL, NULL);
+	/* a watched name's GPU memory: bytes, beside its resident memory */
+	check_map("process.app.gpu_memory_mb", "tegrawatch_process_gpu_memory_bytes", "gauge", 1048576, "name", "app",
+		  NULL, NULL);
 	check_map("agent.nvml_stale", "tegrawatch_agent_nvml_stale", "gauge", 1, NULL, NULL, NULL, NULL);
 	check_map("cpu.load_pct", "tegrawatch_cpu_mean_load_ratio", "gauge", 0.01, NULL, NULL, NULL, NULL);
 	check_map("engine.nvdec.on", "tegrawatch_engine_on", "gauge", 1, "engine", "nvdec", NULL, NULL);
