@@ -381,6 +381,10 @@ static const struct metric_def table[] = {
 	{"network.IF.up", "0/1", GAUGE, "tegrawatch_network_up", 1, "1", LA("device"),
 	 "1 when a network interface's link is up (operstate up, or unknown with a carrier).",
 	 HA_BINARY("Link %s", "connectivity"), false},
+	{"network.IF.link_lost", "0/1", GAUGE, "tegrawatch_network_link_lost", 1, "1", LA("device"),
+	 "1 while a network interface's link is down after it was up since the agent started (or the interface "
+	 "appeared).",
+	 {0}, false},
 	{"network.IF.carrier_changes_total", "count", COUNTER, "tegrawatch_network_carrier_changes_total", 1, "1",
 	 LA("device"), "Times a network interface's carrier went up or down since it appeared.", {0}, false},
 	{"network.IF.wifi_signal_dbm", "dBm", GAUGE, "tegrawatch_network_wifi_signal_dbm", 1, "dB[mW]", LA("device"),

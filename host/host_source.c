@@ -26,7 +26,7 @@
 #define FS_MAX 24      /* file systems watched: 9 metrics each */
 #define DISK_MAX 16    /* disks: 5 metrics each, 3 more for an eMMC */
 #define ZRAM_MAX 8
-#define NET_MAX 16 /* interfaces: 11 metrics each */
+#define NET_MAX 16 /* interfaces: 12 metrics each */
 
 enum kept_file {
 	F_MEMINFO,
@@ -70,6 +70,8 @@ struct emmc_state {
 struct net_state {
 	char name[NETDEV_NAME_MAX];
 	char segment[NETDEV_SEGMENT_MAX];
+	/* its link was up at a sample since the agent started (or the interface came back): a down link is lost */
+	bool was_up;
 };
 
 struct host_source {
@@ -503,7 +505,7 @@ net_segment_taken(const struct net_state *list, size_t n, const char *name, cons
 
 /* operstate, carrier and carrier_changes of one interface (sysfs-class-net) */
 static void
-read_link(const struct host_source *h, const struct net_state *s, struct metric_set *m)
+read_link(const struct host_source *h, struct net_state *s, struct metric_set *m)
 {
 	char path[HOST_PATH_MAX], state[64], buf[64];
 	int carrier = -1; /* the kernel answers EINVAL while the interface is down */
@@ -514,7 +516,10 @@ read_link(const struct host_source *h, const struct net_state *s, struct metric_
 	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", h->sys, s->name);
 	int up = read_small(path, state, sizeof(state)) ? netdev_link_up(state, carrier) : -1;
 	if (up >= 0) {
+		/* links never up since the start (a USB gadget without a host, an unused CAN bus) are not lost */
+		s->was_up = s->was_up || up == 1;
 		metric_set_putf(m, up, "network.%s.up", s->segment);
+		metric_set_putf(m, up == 0 && s->was_up, "network.%s.link_lost", s->segment);
 	}
 	snprintf(path, sizeof(path), "%s/class/net/%s/carrier_changes", h->sys, s->name);
 	const char *p = buf;
@@ -585,6 +590,7 @@ read_network(struct host_source *h, struct metric_set *m)
 			struct net_state *s = &now[n];
 			memcpy(s->name, d.name, sizeof(s->name));
 			const struct net_state *old = net_find(h->net, h->net_count, d.name);
+			s->was_up = old && old->was_up; /* one that went and came back starts again */
 			if (old) {
 				memcpy(s->segment, old->segment, sizeof(s->segment));
 			} else {

@@ -174,7 +174,7 @@ netdev_selected(const char *name, const struct netdev_filter *f)
 	 * Loopback; what container runtimes, CNI plugins, libvirt and tunnels make;
 	 * ifb (traffic shaping's copies of another interface's packets: counted
 	 * twice); and the fallback devices a tunnel module makes as it loads (always
-	 * down, never carrying traffic: a link-down alert on every such board), by
+	 * down, never carrying traffic: a dozen idle series on every such board), by
 	 * their fixed names (net/ipv4/ip_gre.c, ip_vti.c, net/ipv6/sit.c,
 	 * ip6_tunnel.c, ip6_gre.c, ip6_vti.c).
 	 */
