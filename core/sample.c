@@ -26,6 +26,7 @@ sample_clear(struct sample *s)
 	metric_set_clear(&s->metrics);
 	memset(&s->throttle, 0, sizeof(s->throttle));
 	s->processes.cpu_count = s->processes.memory_count = 0;
+	s->oom_killed.count = s->oom_killed.more = 0;
 }
 
 /* "cpu.N" + SUFFIX into BUF (snprintf costs ~500 instructions a name, and this runs 3 per core a sample). */

@@ -72,6 +72,25 @@ struct top_processes {
 	struct top_process by_memory[TOP_PROCESSES_MAX]; /* the most resident memory first */
 };
 
+/*
+ * The processes the kernel's OOM killer killed during a tick, as the kernel
+ * log names them (host/oom_log.c: "Killed process 4242 (python3)"), read
+ * where the agent may read the log: on that tick's sample only, so the
+ * oom-kill alert names them ({{oom_killed}}) and a recording carries them.
+ */
+#define OOM_VICTIMS_MAX 4
+
+struct oom_victim {
+	int32_t pid;
+	char comm[TOP_COMM_MAX]; /* as the log says it, its \xNN escapes decoded */
+};
+
+struct oom_victims {
+	int count; /* listed; 0: none seen */
+	int more;  /* killed in the same tick beyond the list */
+	struct oom_victim list[OOM_VICTIMS_MAX];
+};
+
 struct sample {
 	uint64_t seq;                         /* monotonic per agent run, from 1 */
 	int64_t time_ms;                      /* wall clock, ms since the epoch (local stamp for replays) */
@@ -81,6 +100,7 @@ struct sample {
 	struct metric_set metrics;
 	struct throttle_state throttle;
 	struct top_processes processes; /* on the tick an alert fired (live, or as recorded); else none */
+	struct oom_victims oom_killed;  /* on the tick the kernel log said so (live, or as recorded) */
 };
 
 /** Returns the stable lower-case name of R ("thermal", "overcurrent", ...). */

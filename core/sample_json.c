@@ -106,7 +106,27 @@ top_processes_to_json(struct json *j, const struct top_processes *tp)
 	json_object_end(j);
 }
 
-/* The "power_mode", "metrics", "throttle" (and "processes") members, into an object the caller opened. */
+void
+oom_victims_to_json(struct json *j, const struct oom_victims *v)
+{
+	json_object_begin(j);
+	json_key(j, "processes");
+	json_array_begin(j);
+	for (int i = 0; i < v->count; i++) {
+		json_object_begin(j);
+		json_key(j, "pid");
+		json_int(j, v->list[i].pid);
+		json_key(j, "comm");
+		json_string(j, v->list[i].comm);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_key(j, "more");
+	json_int(j, v->more);
+	json_object_end(j);
+}
+
+/* The "power_mode", "metrics", "throttle" (and "processes", "oom_killed") members, into an object the caller opened. */
 static void
 sample_body_to_json(struct json *j, const struct sample *s)
 {
@@ -118,6 +138,10 @@ sample_body_to_json(struct json *j, const struct sample *s)
 	if (s->processes.cpu_count > 0 || s->processes.memory_count > 0) {
 		json_key(j, "processes");
 		top_processes_to_json(j, &s->processes);
+	}
+	if (s->oom_killed.count > 0 || s->oom_killed.more > 0) {
+		json_key(j, "oom_killed");
+		oom_victims_to_json(j, &s->oom_killed);
 	}
 }
 
@@ -270,6 +294,61 @@ top_processes_from_json(struct json_reader *r, struct top_processes *tp)
 	json_each_member(r, top_processes_member, tp);
 }
 
+static void
+victim_member(struct json_reader *r, const char *key, void *data)
+{
+	struct oom_victim *v = data;
+	int64_t pid = 0;
+	if (strcmp(key, "comm") == 0 && json_peek(r) == '"') {
+		json_read_string(r, v->comm, sizeof(v->comm), NULL);
+	} else if (strcmp(key, "pid") == 0) {
+		v->pid = json_read_int64(r, &pid) && pid >= 0 && pid <= INT32_MAX ? (int32_t)pid : 0;
+	} else {
+		json_skip_value(r);
+	}
+}
+
+static void
+victim_element(struct json_reader *r, size_t index, void *data)
+{
+	(void)index;
+	struct oom_victims *v = data;
+	if (json_peek(r) != '{' || v->count == OOM_VICTIMS_MAX) {
+		v->more += json_peek(r) == '{';
+		json_skip_value(r);
+		return;
+	}
+	struct oom_victim *p = &v->list[v->count++];
+	*p = (struct oom_victim){0};
+	json_each_member(r, victim_member, p);
+}
+
+static void
+victims_member(struct json_reader *r, const char *key, void *data)
+{
+	struct oom_victims *v = data;
+	int64_t more = 0;
+	if (strcmp(key, "processes") == 0 && json_peek(r) == '[') {
+		json_each_element(r, victim_element, v);
+	} else if (strcmp(key, "more") == 0) {
+		bool ok = json_read_int64(r, &more);
+		v->more += ok && more > 0 && more < INT32_MAX - OOM_VICTIMS_MAX ? (int)more : 0;
+	} else {
+		json_skip_value(r);
+	}
+}
+
+void
+oom_victims_from_json(struct json_reader *r, struct oom_victims *v)
+{
+	v->count = v->more = 0;
+	if (json_peek(r) != '{') {
+		json_skip_value(r);
+		return;
+	}
+	json_each_member(r, victims_member, v);
+}
+
 bool
 sample_member_from_json(struct json_reader *r, const char *key, struct sample *s, bool *have_time)
 {
@@ -290,6 +369,8 @@ sample_member_from_json(struct json_reader *r, const char *key, struct sample *s
 		json_each_member(r, throttle_member, &s->throttle);
 	} else if (strcmp(key, "processes") == 0) {
 		top_processes_from_json(r, &s->processes);
+	} else if (strcmp(key, "oom_killed") == 0) {
+		oom_victims_from_json(r, &s->oom_killed);
 	} else {
 		return false;
 	}

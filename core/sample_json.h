@@ -38,6 +38,12 @@ void top_processes_to_json(struct json *j, const struct top_processes *tp);
 /** Reads what top_processes_to_json() wrote into *TP (at most TOP_PROCESSES_MAX a list; the rest skipped). */
 void top_processes_from_json(struct json_reader *r, struct top_processes *tp);
 
+/** Writes the OOM killer's victims of a tick: {"processes": [{"pid", "comm"}, ...], "more": N}. */
+void oom_victims_to_json(struct json *j, const struct oom_victims *v);
+
+/** Reads what oom_victims_to_json() wrote into *V (at most OOM_VICTIMS_MAX listed, the rest counted in more). */
+void oom_victims_from_json(struct json_reader *r, struct oom_victims *v);
+
 /** Writes the throttle state: {"active": b, "reasons": {...}, "context": "..."}. */
 void throttle_to_json(struct json *j, const struct throttle_state *t);
 
@@ -52,14 +58,15 @@ void power_mode_to_json(struct json *j, const struct sample *s);
 void clock_step_to_json(struct json *j, const struct sample *s);
 
 /**
- * Writes {"seq", "ts", "time_ms", ["clock_step_ms",] "power_mode", "metrics", "throttle"[, "processes"]}:
- * "processes" only on the sample on which an alert fired (top_processes_to_json).
+ * Writes {"seq", "ts", "time_ms", ["clock_step_ms",] "power_mode", "metrics", "throttle"[, "processes"]
+ * [, "oom_killed"]}: "processes" only on the sample on which an alert fired (top_processes_to_json),
+ * "oom_killed" only on one where the kernel log named processes the OOM killer killed (oom_victims_to_json).
  */
 void sample_to_json(struct json *j, const struct sample *s);
 
 /**
  * Reads member KEY of a sample_to_json object (time_ms, clock_step_ms,
- * power_mode, metrics, throttle, processes) from R into S, the metrics put into
+ * power_mode, metrics, throttle, processes, oom_killed) from R into S, the metrics put into
  * S->metrics: true when KEY is one of them (its value consumed; *HAVE_TIME
  * set by time_ms: whether it was a number), false otherwise (nothing
  * consumed). For recordings and the agent's API.

@@ -19,6 +19,7 @@
 #include "host_text.h"
 #include "mounts.h"
 #include "netdev.h"
+#include "oom_log.h"
 #include "procmem.h"
 
 #define HOST_PATH_MAX 512
@@ -27,6 +28,8 @@
 #define DISK_MAX 16    /* disks: 5 metrics each, 3 more for an eMMC */
 #define ZRAM_MAX 8
 #define NET_MAX 16 /* interfaces: 12 metrics each */
+/* kernel log records read a sample at most: an OOM kill prints one line a task of its cgroup before the kill */
+#define KMSG_READS_MAX 4096
 
 enum kept_file {
 	F_MEMINFO,
@@ -101,6 +104,8 @@ struct host_source {
 	struct net_state net[NET_MAX];
 	size_t net_count;
 	bool net_full_said;
+	/* the kernel log from where it stood at the start, for the OOM killer's victims; -1: not readable */
+	int kmsg_fd;
 };
 
 static char **
@@ -621,6 +626,32 @@ read_network(struct host_source *h, struct metric_set *m)
 	read_wireless(h, m);
 }
 
+/*
+ * The OOM killer's victims since the last sample, from /dev/kmsg: one
+ * record a read(), non-blocking, so a quiet log costs one EAGAIN.
+ */
+static void
+read_oom_victims(struct host_source *h, struct oom_victims *v)
+{
+	for (int i = 0; h->kmsg_fd >= 0 && i < KMSG_READS_MAX; i++) {
+		ssize_t n = read(h->kmsg_fd, h->text, sizeof(h->text));
+		if (n < 0 && (errno == EPIPE || errno == EINTR)) {
+			continue; /* EPIPE: records overwritten before they were read; the next read goes on after them */
+		}
+		if (n <= 0) {
+			return; /* EAGAIN: read to the end */
+		}
+		struct oom_victim victim;
+		if (oom_log_parse_record(h->text, (size_t)n, &victim) == 0) {
+			if (v->count < OOM_VICTIMS_MAX) {
+				v->list[v->count++] = victim;
+			} else {
+				v->more++;
+			}
+		}
+	}
+}
+
 static int
 host_read(struct source *src, struct sample *sample)
 {
@@ -645,6 +676,8 @@ host_read(struct source *src, struct sample *sample)
 		h->next_scan_ms = now + h->fs_interval_ms;
 	}
 	put_filesystems(h, m);
+	/* last: the kill line follows the oom_kill count read above by a few microseconds */
+	read_oom_victims(h, &sample->oom_killed);
 	return 0;
 }
 
@@ -656,6 +689,9 @@ host_destroy(struct source *src)
 		if (h->fd[f] >= 0) {
 			close(h->fd[f]);
 		}
+	}
+	if (h->kmsg_fd >= 0) {
+		close(h->kmsg_fd);
 	}
 	for (size_t i = 0; i < h->fs_count; i++) {
 		metric_attrs_forget("mountpoint", h->fs[i].segment);
@@ -695,6 +731,25 @@ find_zram(struct host_source *h)
 	closedir(dir);
 }
 
+/* the kernel log, read from its end on: root, or CAP_SYSLOG where kernel.dmesg_restrict is 1 */
+static void
+open_kmsg(struct host_source *h, const char *path)
+{
+	h->kmsg_fd = path[0] ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (h->kmsg_fd < 0) {
+		if (path[0]) {
+			log_info("host: the kernel log (%s) is not readable (%s): the oom-kill alert will not name the "
+				 "process the OOM killer killed",
+				 path, strerror(errno));
+		}
+		return;
+	}
+	if (lseek(h->kmsg_fd, 0, SEEK_END) < 0) {
+		close(h->kmsg_fd); /* a kernel before 3.5, or no kmsg: its whole history would be read as new */
+		h->kmsg_fd = -1;
+	}
+}
+
 int
 host_source_create(const struct host_source_options *o, struct source **out)
 {
@@ -726,6 +781,7 @@ host_source_create(const struct host_source_options *o, struct source **out)
 	h->net_filter.exclude_count = cfg->net.exclude_count;
 	h->gone[F_NETDEV] = h->gone[F_WIRELESS] = !h->net_on;
 	find_zram(h);
+	open_kmsg(h, o->kmsg ? o->kmsg : "/dev/kmsg");
 	h->next_scan_ms = 0;
 	*out = &h->base;
 	return 0;

@@ -3,8 +3,10 @@
  * keeps it (docs/metrics.md#the-host). Every sample: memory (MemAvailable,
  * swap, zram), pressure stall information, OOM kills, load, tasks, uptime,
  * disk I/O, network interfaces (/proc/net/dev, sysfs link state,
- * /proc/net/wireless). At the file systems' pace (host.filesystems.interval): every
- * watched mount's statvfs(), and eMMC health. A file the kernel does not
+ * /proc/net/wireless), and the processes the OOM killer killed as the
+ * kernel log names them (/dev/kmsg where readable, never waited for). At
+ * the file systems' pace (host.filesystems.interval): every watched
+ * mount's statvfs(), and eMMC health. A file the kernel does not
  * have (PSI before 4.20, oom_kill before 4.13) leaves its metrics absent.
  */
 #ifndef TEGRAWATCH_HOST_SOURCE_H
@@ -17,6 +19,7 @@ struct host_source_options {
 	const struct host_config *cfg; /* copied what is needed */
 	const char *proc;              /* "/proc" unless a test says otherwise */
 	const char *sys;               /* "/sys" */
+	const char *kmsg;              /* the kernel log: "/dev/kmsg" unless a test says otherwise; "": none */
 };
 
 /** Creates the source. Returns 0 and *OUT, or -ENOMEM. */

@@ -101,6 +101,7 @@ record_read(struct source *src, struct sample *s)
 		t->power_mode[0] = '\0';
 		memset(&t->throttle, 0, sizeof(t->throttle));
 		t->processes.cpu_count = t->processes.memory_count = 0;
+		t->oom_killed.count = t->oom_killed.more = 0;
 		t->clock_step_ms = 0;
 		int r = record_parse_line(rs->line, t, &id, &known, &column);
 		if (r == 1) {
@@ -113,6 +114,10 @@ record_read(struct source *src, struct sample *s)
 			if (t->processes.cpu_count > 0 || t->processes.memory_count > 0) {
 				s->processes =
 					t->processes; /* what ran as an alert fired: its replay carries it again */
+			}
+			if (t->oom_killed.count > 0 || t->oom_killed.more > 0) {
+				s->oom_killed =
+					t->oom_killed; /* the OOM killer's victims: the oom-kill alert names them again */
 			}
 			metric_set_put(&s->metrics, "agent.parse_errors_total", (double)rs->parse_errors);
 			return 0;

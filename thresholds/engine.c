@@ -291,6 +291,22 @@ throttle_text(const struct sample *s, const char *metric, char *buf, size_t size
 	}
 }
 
+/* {{oom_killed}}: the OOM killer's victims on S as the kernel log named them, "python3 (pid 4242), ..."; "" none */
+static void
+oom_killed_text(const struct sample *s, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; s && i < s->oom_killed.count && len < size; i++) {
+		const struct oom_victim *v = &s->oom_killed.list[i];
+		int n = snprintf(buf + len, size - len, "%s%s (pid %d)", i ? ", " : "", v->comm, (int)v->pid);
+		len += n > 0 ? (size_t)n : 0;
+	}
+	if (s && s->oom_killed.more > 0 && len < size) {
+		snprintf(buf + len, size - len, " and %d more", s->oom_killed.more);
+	}
+}
+
 static const char *
 default_summary(const struct rule *r)
 {
@@ -372,6 +388,8 @@ render(const struct engine *e, struct alert_event *ev, struct label_render *lr)
 {
 	const struct rule *r = ev->rule;
 	const char *mode = e->cur ? e->cur->power_mode : e->power_mode;
+	char killed[OOM_VICTIMS_MAX * (TOP_COMM_MAX + 24) + 32];
+	oom_killed_text(e->cur, killed, sizeof(killed));
 	struct template_ctx ctx = {
 		.metric = ev->metric,
 		.value = ev->value,
@@ -383,6 +401,7 @@ render(const struct engine *e, struct alert_event *ev, struct label_render *lr)
 		.transition = alert_transition_name(ev->transition),
 		.throttle = ev->throttle,
 		.expected_power_mode = e->expected_power_mode,
+		.oom_killed = killed,
 		.labels = r->labels,
 		.label_count = r->label_count,
 	};

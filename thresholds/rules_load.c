@@ -509,8 +509,9 @@ check_template(struct cfg_decoder *dec, const struct cfg_node *node, const char 
 	if (!text || rule_template_check(text, &bad)) {
 		return;
 	}
-	static const char *const fields[] = {"metric", "value",      "threshold",  "board",   "severity",
-					     "rule",   "power_mode", "transition", "throttle"};
+	static const char *const fields[] = {"metric",   "value",      "threshold",          "board",
+					     "severity", "rule",       "power_mode",         "transition",
+					     "throttle", "oom_killed", "expected_power_mode"};
 	const char *open = text + bad + 2;
 	const char *close = strstr(open, "}}");
 	if (!close) {
@@ -535,10 +536,11 @@ check_template(struct cfg_decoder *dec, const struct cfg_node *node, const char 
 	if (hint) {
 		cfg_report(dec, node, "%s: unknown field '{{%s}}' (did you mean '{{%s}}'?)", key, field, hint);
 	} else {
-		cfg_report(dec, node,
-			   "%s: unknown field '{{%s}}' (fields: metric, value, threshold, board, severity, rule, "
-			   "power_mode, transition, throttle, labels.KEY, metric.LABEL)",
-			   key, field);
+		cfg_report(
+			dec, node,
+			"%s: unknown field '{{%s}}' (fields: metric, value, threshold, board, severity, rule, "
+			"power_mode, transition, throttle, expected_power_mode, oom_killed, labels.KEY, metric.LABEL)",
+			key, field);
 	}
 }
 

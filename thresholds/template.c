@@ -20,6 +20,7 @@ static const struct {
 	{"severity", TEMPLATE_SEVERITY},     {"rule", TEMPLATE_RULE},
 	{"power_mode", TEMPLATE_POWER_MODE}, {"transition", TEMPLATE_TRANSITION},
 	{"throttle", TEMPLATE_THROTTLE},     {"expected_power_mode", TEMPLATE_EXPECTED_POWER_MODE},
+	{"oom_killed", TEMPLATE_OOM_KILLED},
 };
 
 static bool
@@ -217,6 +218,9 @@ put_field(struct out *o, const struct template_field *f, const struct template_c
 		break;
 	case TEMPLATE_THROTTLE:
 		puts_str(o, ctx->throttle);
+		break;
+	case TEMPLATE_OOM_KILLED:
+		puts_str(o, ctx->oom_killed && ctx->oom_killed[0] ? ctx->oom_killed : "a process");
 		break;
 	case TEMPLATE_EXPECTED_POWER_MODE:
 		puts_str(o, ctx->expected_power_mode);

@@ -20,8 +20,9 @@ enum template_field_kind {
 	TEMPLATE_TRANSITION,
 	TEMPLATE_THROTTLE,
 	TEMPLATE_EXPECTED_POWER_MODE, /* agent.expected_power_mode, resolved */
-	TEMPLATE_LABEL,               /* labels.KEY */
-	TEMPLATE_METRIC_LABEL,        /* metric.LABEL: a label of the metric's series, as /metrics writes it */
+	TEMPLATE_OOM_KILLED,   /* the processes the OOM killer killed in the sample, as the kernel log names them */
+	TEMPLATE_LABEL,        /* labels.KEY */
+	TEMPLATE_METRIC_LABEL, /* metric.LABEL: a label of the metric's series, as /metrics writes it */
 };
 
 struct template_field {
@@ -48,6 +49,7 @@ struct template_ctx {
 	const char *transition;
 	const char *throttle;
 	const char *expected_power_mode;
+	const char *oom_killed; /* "python3 (pid 4242)"; NULL or "": "a process" (the log did not say) */
 	const struct alert_label *labels;
 	size_t label_count;
 };
