@@ -33,7 +33,7 @@
  * tiers: on the AGX Orin fixture, 105 KiB for 205 metrics a minute after
  * start, 1.9 MiB for 238 (tegrastats too) with the hour full, the bound a
  * day on. Allocated whole, each block's five parts were touched at once:
- * most of it resident from the first sample (4.4 MiB, issue 34).
+ * most of it resident from the first sample (3.7 MiB, issue 34).
  */
 #ifndef TEGRAWATCH_HISTORY_H
 #define TEGRAWATCH_HISTORY_H
