@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +53,22 @@ loader_read_file(struct loader *ld, const char *path, struct stat *st, struct cf
 			 (unsigned)(st->st_mode & 07777));
 		return -EINVAL;
 	}
-	/* one byte more than allowed is enough for cfg_tree to refuse the size */
-	size_t cap = CFG_MAX_FILE_BYTES + 1, len = 0;
+	/*
+	 * One byte more than allowed is enough for cfg_tree to refuse the size. The buffer starts at the file's
+	 * size: 1 MiB for each file, freed, raised glibc's mmap threshold (it follows the largest block freed), so
+	 * the large blocks of the start came from the heap, zeroed and resident (issue 34).
+	 */
+	size_t max = CFG_MAX_FILE_BYTES + 1, len = 0;
+	size_t cap = (uint64_t)st->st_size < max ? (size_t)st->st_size + 1 : max;
 	char *buf = xrealloc(NULL, cap, 1);
-	while (len < cap) {
+	for (;;) {
+		if (len == cap) { /* the file grew since fstat() */
+			if (cap == max) {
+				break;
+			}
+			cap = 2 * cap < max ? 2 * cap : max;
+			buf = xrealloc(buf, cap, 1);
+		}
 		ssize_t n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR) {
 			continue;

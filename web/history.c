@@ -37,6 +37,10 @@ struct ring {
 	bool used;
 };
 
+/* a block's room at first; blocks double as the first lap reaches their end (history.h: memory) */
+#define FIRST_SAMPLES_HELD 64
+#define FIRST_BUCKETS_HELD 4
+
 #define NARROW_ABSENT INT16_MIN
 #define NARROW_MAX 32767 /* |k| */
 #define SCALE_FINEST 1000
@@ -47,6 +51,9 @@ _Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) + 3 <= HISTORY_RING_BY
 struct history {
 	size_t cap;
 	size_t max_rings;
+	/* slots each ring's block has room for: they grow with the first lap (grow_rings()) */
+	size_t cap_held;
+	size_t buckets_held;
 	int64_t *times;         /* sample times on the history's own clock (see history_add), slot = index % cap */
 	uint64_t count;         /* samples added */
 	int64_t last_mono_ms;   /* the newest sample's mono_ms */
@@ -128,6 +135,8 @@ history_create(size_t capacity, size_t buckets, int64_t interval_ms)
 	}
 	h->index = xcalloc(slots, sizeof(*h->index));
 	h->index_mask = slots - 1;
+	h->cap_held = capacity < FIRST_SAMPLES_HELD ? capacity : FIRST_SAMPLES_HELD;
+	h->buckets_held = buckets < FIRST_BUCKETS_HELD ? buckets : FIRST_BUCKETS_HELD;
 	return h;
 }
 
@@ -153,13 +162,13 @@ history_destroy(struct history *h)
 static size_t
 tier1_bytes(const struct history *h)
 {
-	return (h->buckets * (3 * sizeof(float) + h->count_width) + 3) & ~(size_t)3;
+	return (h->buckets_held * (3 * sizeof(float) + h->count_width) + 3) & ~(size_t)3;
 }
 
 static size_t
 block_bytes(const struct history *h, bool wide)
 {
-	return tier1_bytes(h) + h->cap * (wide ? sizeof(float) : sizeof(int16_t));
+	return tier1_bytes(h) + h->cap_held * (wide ? sizeof(float) : sizeof(int16_t));
 }
 
 static float *
@@ -172,19 +181,19 @@ mins_of(const struct history *h, const struct ring *r)
 static float *
 means_of(const struct history *h, const struct ring *r)
 {
-	return (float *)r->block + h->buckets;
+	return (float *)r->block + h->buckets_held;
 }
 
 static float *
 maxs_of(const struct history *h, const struct ring *r)
 {
-	return (float *)r->block + 2 * h->buckets;
+	return (float *)r->block + 2 * h->buckets_held;
 }
 
 static unsigned char *
 counts_of(const struct history *h, const struct ring *r)
 {
-	return r->block + 3 * h->buckets * sizeof(float);
+	return r->block + 3 * h->buckets_held * sizeof(float);
 }
 
 static float *
@@ -197,6 +206,30 @@ static int16_t *
 narrow_of(const struct history *h, const struct ring *r)
 {
 	return (int16_t *)(r->block + tier1_bytes(h));
+}
+
+/* Gives every ring's block room for CAP_HELD samples and BUCKETS_HELD buckets, each part moved whole. */
+static void
+grow_rings(struct history *h, size_t cap_held, size_t buckets_held)
+{
+	const struct history was = *h; /* the old layout, for the accessors */
+	h->cap_held = cap_held;
+	h->buckets_held = buckets_held;
+	for (size_t i = 0; i < h->rings_end; i++) {
+		struct ring *r = &h->rings[i];
+		if (!r->used) {
+			continue;
+		}
+		struct ring moved = *r;
+		moved.block = xrealloc(NULL, block_bytes(h, !r->scale), 1);
+		memcpy(mins_of(h, &moved), mins_of(&was, r), was.buckets_held * sizeof(float));
+		memcpy(means_of(h, &moved), means_of(&was, r), was.buckets_held * sizeof(float));
+		memcpy(maxs_of(h, &moved), maxs_of(&was, r), was.buckets_held * sizeof(float));
+		memcpy(counts_of(h, &moved), counts_of(&was, r), was.buckets_held * was.count_width);
+		memcpy(narrow_of(h, &moved), narrow_of(&was, r), block_bytes(&was, !r->scale) - tier1_bytes(&was));
+		free(r->block);
+		r->block = moved.block;
+	}
 }
 
 static uint32_t
@@ -486,6 +519,10 @@ advance_minute(struct history *h, int64_t t)
 		}
 		start = start > filling ? start : filling; /* a full bucket: the next has its start */
 	}
+	size_t slot = (size_t)(h->opened % h->buckets);
+	if (slot == h->buckets_held) {
+		grow_rings(h, h->cap_held, 2 * slot < h->buckets ? 2 * slot : h->buckets);
+	}
 	h->opened++;
 	h->in_bucket = 1;
 	h->minutes[(h->opened - 1) % h->buckets] = start;
@@ -520,6 +557,9 @@ void
 history_add(struct history *h, const struct sample *s)
 {
 	size_t slot = (size_t)(h->count % h->cap);
+	if (slot == h->cap_held) { /* the first lap goes on past the blocks' end */
+		grow_rings(h, 2 * slot < h->cap ? 2 * slot : h->cap, h->buckets_held);
+	}
 	int64_t t = history_time(h, s);
 	h->times[slot] = t;
 	for (size_t i = 0; i < h->rings_end; i++) {

@@ -104,6 +104,18 @@ test_big_file(void **state)
 	load_bad("big.yaml", want, 1);
 }
 
+/* The read buffer starts at the size fstat() gives: a file that says 0 bytes (as /proc's do) is read whole. */
+static void
+test_file_larger_than_its_size(void **state)
+{
+	(void)state;
+	static const char *const want[] = {
+		"/proc/sys/kernel/ostype:1:1: expected a map with agent, sources, mqtt, web, remote_write, otlp, work, "
+		"include, actions, notify and rules, got 'Linux'",
+	};
+	load_bad("/proc/sys/kernel/ostype", want, 1);
+}
+
 static void
 test_writable_files(void **state)
 {
@@ -441,6 +453,7 @@ main(void)
 	const struct CMUnitTest tmp_tests[] = {
 		cmocka_unit_test(test_deep_nesting),
 		cmocka_unit_test(test_big_file),
+		cmocka_unit_test(test_file_larger_than_its_size),
 		cmocka_unit_test(test_writable_files),
 		cmocka_unit_test(test_too_many_includes),
 		cmocka_unit_test(test_restart_changes),

@@ -157,14 +157,61 @@ test_held_bytes(void **state)
 	const double narrow[] = {1, 2, 3};
 	struct history *h = feed(3600, narrow, 3);
 	uint64_t shared = 3600 * 8;
-	/* two narrow rings: 2 bytes a sample; the bound counts 4 */
-	assert_int_equal(history_held_bytes(h), shared + 2 * (3600 * 2 + HISTORY_RING_BYTES));
-	assert_true(history_held_bytes(h) < history_bytes(3600, 0, 1000, 2));
+	/* two narrow rings, 2 bytes a sample, with room for the first 64 samples: blocks grow as the hour fills */
+	assert_int_equal(history_held_bytes(h), shared + 2 * (64 * 2 + HISTORY_RING_BYTES));
 	history_destroy(h);
 	const double wide[] = {1, 2, 0.5 / 3};
 	h = feed(3600, wide, 3);
-	assert_int_equal(history_held_bytes(h), shared + (3600 * 2 + HISTORY_RING_BYTES) + (3600 * 4 + HISTORY_RING_BYTES));
+	assert_int_equal(history_held_bytes(h), shared + (64 * 2 + HISTORY_RING_BYTES) + (64 * 4 + HISTORY_RING_BYTES));
 	history_destroy(h);
+	/* the hour full: every slot held, no more; the bound counts 4 bytes a sample */
+	double *hour = malloc(3700 * sizeof(*hour));
+	assert_non_null(hour);
+	for (size_t i = 0; i < 3700; i++) {
+		hour[i] = (double)(i % 50);
+	}
+	h = feed(3600, hour, 3700);
+	assert_int_equal(history_held_bytes(h), shared + 2 * (3600 * 2 + HISTORY_RING_BYTES));
+	assert_true(history_held_bytes(h) < history_bytes(3600, 0, 1000, 2));
+	assert_kept(h, 3600, hour, 3700);
+	history_destroy(h);
+	free(hour);
+}
+
+/* Tier 1's blocks grow with the minutes too: room for 4, then 8, 16... up to the day's 1441. */
+static void
+test_held_bytes_minutes(void **state)
+{
+	(void)state;
+	struct history *h = history_create(60, 1441, 60000);
+	struct sample *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	uint64_t shared = (60 + 1441) * 8;
+	for (int k = 0; k < 1500; k++) {
+		sample_clear(s);
+		s->time_ms = k * 60000LL;
+		s->mono_ms = s->time_ms;
+		metric_set_put(&s->metrics, "m", k % 7);
+		history_add(h, s);
+		if (k == 4) { /* 5 minutes opened: room for 8 buckets, 13 bytes each; tier 0 held whole (under 64) */
+			assert_int_equal(history_held_bytes(h), shared + 8 * 13 + 60 * 2 + HISTORY_RING_BYTES);
+		}
+	}
+	/* the whole day: 1441 x 13 bytes, rounded to 4, and the 60 samples */
+	assert_int_equal(history_held_bytes(h), shared + 18736 + 60 * 2 + HISTORY_RING_BYTES);
+	struct history_bucket *b;
+	size_t n;
+	assert_int_equal(history_window_minutes(h, "m", 0, &b, &n), 0);
+	assert_int_equal(n, 1441);
+	for (size_t i = 0; i < n; i++) {
+		double v = (double)((59 + i) % 7);
+		if (b[i].time_ms != (int64_t)(59 + i) * 60000 || b[i].mean != v || b[i].count != 1) {
+			fail_msg("bucket %zu: %lld %g x%u", i, (long long)b[i].time_ms, b[i].mean, b[i].count);
+		}
+	}
+	free(b);
+	history_destroy(h);
+	free(s);
 }
 
 int
@@ -177,6 +224,7 @@ main(void)
 		cmocka_unit_test(test_widens_when_narrow_cannot_say_it),
 		cmocka_unit_test(test_random_values_match_floats),
 		cmocka_unit_test(test_held_bytes),
+		cmocka_unit_test(test_held_bytes_minutes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
