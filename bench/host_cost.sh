@@ -10,8 +10,9 @@
 # N samples) and syscalls (strace's log of the N timed samples, which the
 # bench brackets with two getrusage() calls, so that start-up and the first
 # scans, which vary with the processes running, are left out exactly; the
-# bench's poll(), which stands for the loop's own, too). Then the check that a configuration without host:/processes:/probes
-# runs none of their code and makes none of their syscalls.
+# bench's poll(), which stands for the loop's own, too). Then the check that
+# a configuration without host:, processes: and probes runs none of their code
+# and makes none of their syscalls.
 #
 #   bench/host_cost.sh [BUILD_DIR]        (default build-bench; needs valgrind and strace)
 set -eu
@@ -34,6 +35,14 @@ ir() {
 		return
 	fi
 	awk -v n="$n" '/^summary:/ { printf "%.0f", $2 / n }' "$dir/cg"
+	# the processes source: what the table's scan of /proc costs per process listed
+	p=$(sed -n 's/^processes_on_host: \([0-9]*\).*/\1/p' "$dir/out")
+	if [ -n "$p" ]; then
+		callgrind_annotate --inclusive=yes "$dir/cg" 2>/dev/null |
+			awk -v n="$n" -v p="$p" '$NF ~ /^\[/ && $(NF-1) ~ /:proc_table_scan$/ {
+				gsub(",", "", $1); printf "%d processes, %.0f instructions each", p, $1 / n / p; exit }' \
+				>"$dir/per_process"
+	fi
 }
 
 # syscalls per sample: sc N ARGS...: those strace logs between the bench's two getrusage() calls
@@ -42,6 +51,8 @@ ir() {
 sc() {
 	n=$1
 	shift
+	: >"$dir/mix"
+	: >"$dir/procs"
 	strace -o "$dir/st" "$bh" "$@" "$n" >"$dir/out" 2>&1 || { echo "?"; return; }
 	sed -n 's/^processes_on_host: \([0-9]*\).*/\1/p' "$dir/out" >"$dir/procs"
 	awk -v n="$n" -v mixfile="$dir/mix" '
@@ -58,7 +69,7 @@ sc() {
 		}' "$dir/st"
 }
 
-echo "== per sample, on $(uname -r), $(find /proc -maxdepth 1 -name "[0-9]*" | wc -l) processes running"
+echo "== per sample, on $(uname -r), $( find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l) processes running"
 echo "| source | quiet tick: instructions / syscalls | scan tick | amortised, 1 s samples |"
 echo "|---|---|---|---|"
 row() {
@@ -67,14 +78,17 @@ row() {
 	q=$(ir 100 "$@" --step 0)
 	qs=$(sc 100 "$@" --step 0)
 	qmix=$(cat "$dir/mix")
+	: >"$dir/per_process"
 	d=$(ir 20 "$@" --step 3600000)
+	per_process=$(cat "$dir/per_process")
 	ds=$(sc 20 "$@" --step 3600000)
 	dmix=$(cat "$dir/mix")
 	procs=$(cat "$dir/procs")
 	p=$(ir 100 "$@" --step 1000)
 	ps=$(sc 100 "$@" --step 1000)
 	echo "| $label | $q / $qs | $d / $ds | $p / $ps |"
-	echo "$label: quiet:${qmix:- none}; scan tick:$dmix${procs:+ (processes in the table: $procs)}" >>"$dir/mixes"
+	echo "$label: quiet:${qmix:- none}; scan tick:$dmix${procs:+ ($procs processes in the table)}" >>"$dir/mixes"
+	[ -z "$per_process" ] || echo "$label: the scan of /proc in the scan tick: $per_process" >>"$dir/mixes"
 }
 row "host (defaults)" host
 row "processes, 1 comm: watch" processes --watches 1
