@@ -161,6 +161,22 @@ else
 fi
 
 echo
+echo "== 2b. host, processes and probe sources per sample (bench/host_cost.sh on this machine)"
+if [ ! -x "$BUILD/bench/bench_host" ]; then
+	skip "$BUILD/bench/bench_host was not built"
+elif ! have valgrind || ! have strace; then
+	skip "valgrind and strace are both needed"
+else
+	bench/host_cost.sh "$BUILD" | tee "$TMP/host_cost.out"
+	# "| host (defaults) | quiet | scan tick | amortised |", each "instructions / syscalls"
+	for src in "host (defaults)" "processes, 10 comm: watches" "probes, 1 TCP probe (loopback)"; do
+		line=$(grep -F "| $src |" "$TMP/host_cost.out" | head -1)
+		[ -n "$line" ] && row "$src: instructions / syscalls per sample, quiet; scan tick; amortised (1 s)" \
+			"$(echo "$line" | awk -F'|' '{ gsub(/^ +| +$/, "", $3); gsub(/^ +| +$/, "", $4); gsub(/^ +| +$/, "", $5); print $3 "; " $4 "; " $5 }')"
+	done
+fi
+
+echo
 echo "== 3. tegrawatch run RSS (replay of $DEMO at speed $RSS_SPEED for $RSS_SECONDS s)"
 # The shipped rules (configs/rules.d) on the demo board's tree, no broker.
 # A small build: static, without MQTT and web (the target of issue 2).

@@ -66,13 +66,8 @@ proc_parse_stat(const char *text, size_t len, struct proc_stat *out)
 		return -EINVAL;
 	}
 	const char *open = p + 2;
-	const char *close = NULL;
-	for (const char *c = end; c > open; c--) { /* the name may hold ')': the last one ends it */
-		if (c[-1] == ')') {
-			close = c - 1;
-			break;
-		}
-	}
+	/* the name may hold ')': the last one ends it (memrchr: the line is ~300 bytes, the name near its start) */
+	const char *close = memrchr(open, ')', (size_t)(end - open));
 	if (!close || close + 3 > end || close[1] != ' ' || close[2] == ' ' || close[2] == '\n') {
 		return -EINVAL;
 	}
@@ -86,7 +81,7 @@ proc_parse_stat(const char *text, size_t len, struct proc_stat *out)
 		bool ok;
 		if (k == 14 || k == 15 || k == 22 || k == 23) {
 			/* the unsigned ones a watcher keeps: ticks and bytes, whole in a uint64_t */
-			uint64_t u;
+			uint64_t u = 0;
 			ok = read_unsigned(&p, end, UINT64_MAX, &u);
 			if (k == 14) {
 				st.utime_ticks = u;

@@ -166,6 +166,7 @@ proc_table_scan(struct proc_table *t)
 	t->cur = swap;
 	t->cap_cur = cap;
 	t->n_cur = 0;
+	bool in_order = true; /* the kernel lists /proc by pid: then no sort (and its buffer) is needed */
 	for (struct dirent *d; (d = readdir(dir));) {
 		int32_t pid = dir_pid(d->d_name);
 		if (pid == 0) {
@@ -182,10 +183,11 @@ proc_table_scan(struct proc_table *t)
 		if (!read_entry(t, pid, e)) {
 			continue; /* exited between the listing and the read */
 		}
+		in_order = in_order && (t->n_cur == 0 || e[-1].pid < pid);
 		t->n_cur++;
 	}
 	closedir(dir);
-	if (t->n_cur > 1) {
+	if (!in_order) {
 		qsort(t->cur, t->n_cur, sizeof(*t->cur), by_pid);
 	}
 	t->uptime_s = uptime;
