@@ -273,7 +273,11 @@ try {
 		const s1 = await readState(page);
 		mock.skipTo(mock.current() + 15); // the 15 samples after which the stream drops
 		await until('the page to notice the drop', async () => (await readState(page)).conn === 'reconnecting', 10000, 20);
-		const text = await page.textContent('#conn');
+		/* the countdown shows between two tries; on a loaded machine the next try ("reconnecting…") may come first */
+		const text = await until('the retry countdown', async () => {
+			const t = await page.textContent('#conn');
+			return /retry in \d+ s/.test(t) ? t : null;
+		}, 15000, 20);
 		c(/retry in \d+ s/.test(text), 'connection state says it will retry', text);
 		mock.setDropAfter(0);
 		await until('the stream to come back', async () => (await readState(page)).conn === 'live', 15000);
