@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "metrics_text.h"
+
 const char *
 throttle_reason_name(enum throttle_reason r)
 {
@@ -26,6 +28,9 @@ sample_clear(struct sample *s)
 	metric_set_clear(&s->metrics);
 	memset(&s->throttle, 0, sizeof(s->throttle));
 	s->processes.cpu_count = s->processes.memory_count = 0;
+	if (s->text) {
+		metrics_text_unseal(s->text);
+	}
 }
 
 /* "cpu.N" + SUFFIX into BUF (snprintf costs ~500 instructions a name, and this runs 3 per core a sample). */
