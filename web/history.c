@@ -41,8 +41,8 @@ struct ring {
 #define NARROW_MAX 32767 /* |k| */
 #define SCALE_FINEST 1000
 
-/* a ring, its two index slots and the pad before tier 0 fit what history_bytes() counts for them */
-_Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) + 3 <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
+/* a ring, its two index slots, its item slot and the pad before tier 0 fit what history_bytes() counts for them */
+_Static_assert(sizeof(struct ring) + 3 * sizeof(uint32_t) + 3 <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
 
 struct history {
 	size_t cap;
@@ -64,6 +64,14 @@ struct history {
 	uint32_t *index; /* open addressing: ring position + 1, 0 = empty */
 	size_t index_mask;
 	uint64_t dropped;
+	/*
+	 * The ring of each item of the sets numbered items_layout (position
+	 * + 1, 0: none): while a sample's names sit where they sat, its values
+	 * go to their rings without a lookup. 0: not known (a ring was freed).
+	 */
+	uint64_t items_layout;
+	size_t items_count;
+	uint32_t *item_ring;
 };
 
 static uint32_t
@@ -128,6 +136,7 @@ history_create(size_t capacity, size_t buckets, int64_t interval_ms)
 	}
 	h->index = xcalloc(slots, sizeof(*h->index));
 	h->index_mask = slots - 1;
+	h->item_ring = xcalloc(h->max_rings, sizeof(*h->item_ring));
 	return h;
 }
 
@@ -142,6 +151,7 @@ history_destroy(struct history *h)
 	}
 	free(h->rings);
 	free(h->index);
+	free(h->item_ring);
 	free(h->times);
 	free(h->minutes);
 	free(h);
@@ -448,6 +458,7 @@ evict(struct history *h)
 		}
 	}
 	if (freed) {
+		h->items_layout = 0; /* a freed place may take another name */
 		while (h->rings_end > 0 && !h->rings[h->rings_end - 1].used) {
 			h->rings_end--;
 		}
@@ -522,20 +533,18 @@ history_add(struct history *h, const struct sample *s)
 	size_t slot = (size_t)(h->count % h->cap);
 	int64_t t = history_time(h, s);
 	h->times[slot] = t;
-	for (size_t i = 0; i < h->rings_end; i++) {
-		if (h->rings[i].used) {
-			put_value(h, &h->rings[i], slot, NAN); /* absent unless the sample has it */
-		}
-	}
 	if (h->buckets) {
 		advance_minute(h, t);
 	}
 	const struct metric_set *set = &s->metrics;
+	bool known = set->layout != 0 && set->layout == h->items_layout && set->count <= h->items_count;
 	for (size_t i = 0; i < set->count; i++) {
 		const struct metric *m = &set->items[i];
-		struct ring *r = find_ring(h, m->name);
+		struct ring *r = known && h->item_ring[i] ? &h->rings[h->item_ring[i] - 1] : NULL;
 		if (!r) {
-			r = new_ring(h, m->name);
+			r = find_ring(h, m->name);
+			r = r ? r : new_ring(h, m->name);
+			h->item_ring[i] = r ? (uint32_t)(r - h->rings) + 1 : 0;
 			if (!r) {
 				h->dropped++;
 				continue;
@@ -545,6 +554,17 @@ history_add(struct history *h, const struct sample *s)
 		r->last_seen = h->count;
 		if (h->buckets && !isnan(m->value)) {
 			bucket_add(h, r, m->value);
+		}
+	}
+	if (!known) {
+		h->items_layout = set->layout;
+		h->items_count = set->count;
+	}
+	/* the rings this sample has no value for: absent in its slot */
+	for (size_t i = 0; i < h->rings_end; i++) {
+		struct ring *r = &h->rings[i];
+		if (r->used && r->last_seen != h->count) {
+			put_value(h, r, slot, NAN);
 		}
 	}
 	h->count++;
