@@ -132,7 +132,7 @@ test_rounded_values(void **state)
 {
 	(void)state;
 	uint64_t rng = 0x452821e638d01377ull;
-	for (int i = 0; i < 300000; i++) {
+	for (int i = 0; i < 100000; i++) {
 		uint64_t x = next_random(&rng);
 		double unit = (double)(x >> 11) / 9007199254740992.0; /* [0, 1), 53 bits */
 		int e = (int)(x % 19) - 4;                              /* 1e-4 .. 1e14 */
@@ -142,7 +142,7 @@ test_rounded_values(void **state)
 	}
 	/* running sums and ratios, as energy counters and shares are made */
 	double sum = 0;
-	for (int i = 0; i < 100000; i++) {
+	for (int i = 0; i < 30000; i++) {
 		sum += 0.01716 + i * 1e-7;
 		check_g15(sum);
 		check_g15(sum / 3600);
@@ -170,7 +170,7 @@ test_rounding_edges(void **state)
 		}
 	}
 	uint64_t rng = 0x13198a2e03707344ull;
-	for (int i = 0; i < 100000; i++) {
+	for (int i = 0; i < 30000; i++) {
 		uint64_t x = next_random(&rng);
 		int e = (int)(x % 18) - 4;
 		/* a 15-digit integer R plus a half, scaled to 10^E: the nearest doubles straddle the tie */
