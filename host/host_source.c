@@ -185,13 +185,16 @@ read_memory(struct host_source *h, struct metric_set *m)
 		}
 	}
 	for (size_t i = 0; i < h->zram_count; i++) {
-		char path[HOST_PATH_MAX], buf[256];
+		char path[HOST_PATH_MAX], buf[256], name[METRIC_NAME_MAX];
 		struct procmem_zram z;
 		snprintf(path, sizeof(path), "%s/block/zram%d/mm_stat", h->sys, h->zram[i]);
 		if (read_small(path, buf, sizeof(buf)) && procmem_parse_zram(buf, &z) == 0) {
-			metric_set_putf(m, (double)z.orig_data_size / 1048576.0, "zram.%d.data_mb", h->zram[i]);
-			metric_set_putf(m, (double)z.compr_data_size / 1048576.0, "zram.%d.compressed_mb", h->zram[i]);
-			metric_set_putf(m, (double)z.mem_used_total / 1048576.0, "zram.%d.used_mb", h->zram[i]);
+			metric_name_num(name, "zram.", h->zram[i], ".data_mb");
+			metric_set_put(m, name, (double)z.orig_data_size / 1048576.0);
+			metric_name_num(name, "zram.", h->zram[i], ".compressed_mb");
+			metric_set_put(m, name, (double)z.compr_data_size / 1048576.0);
+			metric_name_num(name, "zram.", h->zram[i], ".used_mb");
+			metric_set_put(m, name, (double)z.mem_used_total / 1048576.0);
 		}
 	}
 }
@@ -204,12 +207,12 @@ read_system(struct host_source *h, struct metric_set *m)
 		if (!read_kept(h, (enum kept_file)(F_PSI_CPU + r)) || procmem_parse_psi(h->text, &psi) < 0) {
 			continue;
 		}
-		metric_set_putf(m, psi.some_avg10, "pressure.%s.some_avg10_pct", psi_names[r]);
-		metric_set_putf(m, (double)psi.some_total_us / 1e6, "pressure.%s.some_seconds_total", psi_names[r]);
+		metric_set_put3(m, psi.some_avg10, "pressure.", psi_names[r], ".some_avg10_pct");
+		metric_set_put3(m, (double)psi.some_total_us / 1e6, "pressure.", psi_names[r], ".some_seconds_total");
 		if (psi.full) {
-			metric_set_putf(m, psi.full_avg10, "pressure.%s.full_avg10_pct", psi_names[r]);
-			metric_set_putf(m, (double)psi.full_total_us / 1e6, "pressure.%s.full_seconds_total",
-					psi_names[r]);
+			metric_set_put3(m, psi.full_avg10, "pressure.", psi_names[r], ".full_avg10_pct");
+			metric_set_put3(m, (double)psi.full_total_us / 1e6, "pressure.", psi_names[r],
+					".full_seconds_total");
 		}
 	}
 	uint64_t kills;
@@ -244,11 +247,11 @@ read_disks(struct host_source *h, struct metric_set *m)
 		if (diskstats_parse_line(line, len, &d) == 0 && diskstats_default_device(d.name)) {
 			char seg[DISK_NAME_MAX];
 			diskstats_segment(d.name, seg);
-			metric_set_putf(m, (double)d.sectors_read * 512.0, "disk.%s.read_bytes_total", seg);
-			metric_set_putf(m, (double)d.sectors_written * 512.0, "disk.%s.written_bytes_total", seg);
-			metric_set_putf(m, (double)d.reads, "disk.%s.reads_total", seg);
-			metric_set_putf(m, (double)d.writes, "disk.%s.writes_total", seg);
-			metric_set_putf(m, (double)d.io_ms, "disk.%s.busy_ms_total", seg);
+			metric_set_put3(m, (double)d.sectors_read * 512.0, "disk.", seg, ".read_bytes_total");
+			metric_set_put3(m, (double)d.sectors_written * 512.0, "disk.", seg, ".written_bytes_total");
+			metric_set_put3(m, (double)d.reads, "disk.", seg, ".reads_total");
+			metric_set_put3(m, (double)d.writes, "disk.", seg, ".writes_total");
+			metric_set_put3(m, (double)d.io_ms, "disk.", seg, ".busy_ms_total");
 			disks++;
 		}
 		line = nl ? nl + 1 : line + len;
@@ -447,32 +450,32 @@ put_filesystems(const struct host_source *h, struct metric_set *m)
 {
 	for (size_t i = 0; i < h->fs_count; i++) {
 		const struct fs_state *s = &h->fs[i];
-		metric_set_putf(m, s->size_mb, "filesystem.%s.size_mb", s->segment);
-		metric_set_putf(m, s->avail_mb, "filesystem.%s.avail_mb", s->segment);
-		metric_set_putf(m, s->used_mb, "filesystem.%s.used_mb", s->segment);
+		metric_set_put3(m, s->size_mb, "filesystem.", s->segment, ".size_mb");
+		metric_set_put3(m, s->avail_mb, "filesystem.", s->segment, ".avail_mb");
+		metric_set_put3(m, s->used_mb, "filesystem.", s->segment, ".used_mb");
 		if (s->has_pct) {
-			metric_set_putf(m, s->used_pct, "filesystem.%s.used_pct", s->segment);
+			metric_set_put3(m, s->used_pct, "filesystem.", s->segment, ".used_pct");
 		}
 		if (s->has_inodes) {
-			metric_set_putf(m, s->inodes, "filesystem.%s.inodes", s->segment);
-			metric_set_putf(m, s->inodes_free, "filesystem.%s.inodes_free", s->segment);
-			metric_set_putf(m, s->inodes_used_pct, "filesystem.%s.inodes_used_pct", s->segment);
+			metric_set_put3(m, s->inodes, "filesystem.", s->segment, ".inodes");
+			metric_set_put3(m, s->inodes_free, "filesystem.", s->segment, ".inodes_free");
+			metric_set_put3(m, s->inodes_used_pct, "filesystem.", s->segment, ".inodes_used_pct");
 		}
-		metric_set_putf(m, s->readonly ? 1 : 0, "filesystem.%s.readonly", s->segment);
+		metric_set_put3(m, s->readonly ? 1 : 0, "filesystem.", s->segment, ".readonly");
 		if (s->has_eta) {
-			metric_set_putf(m, s->full_eta_s, "filesystem.%s.full_eta_s", s->segment);
+			metric_set_put3(m, s->full_eta_s, "filesystem.", s->segment, ".full_eta_s");
 		}
 	}
 	for (size_t i = 0; i < h->emmc_count; i++) {
 		const struct emmc_state *e = &h->emmc[i];
 		if (e->life_a >= 0) {
-			metric_set_putf(m, e->life_a, "emmc.%s.life_time_a_pct", e->segment);
+			metric_set_put3(m, e->life_a, "emmc.", e->segment, ".life_time_a_pct");
 		}
 		if (e->life_b >= 0) {
-			metric_set_putf(m, e->life_b, "emmc.%s.life_time_b_pct", e->segment);
+			metric_set_put3(m, e->life_b, "emmc.", e->segment, ".life_time_b_pct");
 		}
 		if (e->pre_eol >= 0) {
-			metric_set_putf(m, e->pre_eol, "emmc.%s.pre_eol", e->segment);
+			metric_set_put3(m, e->pre_eol, "emmc.", e->segment, ".pre_eol");
 		}
 	}
 }
@@ -514,27 +517,27 @@ read_link(const struct host_source *h, const struct net_state *s, struct metric_
 	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", h->sys, s->name);
 	int up = read_small(path, state, sizeof(state)) ? netdev_link_up(state, carrier) : -1;
 	if (up >= 0) {
-		metric_set_putf(m, up, "network.%s.up", s->segment);
+		metric_set_put3(m, up, "network.", s->segment, ".up");
 	}
 	snprintf(path, sizeof(path), "%s/class/net/%s/carrier_changes", h->sys, s->name);
 	const char *p = buf;
 	uint64_t changes;
 	if (read_small(path, buf, sizeof(buf)) && host_read_counter(&p, &changes) && host_at_end(p)) {
-		metric_set_putf(m, (double)changes, "network.%s.carrier_changes_total", s->segment);
+		metric_set_put3(m, (double)changes, "network.", s->segment, ".carrier_changes_total");
 	}
 }
 
 static void
 put_netdev(const struct net_state *s, const struct netdev_stat *d, struct metric_set *m)
 {
-	metric_set_putf(m, (double)d->rx_bytes, "network.%s.receive_bytes_total", s->segment);
-	metric_set_putf(m, (double)d->tx_bytes, "network.%s.transmit_bytes_total", s->segment);
-	metric_set_putf(m, (double)d->rx_packets, "network.%s.receive_packets_total", s->segment);
-	metric_set_putf(m, (double)d->tx_packets, "network.%s.transmit_packets_total", s->segment);
-	metric_set_putf(m, (double)d->rx_errors, "network.%s.receive_errors_total", s->segment);
-	metric_set_putf(m, (double)d->tx_errors, "network.%s.transmit_errors_total", s->segment);
-	metric_set_putf(m, (double)d->rx_drop, "network.%s.receive_drop_total", s->segment);
-	metric_set_putf(m, (double)d->tx_drop, "network.%s.transmit_drop_total", s->segment);
+	metric_set_put3(m, (double)d->rx_bytes, "network.", s->segment, ".receive_bytes_total");
+	metric_set_put3(m, (double)d->tx_bytes, "network.", s->segment, ".transmit_bytes_total");
+	metric_set_put3(m, (double)d->rx_packets, "network.", s->segment, ".receive_packets_total");
+	metric_set_put3(m, (double)d->tx_packets, "network.", s->segment, ".transmit_packets_total");
+	metric_set_put3(m, (double)d->rx_errors, "network.", s->segment, ".receive_errors_total");
+	metric_set_put3(m, (double)d->tx_errors, "network.", s->segment, ".transmit_errors_total");
+	metric_set_put3(m, (double)d->rx_drop, "network.", s->segment, ".receive_drop_total");
+	metric_set_put3(m, (double)d->tx_drop, "network.", s->segment, ".transmit_drop_total");
 }
 
 /* the signal level of the watched interfaces /proc/net/wireless names */
@@ -551,7 +554,7 @@ read_wireless(struct host_source *h, struct metric_set *m)
 		int dbm;
 		const struct net_state *s;
 		if (netdev_parse_wireless(line, len, name, &dbm) == 0 && (s = net_find(h->net, h->net_count, name))) {
-			metric_set_putf(m, dbm, "network.%s.wifi_signal_dbm", s->segment);
+			metric_set_put3(m, dbm, "network.", s->segment, ".wifi_signal_dbm");
 		}
 		line = nl ? nl + 1 : line + len;
 	}

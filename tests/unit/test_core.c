@@ -403,6 +403,37 @@ test_sample_json(void **state)
 	free(s);
 }
 
+/* Names joined by hand: what snprintf() gives, nothing past METRIC_NAME_MAX. */
+static void
+test_metric_names(void **state)
+{
+	(void)state;
+	char buf[METRIC_NAME_MAX], want[METRIC_NAME_MAX * 2];
+	assert_int_equal(metric_name_join(buf, "network.", "eth0", ".up"), 15);
+	assert_string_equal(buf, "network.eth0.up");
+	const long long nums[] = {0, 7, 11, 255, -3, 1234567890123LL, INT64_MIN};
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		snprintf(want, sizeof(want), "cpu.%lld.freq_mhz", nums[i]);
+		assert_int_equal(metric_name_num(buf, "cpu.", nums[i], ".freq_mhz"), strlen(want));
+		assert_string_equal(buf, want);
+	}
+	/* 63 bytes fit, 64 do not */
+	char long_part[METRIC_NAME_MAX];
+	memset(long_part, 'x', sizeof(long_part));
+	long_part[63 - 4] = '\0';
+	assert_int_equal(metric_name_join(buf, "a.", long_part, ".b"), 63);
+	long_part[63 - 4] = 'x';
+	long_part[64 - 4] = '\0';
+	assert_int_equal(metric_name_join(buf, "a.", long_part, ".b"), 0);
+	struct metric_set *set = new_set();
+	assert_int_equal(metric_set_put3(set, 4.5, "disk.", "mmcblk0", ".reads_total"), 0);
+	double v;
+	assert_true(metric_set_get(set, "disk.mmcblk0.reads_total", &v) && v == 4.5);
+	assert_int_equal(metric_set_put3(set, 1, "a.", long_part, ".b"), -EINVAL);
+	assert_int_equal(set->count, 1);
+	free(set);
+}
+
 /* S as JSON with and without its text: the same bytes. Returns the text's JSON (free it). */
 static char *
 json_both_ways(struct sample *s)
@@ -492,6 +523,7 @@ main(void)
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_sample_json),
 		cmocka_unit_test(test_metrics_text),
+		cmocka_unit_test(test_metric_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
