@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,10 +67,19 @@ struct emmc_state {
 	int life_a, life_b, pre_eol; /* -1: absent */
 };
 
-/* a watched interface and its metric segment, kept from sample to sample */
+enum link_file {
+	L_CARRIER,
+	L_OPERSTATE,
+	L_CARRIER_CHANGES,
+	L_COUNT
+};
+static const char *const link_files[L_COUNT] = {"carrier", "operstate", "carrier_changes"};
+
+/* a watched interface, its metric segment and its link files (kept open; -1: not yet), kept from sample to sample */
 struct net_state {
 	char name[NETDEV_NAME_MAX];
 	char segment[NETDEV_SEGMENT_MAX];
+	int fd[L_COUNT];
 };
 
 struct host_source {
@@ -78,8 +88,9 @@ struct host_source {
 	int fd[F_COUNT]; /* kept open, read with pread(); -1: absent (never again) */
 	bool gone[F_COUNT];
 	char text[TEXT_MAX];
-	/* zram devices found at start */
+	/* zram devices found at start, their mm_stat kept open (-1: not yet) */
 	int zram[ZRAM_MAX];
+	int zram_fd[ZRAM_MAX];
 	size_t zram_count;
 	/* file systems */
 	bool fs_on, disks_on;
@@ -151,6 +162,54 @@ read_kept(struct host_source *h, enum kept_file f)
 	return false;
 }
 
+/*
+ * Reads a small sysfs attribute into BUF through *FD, kept open and read
+ * again with pread(): one system call a sample instead of three. The path
+ * (FMT) is made only to open it: the first time, and once more when a read
+ * fails (a device that went away and came back under the same name).
+ * EINVAL is an answer, not a broken file: carrier while a link is down.
+ */
+static bool read_attr(int *fd, char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool
+read_attr(int *fd, char *buf, size_t size, const char *fmt, ...)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (*fd < 0) {
+			char path[HOST_PATH_MAX];
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(path, sizeof(path), fmt, ap);
+			va_end(ap);
+			*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			if (*fd < 0) {
+				return false;
+			}
+		}
+		ssize_t n = pread(*fd, buf, size - 1, 0);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return true;
+		}
+		if (errno == EINVAL) {
+			return false;
+		}
+		close(*fd);
+		*fd = -1;
+	}
+	return false;
+}
+
+static void
+close_fds(int *fd, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fd[i] >= 0) {
+			close(fd[i]);
+			fd[i] = -1;
+		}
+	}
+}
+
 /* reads a small file whole into BUF; false when absent or unreadable */
 static bool
 read_small(const char *path, char *buf, size_t size)
@@ -185,10 +244,10 @@ read_memory(struct host_source *h, struct metric_set *m)
 		}
 	}
 	for (size_t i = 0; i < h->zram_count; i++) {
-		char path[HOST_PATH_MAX], buf[256], name[METRIC_NAME_MAX];
+		char buf[256], name[METRIC_NAME_MAX];
 		struct procmem_zram z;
-		snprintf(path, sizeof(path), "%s/block/zram%d/mm_stat", h->sys, h->zram[i]);
-		if (read_small(path, buf, sizeof(buf)) && procmem_parse_zram(buf, &z) == 0) {
+		if (read_attr(&h->zram_fd[i], buf, sizeof(buf), "%s/block/zram%d/mm_stat", h->sys, h->zram[i]) &&
+		    procmem_parse_zram(buf, &z) == 0) {
 			metric_name_num(name, "zram.", h->zram[i], ".data_mb");
 			metric_set_put(m, name, (double)z.orig_data_size / 1048576.0);
 			metric_name_num(name, "zram.", h->zram[i], ".compressed_mb");
@@ -506,23 +565,25 @@ net_segment_taken(const struct net_state *list, size_t n, const char *name, cons
 
 /* operstate, carrier and carrier_changes of one interface (sysfs-class-net) */
 static void
-read_link(const struct host_source *h, const struct net_state *s, struct metric_set *m)
+read_link(const struct host_source *h, struct net_state *s, struct metric_set *m)
 {
-	char path[HOST_PATH_MAX], state[64], buf[64];
+	char state[64], buf[64];
 	int carrier = -1; /* the kernel answers EINVAL while the interface is down */
-	snprintf(path, sizeof(path), "%s/class/net/%s/carrier", h->sys, s->name);
-	if (read_small(path, buf, sizeof(buf))) {
+	const char *dir = "%s/class/net/%s/%s";
+	if (read_attr(&s->fd[L_CARRIER], buf, sizeof(buf), dir, h->sys, s->name, link_files[L_CARRIER])) {
 		carrier = buf[0] == '1' ? 1 : buf[0] == '0' ? 0 : -1;
 	}
-	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", h->sys, s->name);
-	int up = read_small(path, state, sizeof(state)) ? netdev_link_up(state, carrier) : -1;
+	int up = read_attr(&s->fd[L_OPERSTATE], state, sizeof(state), dir, h->sys, s->name, link_files[L_OPERSTATE])
+			 ? netdev_link_up(state, carrier)
+			 : -1;
 	if (up >= 0) {
 		metric_set_put3(m, up, "network.", s->segment, ".up");
 	}
-	snprintf(path, sizeof(path), "%s/class/net/%s/carrier_changes", h->sys, s->name);
 	const char *p = buf;
 	uint64_t changes;
-	if (read_small(path, buf, sizeof(buf)) && host_read_counter(&p, &changes) && host_at_end(p)) {
+	if (read_attr(&s->fd[L_CARRIER_CHANGES], buf, sizeof(buf), dir, h->sys, s->name,
+		      link_files[L_CARRIER_CHANGES]) &&
+	    host_read_counter(&p, &changes) && host_at_end(p)) {
 		metric_set_put3(m, (double)changes, "network.", s->segment, ".carrier_changes_total");
 	}
 }
@@ -590,7 +651,11 @@ read_network(struct host_source *h, struct metric_set *m)
 			const struct net_state *old = net_find(h->net, h->net_count, d.name);
 			if (old) {
 				memcpy(s->segment, old->segment, sizeof(s->segment));
+				memcpy(s->fd, old->fd, sizeof(s->fd));
 			} else {
+				for (size_t f = 0; f < L_COUNT; f++) {
+					s->fd[f] = -1;
+				}
 				netdev_segment(d.name, false, s->segment);
 				if (net_segment_taken(now, n, d.name, s->segment) ||
 				    net_segment_taken(h->net, h->net_count, d.name, s->segment)) {
@@ -607,6 +672,7 @@ read_network(struct host_source *h, struct metric_set *m)
 	for (size_t i = 0; i < h->net_count; i++) {
 		if (!net_find(now, n, h->net[i].name)) {
 			metric_attrs_forget("device", h->net[i].segment); /* gone */
+			close_fds(h->net[i].fd, L_COUNT);
 		}
 	}
 	memcpy(h->net, now, n * sizeof(now[0]));
@@ -649,16 +715,14 @@ static void
 host_destroy(struct source *src)
 {
 	struct host_source *h = (struct host_source *)src;
-	for (size_t f = 0; f < F_COUNT; f++) {
-		if (h->fd[f] >= 0) {
-			close(h->fd[f]);
-		}
-	}
+	close_fds(h->fd, F_COUNT);
+	close_fds(h->zram_fd, h->zram_count);
 	for (size_t i = 0; i < h->fs_count; i++) {
 		metric_attrs_forget("mountpoint", h->fs[i].segment);
 	}
 	for (size_t i = 0; i < h->net_count; i++) {
 		metric_attrs_forget("device", h->net[i].segment);
+		close_fds(h->net[i].fd, L_COUNT);
 	}
 	free_list(h->include);
 	free_list(h->exclude);
@@ -686,6 +750,7 @@ find_zram(struct host_source *h)
 	for (struct dirent *e; (e = readdir(dir)) && h->zram_count < ZRAM_MAX;) {
 		int n, end = 0;
 		if (sscanf(e->d_name, "zram%d%n", &n, &end) == 1 && e->d_name[end] == '\0' && n >= 0) {
+			h->zram_fd[h->zram_count] = -1;
 			h->zram[h->zram_count++] = n;
 		}
 	}
