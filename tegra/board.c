@@ -53,19 +53,7 @@ board_path(char *buf, size_t size, const char *fmt, ...)
 void
 board_put(struct metric_set *set, double value, const char *a, const char *b, const char *c)
 {
-	char name[METRIC_NAME_MAX];
-	size_t la = strlen(a);
-	size_t lb = strlen(b);
-	size_t lc = c ? strlen(c) : 0;
-	if (la + lb + lc >= sizeof(name)) {
-		return;
-	}
-	memcpy(name, a, la);
-	memcpy(name + la, b, lb);
-	if (lc) {
-		memcpy(name + la + lb, c, lc);
-	}
-	metric_set_put_n(set, name, la + lb + lc, value);
+	metric_set_put3(set, value, a, b, c ? c : "");
 }
 
 bool
