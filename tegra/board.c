@@ -287,6 +287,7 @@ board_sample(struct board *b, struct sample *s)
 	bool slow = !b->slow_done || now - b->slow_last_ms >= BOARD_SLOW_MS;
 	b->reads_ok = 0;
 	b->first_err = 0;
+	sysfs_chain_begin(b->fs, now); /* one clock reading a file */
 	if (slow) {
 		refresh_slow(b);
 		b->slow_done = true;
@@ -299,6 +300,7 @@ board_sample(struct board *b, struct sample *s)
 	board_sample_emc(b, set);
 	board_sample_power(b, set);
 	board_sample_nvpmodel(b, s, slow);
+	sysfs_chain_end(b->fs);
 	if (b->reads_ok == 0) {
 		return b->first_err ? b->first_err : -ENODATA;
 	}

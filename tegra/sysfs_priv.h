@@ -42,6 +42,8 @@ struct sysfs {
 	bool use_openat2;
 	int64_t (*now_ms)(void *data);
 	void *clock_data;
+	bool chained; /* sysfs_chain_begin(): a read starts at chain_ms, the end of the one before */
+	int64_t chain_ms;
 	uint64_t errors;
 	uint64_t fail_seq;
 	size_t used;
