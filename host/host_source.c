@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +70,19 @@ struct emmc_state {
 	int life_a, life_b, pre_eol; /* -1: absent */
 };
 
-/* a watched interface and its metric segment, kept from sample to sample */
+enum link_file {
+	L_CARRIER,
+	L_OPERSTATE,
+	L_CARRIER_CHANGES,
+	L_COUNT
+};
+static const char *const link_files[L_COUNT] = {"carrier", "operstate", "carrier_changes"};
+
+/* a watched interface, its metric segment and its link files (kept open; -1: not yet), kept from sample to sample */
 struct net_state {
 	char name[NETDEV_NAME_MAX];
 	char segment[NETDEV_SEGMENT_MAX];
+	int fd[L_COUNT];
 	/* its link was up at a sample since the agent started (or the interface came back): a down link is lost */
 	bool was_up;
 };
@@ -83,8 +93,9 @@ struct host_source {
 	int fd[F_COUNT]; /* kept open, read with pread(); -1: absent (never again) */
 	bool gone[F_COUNT];
 	char text[TEXT_MAX];
-	/* zram devices found at start */
+	/* zram devices found at start, their mm_stat kept open (-1: not yet) */
 	int zram[ZRAM_MAX];
+	int zram_fd[ZRAM_MAX];
 	size_t zram_count;
 	/* file systems */
 	bool fs_on, disks_on;
@@ -158,6 +169,54 @@ read_kept(struct host_source *h, enum kept_file f)
 	return false;
 }
 
+/*
+ * Reads a small sysfs attribute into BUF through *FD, kept open and read
+ * again with pread(): one system call a sample instead of three. The path
+ * (FMT) is made only to open it: the first time, and once more when a read
+ * fails (a device that went away and came back under the same name).
+ * EINVAL is an answer, not a broken file: carrier while a link is down.
+ */
+static bool read_attr(int *fd, char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool
+read_attr(int *fd, char *buf, size_t size, const char *fmt, ...)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (*fd < 0) {
+			char path[HOST_PATH_MAX];
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(path, sizeof(path), fmt, ap);
+			va_end(ap);
+			*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			if (*fd < 0) {
+				return false;
+			}
+		}
+		ssize_t n = pread(*fd, buf, size - 1, 0);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return true;
+		}
+		if (errno == EINVAL) {
+			return false;
+		}
+		close(*fd);
+		*fd = -1;
+	}
+	return false;
+}
+
+static void
+close_fds(int *fd, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fd[i] >= 0) {
+			close(fd[i]);
+			fd[i] = -1;
+		}
+	}
+}
+
 /* reads a small file whole into BUF; false when absent or unreadable */
 static bool
 read_small(const char *path, char *buf, size_t size)
@@ -192,13 +251,16 @@ read_memory(struct host_source *h, struct metric_set *m)
 		}
 	}
 	for (size_t i = 0; i < h->zram_count; i++) {
-		char path[HOST_PATH_MAX], buf[256];
+		char buf[256], name[METRIC_NAME_MAX];
 		struct procmem_zram z;
-		snprintf(path, sizeof(path), "%s/block/zram%d/mm_stat", h->sys, h->zram[i]);
-		if (read_small(path, buf, sizeof(buf)) && procmem_parse_zram(buf, &z) == 0) {
-			metric_set_putf(m, (double)z.orig_data_size / 1048576.0, "zram.%d.data_mb", h->zram[i]);
-			metric_set_putf(m, (double)z.compr_data_size / 1048576.0, "zram.%d.compressed_mb", h->zram[i]);
-			metric_set_putf(m, (double)z.mem_used_total / 1048576.0, "zram.%d.used_mb", h->zram[i]);
+		if (read_attr(&h->zram_fd[i], buf, sizeof(buf), "%s/block/zram%d/mm_stat", h->sys, h->zram[i]) &&
+		    procmem_parse_zram(buf, &z) == 0) {
+			metric_name_num(name, "zram.", h->zram[i], ".data_mb");
+			metric_set_put(m, name, (double)z.orig_data_size / 1048576.0);
+			metric_name_num(name, "zram.", h->zram[i], ".compressed_mb");
+			metric_set_put(m, name, (double)z.compr_data_size / 1048576.0);
+			metric_name_num(name, "zram.", h->zram[i], ".used_mb");
+			metric_set_put(m, name, (double)z.mem_used_total / 1048576.0);
 		}
 	}
 }
@@ -211,12 +273,12 @@ read_system(struct host_source *h, struct metric_set *m)
 		if (!read_kept(h, (enum kept_file)(F_PSI_CPU + r)) || procmem_parse_psi(h->text, &psi) < 0) {
 			continue;
 		}
-		metric_set_putf(m, psi.some_avg10, "pressure.%s.some_avg10_pct", psi_names[r]);
-		metric_set_putf(m, (double)psi.some_total_us / 1e6, "pressure.%s.some_seconds_total", psi_names[r]);
+		metric_set_put3(m, psi.some_avg10, "pressure.", psi_names[r], ".some_avg10_pct");
+		metric_set_put3(m, (double)psi.some_total_us / 1e6, "pressure.", psi_names[r], ".some_seconds_total");
 		if (psi.full) {
-			metric_set_putf(m, psi.full_avg10, "pressure.%s.full_avg10_pct", psi_names[r]);
-			metric_set_putf(m, (double)psi.full_total_us / 1e6, "pressure.%s.full_seconds_total",
-					psi_names[r]);
+			metric_set_put3(m, psi.full_avg10, "pressure.", psi_names[r], ".full_avg10_pct");
+			metric_set_put3(m, (double)psi.full_total_us / 1e6, "pressure.", psi_names[r],
+					".full_seconds_total");
 		}
 	}
 	uint64_t kills;
@@ -251,11 +313,11 @@ read_disks(struct host_source *h, struct metric_set *m)
 		if (diskstats_parse_line(line, len, &d) == 0 && diskstats_default_device(d.name)) {
 			char seg[DISK_NAME_MAX];
 			diskstats_segment(d.name, seg);
-			metric_set_putf(m, (double)d.sectors_read * 512.0, "disk.%s.read_bytes_total", seg);
-			metric_set_putf(m, (double)d.sectors_written * 512.0, "disk.%s.written_bytes_total", seg);
-			metric_set_putf(m, (double)d.reads, "disk.%s.reads_total", seg);
-			metric_set_putf(m, (double)d.writes, "disk.%s.writes_total", seg);
-			metric_set_putf(m, (double)d.io_ms, "disk.%s.busy_ms_total", seg);
+			metric_set_put3(m, (double)d.sectors_read * 512.0, "disk.", seg, ".read_bytes_total");
+			metric_set_put3(m, (double)d.sectors_written * 512.0, "disk.", seg, ".written_bytes_total");
+			metric_set_put3(m, (double)d.reads, "disk.", seg, ".reads_total");
+			metric_set_put3(m, (double)d.writes, "disk.", seg, ".writes_total");
+			metric_set_put3(m, (double)d.io_ms, "disk.", seg, ".busy_ms_total");
 			disks++;
 		}
 		line = nl ? nl + 1 : line + len;
@@ -454,32 +516,32 @@ put_filesystems(const struct host_source *h, struct metric_set *m)
 {
 	for (size_t i = 0; i < h->fs_count; i++) {
 		const struct fs_state *s = &h->fs[i];
-		metric_set_putf(m, s->size_mb, "filesystem.%s.size_mb", s->segment);
-		metric_set_putf(m, s->avail_mb, "filesystem.%s.avail_mb", s->segment);
-		metric_set_putf(m, s->used_mb, "filesystem.%s.used_mb", s->segment);
+		metric_set_put3(m, s->size_mb, "filesystem.", s->segment, ".size_mb");
+		metric_set_put3(m, s->avail_mb, "filesystem.", s->segment, ".avail_mb");
+		metric_set_put3(m, s->used_mb, "filesystem.", s->segment, ".used_mb");
 		if (s->has_pct) {
-			metric_set_putf(m, s->used_pct, "filesystem.%s.used_pct", s->segment);
+			metric_set_put3(m, s->used_pct, "filesystem.", s->segment, ".used_pct");
 		}
 		if (s->has_inodes) {
-			metric_set_putf(m, s->inodes, "filesystem.%s.inodes", s->segment);
-			metric_set_putf(m, s->inodes_free, "filesystem.%s.inodes_free", s->segment);
-			metric_set_putf(m, s->inodes_used_pct, "filesystem.%s.inodes_used_pct", s->segment);
+			metric_set_put3(m, s->inodes, "filesystem.", s->segment, ".inodes");
+			metric_set_put3(m, s->inodes_free, "filesystem.", s->segment, ".inodes_free");
+			metric_set_put3(m, s->inodes_used_pct, "filesystem.", s->segment, ".inodes_used_pct");
 		}
-		metric_set_putf(m, s->readonly ? 1 : 0, "filesystem.%s.readonly", s->segment);
+		metric_set_put3(m, s->readonly ? 1 : 0, "filesystem.", s->segment, ".readonly");
 		if (s->has_eta) {
-			metric_set_putf(m, s->full_eta_s, "filesystem.%s.full_eta_s", s->segment);
+			metric_set_put3(m, s->full_eta_s, "filesystem.", s->segment, ".full_eta_s");
 		}
 	}
 	for (size_t i = 0; i < h->emmc_count; i++) {
 		const struct emmc_state *e = &h->emmc[i];
 		if (e->life_a >= 0) {
-			metric_set_putf(m, e->life_a, "emmc.%s.life_time_a_pct", e->segment);
+			metric_set_put3(m, e->life_a, "emmc.", e->segment, ".life_time_a_pct");
 		}
 		if (e->life_b >= 0) {
-			metric_set_putf(m, e->life_b, "emmc.%s.life_time_b_pct", e->segment);
+			metric_set_put3(m, e->life_b, "emmc.", e->segment, ".life_time_b_pct");
 		}
 		if (e->pre_eol >= 0) {
-			metric_set_putf(m, e->pre_eol, "emmc.%s.pre_eol", e->segment);
+			metric_set_put3(m, e->pre_eol, "emmc.", e->segment, ".pre_eol");
 		}
 	}
 }
@@ -512,39 +574,41 @@ net_segment_taken(const struct net_state *list, size_t n, const char *name, cons
 static void
 read_link(const struct host_source *h, struct net_state *s, struct metric_set *m)
 {
-	char path[HOST_PATH_MAX], state[64], buf[64];
+	char state[64], buf[64];
 	int carrier = -1; /* the kernel answers EINVAL while the interface is down */
-	snprintf(path, sizeof(path), "%s/class/net/%s/carrier", h->sys, s->name);
-	if (read_small(path, buf, sizeof(buf))) {
+	const char *dir = "%s/class/net/%s/%s";
+	if (read_attr(&s->fd[L_CARRIER], buf, sizeof(buf), dir, h->sys, s->name, link_files[L_CARRIER])) {
 		carrier = buf[0] == '1' ? 1 : buf[0] == '0' ? 0 : -1;
 	}
-	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", h->sys, s->name);
-	int up = read_small(path, state, sizeof(state)) ? netdev_link_up(state, carrier) : -1;
+	int up = read_attr(&s->fd[L_OPERSTATE], state, sizeof(state), dir, h->sys, s->name, link_files[L_OPERSTATE])
+			 ? netdev_link_up(state, carrier)
+			 : -1;
 	if (up >= 0) {
 		/* links never up since the start (a USB gadget without a host, an unused CAN bus) are not lost */
 		s->was_up = s->was_up || up == 1;
-		metric_set_putf(m, up, "network.%s.up", s->segment);
-		metric_set_putf(m, up == 0 && s->was_up, "network.%s.link_lost", s->segment);
+		metric_set_put3(m, up, "network.", s->segment, ".up");
+		metric_set_put3(m, up == 0 && s->was_up, "network.", s->segment, ".link_lost");
 	}
-	snprintf(path, sizeof(path), "%s/class/net/%s/carrier_changes", h->sys, s->name);
 	const char *p = buf;
 	uint64_t changes;
-	if (read_small(path, buf, sizeof(buf)) && host_read_counter(&p, &changes) && host_at_end(p)) {
-		metric_set_putf(m, (double)changes, "network.%s.carrier_changes_total", s->segment);
+	if (read_attr(&s->fd[L_CARRIER_CHANGES], buf, sizeof(buf), dir, h->sys, s->name,
+		      link_files[L_CARRIER_CHANGES]) &&
+	    host_read_counter(&p, &changes) && host_at_end(p)) {
+		metric_set_put3(m, (double)changes, "network.", s->segment, ".carrier_changes_total");
 	}
 }
 
 static void
 put_netdev(const struct net_state *s, const struct netdev_stat *d, struct metric_set *m)
 {
-	metric_set_putf(m, (double)d->rx_bytes, "network.%s.receive_bytes_total", s->segment);
-	metric_set_putf(m, (double)d->tx_bytes, "network.%s.transmit_bytes_total", s->segment);
-	metric_set_putf(m, (double)d->rx_packets, "network.%s.receive_packets_total", s->segment);
-	metric_set_putf(m, (double)d->tx_packets, "network.%s.transmit_packets_total", s->segment);
-	metric_set_putf(m, (double)d->rx_errors, "network.%s.receive_errors_total", s->segment);
-	metric_set_putf(m, (double)d->tx_errors, "network.%s.transmit_errors_total", s->segment);
-	metric_set_putf(m, (double)d->rx_drop, "network.%s.receive_drop_total", s->segment);
-	metric_set_putf(m, (double)d->tx_drop, "network.%s.transmit_drop_total", s->segment);
+	metric_set_put3(m, (double)d->rx_bytes, "network.", s->segment, ".receive_bytes_total");
+	metric_set_put3(m, (double)d->tx_bytes, "network.", s->segment, ".transmit_bytes_total");
+	metric_set_put3(m, (double)d->rx_packets, "network.", s->segment, ".receive_packets_total");
+	metric_set_put3(m, (double)d->tx_packets, "network.", s->segment, ".transmit_packets_total");
+	metric_set_put3(m, (double)d->rx_errors, "network.", s->segment, ".receive_errors_total");
+	metric_set_put3(m, (double)d->tx_errors, "network.", s->segment, ".transmit_errors_total");
+	metric_set_put3(m, (double)d->rx_drop, "network.", s->segment, ".receive_drop_total");
+	metric_set_put3(m, (double)d->tx_drop, "network.", s->segment, ".transmit_drop_total");
 }
 
 /* the signal level of the watched interfaces /proc/net/wireless names */
@@ -561,7 +625,7 @@ read_wireless(struct host_source *h, struct metric_set *m)
 		int dbm;
 		const struct net_state *s;
 		if (netdev_parse_wireless(line, len, name, &dbm) == 0 && (s = net_find(h->net, h->net_count, name))) {
-			metric_set_putf(m, dbm, "network.%s.wifi_signal_dbm", s->segment);
+			metric_set_put3(m, dbm, "network.", s->segment, ".wifi_signal_dbm");
 		}
 		line = nl ? nl + 1 : line + len;
 	}
@@ -598,7 +662,11 @@ read_network(struct host_source *h, struct metric_set *m)
 			s->was_up = old && old->was_up; /* one that went and came back starts again */
 			if (old) {
 				memcpy(s->segment, old->segment, sizeof(s->segment));
+				memcpy(s->fd, old->fd, sizeof(s->fd));
 			} else {
+				for (size_t f = 0; f < L_COUNT; f++) {
+					s->fd[f] = -1;
+				}
 				netdev_segment(d.name, false, s->segment);
 				if (net_segment_taken(now, n, d.name, s->segment) ||
 				    net_segment_taken(h->net, h->net_count, d.name, s->segment)) {
@@ -615,6 +683,7 @@ read_network(struct host_source *h, struct metric_set *m)
 	for (size_t i = 0; i < h->net_count; i++) {
 		if (!net_find(now, n, h->net[i].name)) {
 			metric_attrs_forget("device", h->net[i].segment); /* gone */
+			close_fds(h->net[i].fd, L_COUNT);
 		}
 	}
 	memcpy(h->net, now, n * sizeof(now[0]));
@@ -685,11 +754,8 @@ static void
 host_destroy(struct source *src)
 {
 	struct host_source *h = (struct host_source *)src;
-	for (size_t f = 0; f < F_COUNT; f++) {
-		if (h->fd[f] >= 0) {
-			close(h->fd[f]);
-		}
-	}
+	close_fds(h->fd, F_COUNT);
+	close_fds(h->zram_fd, h->zram_count);
 	if (h->kmsg_fd >= 0) {
 		close(h->kmsg_fd);
 	}
@@ -698,6 +764,7 @@ host_destroy(struct source *src)
 	}
 	for (size_t i = 0; i < h->net_count; i++) {
 		metric_attrs_forget("device", h->net[i].segment);
+		close_fds(h->net[i].fd, L_COUNT);
 	}
 	free_list(h->include);
 	free_list(h->exclude);
@@ -725,6 +792,7 @@ find_zram(struct host_source *h)
 	for (struct dirent *e; (e = readdir(dir)) && h->zram_count < ZRAM_MAX;) {
 		int n, end = 0;
 		if (sscanf(e->d_name, "zram%d%n", &n, &end) == 1 && e->d_name[end] == '\0' && n >= 0) {
+			h->zram_fd[h->zram_count] = -1;
 			h->zram[h->zram_count++] = n;
 		}
 	}
