@@ -54,6 +54,13 @@ copy_sample(struct sample *dst, const struct sample *src)
 	if (src->processes.cpu_count > 0 || src->processes.memory_count > 0) {
 		dst->processes = src->processes;
 	}
+	/* the processes the kernel's OOM killer ended on this tick, the same way */
+	dst->oom_killed.count = src->oom_killed.count;
+	dst->oom_killed.more = src->oom_killed.more;
+	if (src->oom_killed.count > 0) {
+		memcpy(dst->oom_killed.list, src->oom_killed.list,
+		       (size_t)src->oom_killed.count * sizeof(src->oom_killed.list[0]));
+	}
 	dst->metrics.count = src->metrics.count;
 	memcpy(dst->metrics.items, src->metrics.items, src->metrics.count * sizeof(src->metrics.items[0]));
 	/* the same names: /metrics keeps their dictionary entries (core/metric_dict.h) */
