@@ -23,101 +23,14 @@
 #include "oom_log.h"
 #include "procmem.h"
 
-#define HOST_PATH_MAX 512
-#define TEXT_MAX 16384 /* /proc/vmstat is the longest, about 5 KiB on 6.x */
-#define FS_MAX 24      /* file systems watched: 9 metrics each */
-#define DISK_MAX 16    /* disks: 5 metrics each, 3 more for an eMMC */
-#define ZRAM_MAX 8
-#define NET_MAX 16 /* interfaces: 12 metrics each */
-/* kernel log records read a sample at most: an OOM kill prints one line a task of its cgroup before the kill */
-#define KMSG_READS_MAX 4096
-
-enum kept_file {
-	F_MEMINFO,
-	F_LOADAVG,
-	F_UPTIME,
-	F_VMSTAT,
-	F_PSI_CPU,
-	F_PSI_MEMORY,
-	F_PSI_IO,
-	F_DISKSTATS,
-	F_NETDEV,
-	F_WIRELESS,
-	F_COUNT
-};
+#include "host_priv.h"
 
 static const char *const kept_paths[F_COUNT] = {"meminfo",      "loadavg",         "uptime",      "vmstat",
 						"pressure/cpu", "pressure/memory", "pressure/io", "diskstats",
 						"net/dev",      "net/wireless"};
 static const char *const psi_names[] = {"cpu", "memory", "io"};
 
-struct fs_state {
-	char segment[MOUNT_SEGMENT_MAX];
-	double size_mb, avail_mb, used_mb, used_pct, inodes, inodes_free, inodes_used_pct;
-	double size_bytes, avail_bytes, used_bytes, full_eta_s;
-	bool has_inodes, has_pct, readonly, has_eta;
-};
-
-/* the used bytes of a watched mount over host.filesystems.trend, kept from scan to scan */
-struct fs_trend {
-	char segment[MOUNT_SEGMENT_MAX]; /* "": a free slot */
-	double size_bytes;               /* another size (a resize, another device mounted): a new trend */
-	struct fill_trend fill;
-};
-
-struct emmc_state {
-	char segment[DISK_NAME_MAX];
-	int life_a, life_b, pre_eol; /* -1: absent */
-};
-
-enum link_file {
-	L_CARRIER,
-	L_OPERSTATE,
-	L_CARRIER_CHANGES,
-	L_COUNT
-};
 static const char *const link_files[L_COUNT] = {"carrier", "operstate", "carrier_changes"};
-
-/* a watched interface, its metric segment and its link files (kept open; -1: not yet), kept from sample to sample */
-struct net_state {
-	char name[NETDEV_NAME_MAX];
-	char segment[NETDEV_SEGMENT_MAX];
-	int fd[L_COUNT];
-	/* its link was up at a sample since the agent started (or the interface came back): a down link is lost */
-	bool was_up;
-};
-
-struct host_source {
-	struct source base;
-	char proc[HOST_PATH_MAX / 2], sys[HOST_PATH_MAX / 2];
-	int fd[F_COUNT]; /* kept open, read with pread(); -1: absent (never again) */
-	bool gone[F_COUNT];
-	char text[TEXT_MAX];
-	/* zram devices found at start, their mm_stat kept open (-1: not yet) */
-	int zram[ZRAM_MAX];
-	int zram_fd[ZRAM_MAX];
-	size_t zram_count;
-	/* file systems */
-	bool fs_on, disks_on;
-	int64_t fs_interval_ms, next_scan_ms, fs_trend_ms;
-	struct mounts_filter filter;
-	char **include, **exclude; /* owned copies */
-	struct fs_state fs[FS_MAX];
-	size_t fs_count;
-	struct fs_trend trend[FS_MAX];
-	bool fs_full_said;
-	struct emmc_state emmc[DISK_MAX];
-	size_t emmc_count;
-	/* network interfaces */
-	bool net_on;
-	struct netdev_filter net_filter;
-	char **net_include, **net_exclude; /* owned copies */
-	struct net_state net[NET_MAX];
-	size_t net_count;
-	bool net_full_said;
-	/* the kernel log from where it stood at the start, for the OOM killer's victims; -1: not readable */
-	int kmsg_fd;
-};
 
 static char **
 copy_list(char *const *list, size_t n)
@@ -359,194 +272,6 @@ scan_emmc(struct host_source *h)
 	closedir(dir);
 }
 
-static bool
-segment_taken(const struct host_source *h, size_t n, const char *seg)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(h->fs[i].segment, seg) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/* statvfs() of one mount into S; false when it cannot be read */
-static bool
-stat_mount(const struct mount_entry *me, struct fs_state *s)
-{
-	struct statvfs v;
-	if (statvfs(me->mountpoint, &v) != 0 || v.f_blocks == 0) {
-		return false; /* gone, no permission, or a file system without blocks (none to watch) */
-	}
-	double block = (double)(v.f_frsize ? v.f_frsize : v.f_bsize);
-	double used = (double)(v.f_blocks - (v.f_bfree < v.f_blocks ? v.f_bfree : v.f_blocks));
-	s->size_bytes = (double)v.f_blocks * block;
-	s->avail_bytes = (double)v.f_bavail * block;
-	s->used_bytes = used * block;
-	s->size_mb = s->size_bytes / 1048576.0;
-	s->avail_mb = s->avail_bytes / 1048576.0;
-	s->used_mb = s->used_bytes / 1048576.0;
-	s->has_pct = used + (double)v.f_bavail > 0;
-	s->used_pct = s->has_pct ? 100.0 * used / (used + (double)v.f_bavail) : 0;
-	s->has_inodes = v.f_files > 0; /* btrfs and some others say 0: no inode limit */
-	s->inodes = (double)v.f_files;
-	s->inodes_free = (double)v.f_ffree;
-	s->inodes_used_pct = s->has_inodes
-				     ? 100.0 * (double)(v.f_files - (v.f_ffree < v.f_files ? v.f_ffree : v.f_files)) /
-					       (double)v.f_files
-				     : 0;
-	s->readonly = (v.f_flag & ST_RDONLY) != 0 || me->readonly;
-	return true;
-}
-
-/* S's scan at NOW_MS into its trend, and its time to full from it */
-static void
-track_fill(struct host_source *h, struct fs_state *s, int64_t now_ms)
-{
-	struct fs_trend *tr = NULL, *free_slot = NULL;
-	for (size_t i = 0; i < FS_MAX && !tr; i++) {
-		if (strcmp(h->trend[i].segment, s->segment) == 0) {
-			tr = &h->trend[i];
-		} else if (!free_slot && !h->trend[i].segment[0]) {
-			free_slot = &h->trend[i];
-		}
-	}
-	if (!tr && !free_slot) {
-		s->has_eta = false; /* the slots of mounts gone in this very scan come back at its end */
-		return;
-	}
-	if (!tr) {
-		tr = free_slot;
-		memcpy(tr->segment, s->segment, sizeof(tr->segment));
-		tr->size_bytes = -1;
-	}
-	if (tr->size_bytes != s->size_bytes) {
-		fill_trend_init(&tr->fill, h->fs_trend_ms);
-		tr->size_bytes = s->size_bytes;
-	}
-	fill_trend_add(&tr->fill, now_ms, s->used_bytes);
-	s->has_eta = fill_trend_eta_s(&tr->fill, s->avail_bytes, &s->full_eta_s) == 0;
-}
-
-/* gives back the trends of mounts no longer watched */
-static void
-drop_trends(struct host_source *h)
-{
-	for (size_t i = 0; i < FS_MAX; i++) {
-		if (h->trend[i].segment[0] && !segment_taken(h, h->fs_count, h->trend[i].segment)) {
-			h->trend[i].segment[0] = '\0';
-		}
-	}
-}
-
-/* /proc/self/mountinfo: the last line of a mount point is the one on top */
-static void
-scan_filesystems(struct host_source *h, int64_t now_ms)
-{
-	char path[HOST_PATH_MAX];
-	snprintf(path, sizeof(path), "%s/self/mountinfo", h->proc);
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		return;
-	}
-	struct mount_entry *mounts = xcalloc(FS_MAX * 4, sizeof(*mounts));
-	size_t n = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		struct mount_entry me;
-		if (mounts_parse_line(line, (size_t)len, &me) < 0 || !mounts_selected(&me, &h->filter)) {
-			continue;
-		}
-		size_t k = 0;
-		while (k < n && strcmp(mounts[k].mountpoint, me.mountpoint) != 0) {
-			k++;
-		}
-		if (k == n && n == FS_MAX * 4) {
-			continue;
-		}
-		mounts[k] = me;
-		n += k == n;
-	}
-	free(line);
-	fclose(f);
-	char old[FS_MAX][MOUNT_SEGMENT_MAX];
-	size_t old_count = h->fs_count;
-	for (size_t i = 0; i < old_count; i++) {
-		memcpy(old[i], h->fs[i].segment, MOUNT_SEGMENT_MAX);
-	}
-	size_t count = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (count == FS_MAX) {
-			if (!h->fs_full_said) {
-				log_warn("host: more than %d file systems to watch: %s and later ones left out "
-					 "(host.filesystems.include or exclude chooses)",
-					 FS_MAX, mounts[i].mountpoint);
-				h->fs_full_said = true;
-			}
-			break;
-		}
-		struct fs_state *s = &h->fs[count];
-		mounts_segment(mounts[i].mountpoint, false, s->segment);
-		if (segment_taken(h, count, s->segment)) {
-			mounts_segment(mounts[i].mountpoint, true, s->segment);
-		}
-		if (!stat_mount(&mounts[i], s)) {
-			continue;
-		}
-		track_fill(h, s, now_ms);
-		static const char *const names[] = {"mountpoint", "fstype", "device"};
-		const char *values[] = {mounts[i].mountpoint, mounts[i].fstype, mounts[i].source};
-		metric_attrs_set("mountpoint", s->segment, 3, names, values);
-		count++;
-	}
-	h->fs_count = count;
-	drop_trends(h);
-	for (size_t i = 0; i < old_count; i++) {
-		if (!segment_taken(h, count, old[i])) {
-			metric_attrs_forget("mountpoint", old[i]); /* unmounted */
-		}
-	}
-	free(mounts);
-}
-
-static void
-put_filesystems(const struct host_source *h, struct metric_set *m)
-{
-	for (size_t i = 0; i < h->fs_count; i++) {
-		const struct fs_state *s = &h->fs[i];
-		metric_set_put3(m, s->size_mb, "filesystem.", s->segment, ".size_mb");
-		metric_set_put3(m, s->avail_mb, "filesystem.", s->segment, ".avail_mb");
-		metric_set_put3(m, s->used_mb, "filesystem.", s->segment, ".used_mb");
-		if (s->has_pct) {
-			metric_set_put3(m, s->used_pct, "filesystem.", s->segment, ".used_pct");
-		}
-		if (s->has_inodes) {
-			metric_set_put3(m, s->inodes, "filesystem.", s->segment, ".inodes");
-			metric_set_put3(m, s->inodes_free, "filesystem.", s->segment, ".inodes_free");
-			metric_set_put3(m, s->inodes_used_pct, "filesystem.", s->segment, ".inodes_used_pct");
-		}
-		metric_set_put3(m, s->readonly ? 1 : 0, "filesystem.", s->segment, ".readonly");
-		if (s->has_eta) {
-			metric_set_put3(m, s->full_eta_s, "filesystem.", s->segment, ".full_eta_s");
-		}
-	}
-	for (size_t i = 0; i < h->emmc_count; i++) {
-		const struct emmc_state *e = &h->emmc[i];
-		if (e->life_a >= 0) {
-			metric_set_put3(m, e->life_a, "emmc.", e->segment, ".life_time_a_pct");
-		}
-		if (e->life_b >= 0) {
-			metric_set_put3(m, e->life_b, "emmc.", e->segment, ".life_time_b_pct");
-		}
-		if (e->pre_eol >= 0) {
-			metric_set_put3(m, e->pre_eol, "emmc.", e->segment, ".pre_eol");
-		}
-	}
-}
-
-/* the entry of interface NAME in LIST, or NULL */
 static const struct net_state *
 net_find(const struct net_state *list, size_t n, const char *name)
 {
@@ -737,14 +462,14 @@ host_read(struct source *src, struct sample *sample)
 	int64_t now = monotonic_ms();
 	if (now >= h->next_scan_ms) {
 		if (h->fs_on) {
-			scan_filesystems(h, now);
+			host_fs_scan(h, now);
 		}
 		if (h->disks_on) {
 			scan_emmc(h);
 		}
 		h->next_scan_ms = now + h->fs_interval_ms;
 	}
-	put_filesystems(h, m);
+	host_fs_put(h, m);
 	/* last: the kill line follows the oom_kill count read above by a few microseconds */
 	read_oom_victims(h, &sample->oom_killed);
 	return 0;
