@@ -13,7 +13,11 @@
 #                     difference / (N - 10), by syscall
 #     MODE files      descriptors the agent holds after a few samples
 # Environment: ROOT (fixture board, default tests/fixtures/boards/agx-orin-jp5),
-# TW (binary, default BUILD_DIR/tegrawatch).
+# TW (binary, default BUILD_DIR/tegrawatch), HARNESS=1 (root only): as the
+# side-by-side harness runs it, the fixture laid read-only over /sys, /etc
+# and /var/lib in a private mount namespace and `run` without --root, so
+# the host source reads the real /proc too (its /proc/stat: the fixture's,
+# a quiet machine, or the throttle rules would fire on this one's load).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build-bench}
@@ -23,6 +27,17 @@ root=${ROOT:-tests/fixtures/boards/agx-orin-jp5}
 tw=${TW:-$build/tegrawatch}
 short=10
 [ -x "$tw" ] || { echo "bench/tick.sh: no $tw" >&2; exit 1; }
+rootarg="--root $root"
+if [ "${HARNESS:-}" = 1 ]; then
+	[ -n "${TICK_IN_NS:-}" ] || exec unshare -m --propagation private env TICK_IN_NS=1 sh "$PWD/bench/tick.sh" "$@"
+	for d in class devices bus firmware kernel; do
+		[ ! -d "$root/sys/$d" ] || mount -t overlay "tick-$d" -o "ro,lowerdir=$PWD/$root/sys/$d:/sys/$d" "/sys/$d"
+	done
+	mount -t overlay tick-etc -o "ro,lowerdir=$PWD/$root/etc:/etc" /etc
+	[ ! -d "$root/var/lib" ] || mount -t overlay tick-varlib -o "ro,lowerdir=$PWD/$root/var/lib:/var/lib" /var/lib
+	mount --bind "$root/proc/stat" /proc/stat
+	rootarg=
+fi
 mosquitto=$(command -v mosquitto || echo /usr/sbin/mosquitto)
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -58,7 +73,8 @@ chmod 600 "$dir/agent.yaml"
 run() { # run COUNT [wrapper...]
 	count=$1
 	shift
-	"$@" "$tw" run -c "$dir/agent.yaml" --root "$root" --no-tegrastats --interval 20 \
+	# shellcheck disable=SC2086
+	"$@" "$tw" run -c "$dir/agent.yaml" $rootarg --no-tegrastats --interval 20 \
 		--count "$count" --json >/dev/null 2>"$dir/agent.log"
 }
 case $mode in
@@ -83,7 +99,8 @@ strace)
 		      printf "  %-16s %7.2f\n", "total", t }' "$dir/st.$short" "$dir/st.$n" | sort -k2 -n -r
 	;;
 files)
-	"$tw" run -c "$dir/agent.yaml" --root "$root" --no-tegrastats --interval 100 --json >/dev/null 2>"$dir/agent.log" &
+	# shellcheck disable=SC2086
+	"$tw" run -c "$dir/agent.yaml" $rootarg --no-tegrastats --interval 100 --json >/dev/null 2>"$dir/agent.log" &
 	pid=$!
 	sleep 2
 	echo "descriptors held after 2 s: $(ls /proc/$pid/fd | wc -l)"

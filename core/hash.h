@@ -21,4 +21,11 @@ uint64_t fnv1a64(uint64_t h, const void *data, size_t len);
 /** The hash of the string S, from FNV1A64_BASIS. */
 uint64_t fnv1a64_str(const char *s);
 
+/**
+ * A table hash of the string S taken 8 bytes at a time, several times
+ * faster than FNV-1a byte by byte: for keys looked up on every sample (the
+ * board's kept files). Never stored or sent: it may change.
+ */
+uint64_t hash_words_str(const char *s);
+
 #endif

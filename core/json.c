@@ -159,18 +159,34 @@ json_string(struct json *j, const char *s)
 	json_string_n(j, s, strlen(s));
 }
 
+size_t
+json_number_text(char *buf, double v)
+{
+	if (!isfinite(v)) {
+		memcpy(buf, "null", 5);
+		return 4;
+	}
+	/* whole numbers below 1e15 as "%.0f" would, the rest as "%.15g": numfmt_g15 does both */
+	return numfmt_g15(buf, v);
+}
+
 void
 json_number(struct json *j, double v)
 {
-	if (!isfinite(v)) {
-		json_null(j);
-		return;
-	}
 	char tmp[NUMFMT_MAX];
-	/* whole numbers below 1e15 as "%.0f" would, the rest as "%.15g": numfmt_g15 does both */
-	size_t n = numfmt_g15(tmp, v);
+	size_t n = json_number_text(tmp, v);
 	before_value(j);
 	json_raw(j, tmp, n);
+}
+
+void
+json_members(struct json *j, const char *text, size_t len)
+{
+	if (len == 0) {
+		return;
+	}
+	before_value(j);
+	json_raw(j, text, len);
 }
 
 void

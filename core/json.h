@@ -33,6 +33,13 @@ void json_key(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);
 /** Shortest-looking decimal for V (integers without a fraction); null when not finite. */
 void json_number(struct json *j, double v);
+/** The text json_number() writes for V, into BUF (NUMFMT_MAX bytes); returns its length. */
+size_t json_number_text(char *buf, double v);
+/**
+ * Members already written as text ("k":v,"k":v, LEN bytes, none when 0) into
+ * the open object, after a comma unless they come first.
+ */
+void json_members(struct json *j, const char *text, size_t len);
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
 void json_bool(struct json *j, bool v);

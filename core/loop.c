@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "metrics_text.h"
 #include "xalloc.h"
 
 /* work, sysfs, hwmon, host, probes, boot, NVML, tegrastats, and room for more */
@@ -72,6 +73,7 @@ agent_create(const struct agent_options *opts)
 	}
 	agent->fanout = (struct alert_fanout){.emit = fan_out, .data = agent};
 	agent->sample = xcalloc(1, sizeof(*agent->sample));
+	agent->sample->text = metrics_text_create();
 	return agent;
 }
 
@@ -90,6 +92,7 @@ agent_destroy(struct agent *agent)
 	for (int i = 0; i < agent->sink_count; i++) {
 		sink_destroy(agent->sinks[i]);
 	}
+	metrics_text_destroy(agent->sample->text);
 	free(agent->sample);
 	free(agent);
 }
@@ -222,6 +225,8 @@ agent_tick(struct agent *agent)
 			st->ops->add_metrics(st, &s->metrics);
 		}
 	}
+	/* final from here on: the first sink that writes the metrics as JSON formats them for all */
+	metrics_text_seal(s->text);
 	for (int i = 0; i < agent->sink_count; i++) {
 		struct sink *sink = agent->sinks[i];
 		if (!sink->ops->write) {

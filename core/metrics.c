@@ -160,6 +160,52 @@ metric_set_putf(struct metric_set *set, double value, const char *fmt, ...)
 	return metric_set_put_n(set, name, (size_t)n, value);
 }
 
+/* Appends TEXT at BUF + *LEN; false when the name would not fit. */
+static bool
+name_add(char *buf, size_t *len, const char *text)
+{
+	size_t n = strlen(text);
+	if (n >= METRIC_NAME_MAX - *len) {
+		return false;
+	}
+	memcpy(buf + *len, text, n + 1);
+	*len += n;
+	return true;
+}
+
+size_t
+metric_name_join(char *buf, const char *a, const char *b, const char *c)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	return name_add(buf, &len, a) && name_add(buf, &len, b) && name_add(buf, &len, c) ? len : 0;
+}
+
+size_t
+metric_name_num(char *buf, const char *prefix, long long n, const char *suffix)
+{
+	char digits[24];
+	char *p = digits + sizeof(digits);
+	unsigned long long v = n < 0 ? 0 - (unsigned long long)n : (unsigned long long)n;
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (n < 0) {
+		*--p = '-';
+	}
+	return metric_name_join(buf, prefix, p, suffix);
+}
+
+int
+metric_set_put3(struct metric_set *set, double value, const char *a, const char *b, const char *c)
+{
+	char name[METRIC_NAME_MAX];
+	size_t n = metric_name_join(name, a, b, c);
+	return n ? metric_set_put_n(set, name, n, value) : -EINVAL;
+}
+
 const struct metric *
 metric_set_find(const struct metric_set *set, const char *name)
 {

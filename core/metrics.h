@@ -77,6 +77,19 @@ int metric_set_put(struct metric_set *set, const char *name, double value);
 /** As metric_set_put() with a printf-style name. Not for hot paths. */
 int metric_set_putf(struct metric_set *set, double value, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/**
+ * A, B and C as one name into BUF (METRIC_NAME_MAX bytes): its length, 0
+ * when it does not fit. For names made on every sample ("network." "eth0"
+ * ".up"): about a tenth of what snprintf() costs.
+ */
+size_t metric_name_join(char *buf, const char *a, const char *b, const char *c);
+
+/** PREFIX, N in decimal and SUFFIX as one name ("cpu." 3 ".freq_mhz"), as metric_name_join(). */
+size_t metric_name_num(char *buf, const char *prefix, long long n, const char *suffix);
+
+/** metric_set_put() of metric_name_join(A, B, C); -EINVAL when it does not fit. */
+int metric_set_put3(struct metric_set *set, double value, const char *a, const char *b, const char *c);
+
 /** Returns the metric called NAME, or NULL. */
 const struct metric *metric_set_find(const struct metric_set *set, const char *name);
 

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "metrics_text.h"
+
 const char *
 throttle_reason_name(enum throttle_reason r)
 {
@@ -27,26 +29,9 @@ sample_clear(struct sample *s)
 	memset(&s->throttle, 0, sizeof(s->throttle));
 	s->processes.cpu_count = s->processes.memory_count = 0;
 	s->oom_killed.count = s->oom_killed.more = 0;
-}
-
-/* "cpu.N" + SUFFIX into BUF (snprintf costs ~500 instructions a name, and this runs 3 per core a sample). */
-static size_t
-cpu_name(char *buf, int n, const char *suffix)
-{
-	char digits[12];
-	size_t d = 0;
-	do {
-		digits[d++] = (char)('0' + n % 10);
-		n /= 10;
-	} while (n > 0);
-	size_t len = 4;
-	memcpy(buf, "cpu.", 4);
-	while (d > 0) {
-		buf[len++] = digits[--d];
+	if (s->text) {
+		metrics_text_unseal(s->text);
 	}
-	size_t sl = strlen(suffix);
-	memcpy(buf + len, suffix, sl + 1);
-	return len + sl;
 }
 
 int
@@ -57,7 +42,7 @@ sample_jetson_clocks(const struct metric_set *ms, int *cores, int *offline)
 	for (int n = 0; n < 256; n++) {
 		char name[METRIC_NAME_MAX];
 		double online, lo, hi;
-		cpu_name(name, n, ".online");
+		metric_name_num(name, "cpu.", n, ".online");
 		if (!metric_set_get(ms, name, &online)) {
 			break;
 		}
@@ -66,9 +51,9 @@ sample_jetson_clocks(const struct metric_set *ms, int *cores, int *offline)
 			off++;
 			continue;
 		}
-		cpu_name(name, n, ".min_freq_mhz");
+		metric_name_num(name, "cpu.", n, ".min_freq_mhz");
 		bool have_min = metric_set_get(ms, name, &lo);
-		cpu_name(name, n, ".max_freq_mhz");
+		metric_name_num(name, "cpu.", n, ".max_freq_mhz");
 		if (have_min && metric_set_get(ms, name, &hi)) {
 			any_floor = true;
 			pinned = pinned && lo == hi;

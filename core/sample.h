@@ -10,6 +10,8 @@
 
 #include "metrics.h"
 
+struct metrics_text;
+
 enum throttle_reason {
 	THROTTLE_THERMAL,     /* zone at/above passive trip, throttle cdev engaged */
 	THROTTLE_OVERCURRENT, /* ocN_event_cnt increased (over-current/under-voltage) */
@@ -101,12 +103,14 @@ struct sample {
 	struct throttle_state throttle;
 	struct top_processes processes; /* on the tick an alert fired (live, or as recorded); else none */
 	struct oom_victims oom_killed;  /* on the tick the kernel log said so (live, or as recorded) */
+	/* the loop's sample: its metrics' JSON, formatted once for every sink (metrics_text.h); else NULL */
+	struct metrics_text *text;
 };
 
 /** Returns the stable lower-case name of R ("thermal", "overcurrent", ...). */
 const char *throttle_reason_name(enum throttle_reason r);
 
-/** Resets S to an empty sample (keeps nothing). */
+/** Resets S to an empty sample (keeps nothing; its text, if it has one, is unsealed). */
 void sample_clear(struct sample *s);
 
 /**

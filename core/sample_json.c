@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics_text.h"
+
 void
 rfc3339_utc(int64_t time_ms, char *buf, size_t size)
 {
@@ -132,7 +134,15 @@ sample_body_to_json(struct json *j, const struct sample *s)
 {
 	power_mode_to_json(j, s);
 	json_key(j, "metrics");
-	metrics_to_json(j, &s->metrics);
+	struct metrics_members mm;
+	if (metrics_text_get(s->text, &s->metrics, &mm)) {
+		/* formatted once for every writer of this sample */
+		json_object_begin(j);
+		json_members(j, mm.text, mm.count ? metrics_members_len(&mm, 0, mm.count - 1) : 0);
+		json_object_end(j);
+	} else {
+		metrics_to_json(j, &s->metrics);
+	}
 	json_key(j, "throttle");
 	throttle_to_json(j, &s->throttle);
 	if (s->processes.cpu_count > 0 || s->processes.memory_count > 0) {

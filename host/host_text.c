@@ -118,7 +118,8 @@ host_find_line(const char *text, const char *key)
 {
 	size_t n = strlen(key);
 	for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if (strncmp(line, key, n) == 0 && (line[n] == ' ' || line[n] == '\t' || line[n] == ':')) {
+		if (line[0] == key[0] && strncmp(line, key, n) == 0 &&
+		    (line[n] == ' ' || line[n] == '\t' || line[n] == ':')) {
 			return line;
 		}
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/metric_dict.h"
+#include "core/metrics_text.h"
 #include "core/numfmt.h"
 #include "core/sample_json.h"
 #include "core/xalloc.h"
@@ -170,23 +171,40 @@ mqtt_state_json(struct json *state, struct json *limits, const struct sample *s,
 	} else {
 		json_null(state);
 	}
-	/* each metric formatted once, into whichever document carries it */
 	json_reset(limits);
 	json_object_begin(limits);
 	json_key(state, "metrics");
 	json_object_begin(state);
-	for (size_t i = 0; i < s->metrics.count; i++) {
-		const struct metric *m = &s->metrics.items[i];
-		if (!defs[i] || defs[i]->kind != METRIC_KIND_LIMIT) {
-			json_key(state, m->name);
-			json_number(state, m->value);
-			continue;
+	struct metrics_members mm;
+	if (metrics_text_get(s->text, &s->metrics, &mm)) {
+		/* the sample's members as JSON Lines has them: the state takes them in runs between limits */
+		size_t run = 0;
+		for (size_t i = 0; i < mm.count; i++) {
+			if (!defs[i] || defs[i]->kind != METRIC_KIND_LIMIT) {
+				continue;
+			}
+			json_members(limits, mm.text + mm.at[i], metrics_members_len(&mm, i, i));
+			if (!full) {
+				json_members(state, mm.text + mm.at[run],
+					     i > run ? metrics_members_len(&mm, run, i - 1) : 0);
+				run = i + 1;
+			}
 		}
-		json_key(limits, m->name);
-		json_number(limits, m->value);
-		if (full) {
-			json_key(state, m->name);
-			json_number(state, m->value);
+		json_members(state, mm.text + mm.at[run],
+			     mm.count > run ? metrics_members_len(&mm, run, mm.count - 1) : 0);
+	} else {
+		/* each metric formatted once, into whichever document carries it */
+		for (size_t i = 0; i < s->metrics.count; i++) {
+			const struct metric *m = &s->metrics.items[i];
+			bool limit = defs[i] && defs[i]->kind == METRIC_KIND_LIMIT;
+			if (limit) {
+				json_key(limits, m->name);
+				json_number(limits, m->value);
+			}
+			if (!limit || full) {
+				json_key(state, m->name);
+				json_number(state, m->value);
+			}
 		}
 	}
 	json_object_end(state);

@@ -53,19 +53,7 @@ board_path(char *buf, size_t size, const char *fmt, ...)
 void
 board_put(struct metric_set *set, double value, const char *a, const char *b, const char *c)
 {
-	char name[METRIC_NAME_MAX];
-	size_t la = strlen(a);
-	size_t lb = strlen(b);
-	size_t lc = c ? strlen(c) : 0;
-	if (la + lb + lc >= sizeof(name)) {
-		return;
-	}
-	memcpy(name, a, la);
-	memcpy(name + la, b, lb);
-	if (lc) {
-		memcpy(name + la + lb, c, lc);
-	}
-	metric_set_put_n(set, name, la + lb + lc, value);
+	metric_set_put3(set, value, a, b, c ? c : "");
 }
 
 bool
@@ -299,6 +287,7 @@ board_sample(struct board *b, struct sample *s)
 	bool slow = !b->slow_done || now - b->slow_last_ms >= BOARD_SLOW_MS;
 	b->reads_ok = 0;
 	b->first_err = 0;
+	sysfs_chain_begin(b->fs, now); /* one clock reading a file */
 	if (slow) {
 		refresh_slow(b);
 		b->slow_done = true;
@@ -311,6 +300,7 @@ board_sample(struct board *b, struct sample *s)
 	board_sample_emc(b, set);
 	board_sample_power(b, set);
 	board_sample_nvpmodel(b, s, slow);
+	sysfs_chain_end(b->fs);
 	if (b->reads_ok == 0) {
 		return b->first_err ? b->first_err : -ENODATA;
 	}

@@ -33,17 +33,21 @@ struct counters {
 	double reason_s[THROTTLE_REASON_COUNT];
 };
 
-/* The energy slot of power.RAIL.mw, or NULL when NAME is not that or the table is full. */
+/* The energy slot of power.RAIL.mw (M), or NULL when M is not that or the table is full. */
 static struct rail_energy *
-rail_of(struct counters *c, const char *name)
+rail_of(struct counters *c, const struct metric *m)
 {
-	size_t len = strlen(name);
-	if (strncmp(name, "power.", 6) != 0 || len < 10 || strcmp(name + len - 3, ".mw") != 0) {
+	/* the first letter first: this runs over every metric of every sample */
+	const char *name = m->name;
+	size_t len = m->len;
+	if (name[0] != 'p' || len < 10 || strncmp(name, "power.", 6) != 0 || strcmp(name + len - 3, ".mw") != 0) {
 		return NULL;
 	}
-	char want[METRIC_NAME_MAX];
-	int n = snprintf(want, sizeof(want), "energy.%.*s.joules_total", (int)(len - 9), name + 6);
-	if (n < 0 || (size_t)n >= sizeof(want)) {
+	char rail[METRIC_NAME_MAX], want[METRIC_NAME_MAX];
+	memcpy(rail, name + 6, len - 9);
+	rail[len - 9] = '\0';
+	size_t n = metric_name_join(want, "energy.", rail, ".joules_total");
+	if (n == 0) {
 		return NULL;
 	}
 	for (size_t i = 0; i < c->rail_count; i++) {
@@ -55,7 +59,7 @@ rail_of(struct counters *c, const char *name)
 		return NULL;
 	}
 	struct rail_energy *r = &c->rails[c->rail_count++];
-	memcpy(r->name, want, (size_t)n + 1);
+	memcpy(r->name, want, n + 1);
 	r->joules = 0;
 	return r;
 }
@@ -72,7 +76,7 @@ counters_process(struct stage *st, struct sample *s)
 	c->have_last = true;
 	size_t count = s->metrics.count; /* the loop adds metrics: read only the sources' */
 	for (size_t i = 0; i < count; i++) {
-		struct rail_energy *r = rail_of(c, s->metrics.items[i].name);
+		struct rail_energy *r = rail_of(c, &s->metrics.items[i]);
 		if (r && s->metrics.items[i].value >= 0) {
 			r->joules += s->metrics.items[i].value / 1000.0 * dt_s;
 		}
@@ -90,10 +94,8 @@ counters_process(struct stage *st, struct sample *s)
 	}
 	metric_set_put(&s->metrics, "throttle.seconds_total", c->throttled_s);
 	for (int k = 0; k < THROTTLE_REASON_COUNT; k++) {
-		char name[64];
-		snprintf(name, sizeof(name), "throttle.%s.seconds_total",
-			 throttle_reason_name((enum throttle_reason)k));
-		metric_set_put(&s->metrics, name, c->reason_s[k]);
+		metric_set_put3(&s->metrics, c->reason_s[k], "throttle.", throttle_reason_name((enum throttle_reason)k),
+				".seconds_total");
 	}
 	return 0;
 }

@@ -128,6 +128,19 @@ sysfs_root(const struct sysfs *fs)
 }
 
 void
+sysfs_chain_begin(struct sysfs *fs, int64_t now_ms)
+{
+	fs->chained = true;
+	fs->chain_ms = now_ms;
+}
+
+void
+sysfs_chain_end(struct sysfs *fs)
+{
+	fs->chained = false;
+}
+
+void
 sysfs_set_clock(struct sysfs *fs, int64_t (*now_ms)(void *data), void *data)
 {
 	fs->now_ms = now_ms ? now_ms : default_clock;

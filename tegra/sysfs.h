@@ -34,6 +34,15 @@ const char *sysfs_root(const struct sysfs *fs);
 void sysfs_set_clock(struct sysfs *fs, int64_t (*now_ms)(void *data), void *data);
 
 /**
+ * A batch of reads in a row (a sample's): each read from now on starts
+ * where the one before ended, NOW_MS for the first, so it takes one clock
+ * reading instead of two (the little between two reads counts towards the
+ * second, far below a slow read's 100 ms). Until sysfs_chain_end().
+ */
+void sysfs_chain_begin(struct sysfs *fs, int64_t now_ms);
+void sysfs_chain_end(struct sysfs *fs);
+
+/**
  * Reads the small file PATH (absolute, e.g. "/sys/class/thermal/thermal_zone0/temp",
  * resolved below the root) into BUF as a NUL-terminated string with trailing
  * whitespace and NUL bytes removed. Never blocks: FIFOs and other non-regular

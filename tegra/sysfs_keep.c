@@ -131,7 +131,7 @@ still_current(const struct kept_file *kf)
 int
 sysfs_kept_fd(struct sysfs *fs, const char *path)
 {
-	uint64_t hash = fnv1a64_str(path);
+	uint64_t hash = hash_words_str(path);
 	if (!fs->kept_cap) {
 		grow(fs);
 	}
@@ -169,7 +169,7 @@ sysfs_kept_drop(struct sysfs *fs, const char *path)
 	if (!fs->kept_cap) {
 		return;
 	}
-	struct kept_file *kf = lookup(fs, path, fnv1a64_str(path));
+	struct kept_file *kf = lookup(fs, path, hash_words_str(path));
 	if (kf->path && kf->fd >= 0) {
 		kept_file_close(kf);
 		fs->kept_open--;

@@ -42,6 +42,8 @@ struct sysfs {
 	bool use_openat2;
 	int64_t (*now_ms)(void *data);
 	void *clock_data;
+	bool chained; /* sysfs_chain_begin(): a read starts at chain_ms, the end of the one before */
+	int64_t chain_ms;
 	uint64_t errors;
 	uint64_t fail_seq;
 	size_t used;
@@ -60,16 +62,9 @@ sysfs_path_ok(const char *path)
 	if (!path || path[0] != '/' || strnlen(path, PATH_MAX) >= PATH_MAX) {
 		return false;
 	}
-	const char *p = path;
-	while (*p) {
-		while (*p == '/') {
-			p++;
-		}
-		const char *start = p;
-		while (*p && *p != '/') {
-			p++;
-		}
-		if (p - start == 2 && start[0] == '.' && start[1] == '.') {
+	/* a ".." component follows a '/' and ends at the next '/' or the end; strstr() finds them fast */
+	for (const char *p = path; (p = strstr(p, "/..")) != NULL; p += 3) {
+		if (p[3] == '/' || p[3] == '\0') {
 			return false;
 		}
 	}

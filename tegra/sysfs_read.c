@@ -67,7 +67,7 @@ sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
 	if (!sysfs_path_ok(path)) {
 		return -EINVAL;
 	}
-	*now = fs->now_ms(fs->clock_data);
+	*now = fs->chained ? fs->chain_ms : fs->now_ms(fs->clock_data);
 	if (fs->used > 0) {
 		struct backoff *b = find_slot(fs, path, fnv1a64_str(path));
 		if (b && *now < b->retry_ms) {
@@ -105,6 +105,7 @@ sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const c
 		return; /* an absent sensor is normal */
 	}
 	int64_t end = fs->now_ms(fs->clock_data);
+	fs->chain_ms = end;
 	if (err < 0) {
 		record_failure(fs, path, end, reason ? reason : strerror(-err));
 		return;

@@ -114,10 +114,11 @@ check_trips(const struct metric_set *ms, struct throttle_state *t, struct hot_su
 {
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
-		if (!text_has_prefix(m->name, "trip.")) {
+		/* the first letter first: this runs over every metric of every sample */
+		if (m->name[0] != 't' || !text_has_prefix(m->name, "trip.")) {
 			continue;
 		}
-		size_t len = strlen(m->name);
+		size_t len = m->len;
 		const char *kind;
 		size_t kind_len;
 		if (TEXT_ENDS_LIT(m->name, len, ".passive_c")) {
@@ -135,10 +136,11 @@ check_trips(const struct metric_set *ms, struct throttle_state *t, struct hot_su
 		}
 		const char *sensor = m->name + 5;
 		size_t sensor_len = len - 5 - kind_len;
-		char temp_name[METRIC_NAME_MAX * 2];
-		int n = snprintf(temp_name, sizeof(temp_name), "temp.%.*s_c", (int)sensor_len, sensor);
+		char sensor_name[METRIC_NAME_MAX], temp_name[METRIC_NAME_MAX];
+		memcpy(sensor_name, sensor, sensor_len);
+		sensor_name[sensor_len] = '\0';
 		double temp;
-		if (n <= 0 || (size_t)n >= sizeof(temp_name) || !metric_set_get(ms, temp_name, &temp) ||
+		if (!metric_name_join(temp_name, "temp.", sensor_name, "_c") || !metric_set_get(ms, temp_name, &temp) ||
 		    temp < m->value) {
 			continue;
 		}
@@ -204,8 +206,9 @@ check_cooling(const struct metric_set *ms, struct throttle_state *t, struct hot_
 {
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
-		size_t len = strlen(m->name);
-		if (!text_has_prefix(m->name, "cooling.") || !TEXT_ENDS_LIT(m->name, len, ".state")) {
+		size_t len = m->len;
+		if (m->name[0] != 'c' || !text_has_prefix(m->name, "cooling.") ||
+		    !TEXT_ENDS_LIT(m->name, len, ".state")) {
 			continue;
 		}
 		const char *type = m->name + 8;
@@ -223,12 +226,13 @@ check_cooling(const struct metric_set *ms, struct throttle_state *t, struct hot_
 			continue;
 		}
 		char typebuf[METRIC_NAME_MAX];
-		snprintf(typebuf, sizeof(typebuf), "%.*s", (int)type_len, type);
-		char max_name[METRIC_NAME_MAX * 2];
+		memcpy(typebuf, type, type_len);
+		typebuf[type_len] = '\0';
+		char max_name[METRIC_NAME_MAX];
 		double max_state = 0;
-		snprintf(max_name, sizeof(max_name), "cooling.%s.max_state", typebuf);
 		set_reason(t, THROTTLE_THERMAL);
-		bool have_max = metric_set_get(ms, max_name, &max_state);
+		bool have_max = metric_name_join(max_name, "cooling.", typebuf, ".max_state") &&
+				metric_set_get(ms, max_name, &max_state);
 		add_cause(t, THROTTLE_THERMAL, "cooling_device", typebuf, -1, m->value, have_max ? max_state : NAN);
 		if (have_max) {
 			appendf(t->why[THROTTLE_THERMAL], THROTTLE_WHY_MAX, "cooling device %s at state %.0f of %.0f",
@@ -245,9 +249,9 @@ static void
 check_oc(struct throttle_detector *det, const struct metric_set *ms, struct throttle_state *t)
 {
 	for (int n = 0; n < OC_MAX; n++) {
-		char name[32];
+		char name[METRIC_NAME_MAX];
 		double v;
-		snprintf(name, sizeof(name), "oc.%d.events", n);
+		metric_name_num(name, "oc.", n, ".events");
 		if (!metric_set_get(ms, name, &v)) {
 			continue;
 		}
@@ -272,10 +276,10 @@ check_rail_alarms(const struct metric_set *ms, struct throttle_state *t)
 {
 	for (size_t i = 0; i < ms->count; i++) {
 		const struct metric *m = &ms->items[i];
-		size_t len = strlen(m->name);
+		size_t len = m->len;
 		const char *what;
 		size_t suffix_len;
-		if (!text_has_prefix(m->name, "power.") || m->value < 1) {
+		if (m->value < 1 || !text_has_prefix(m->name, "power.")) {
 			continue;
 		}
 		if (TEXT_ENDS_LIT(m->name, len, ".crit_alarm")) {
@@ -501,11 +505,11 @@ check_latched(const struct throttle_detector *det, const struct metric_set *ms, 
 		if (end != m->name + m->len - (sizeof(suffix) - 1)) {
 			continue;
 		}
-		snprintf(name, sizeof(name), "cpu.%d.freq_mhz", n);
+		metric_name_num(name, "cpu.", n, ".freq_mhz");
 		if (!metric_set_get(ms, name, &freq)) {
 			continue;
 		}
-		snprintf(name, sizeof(name), "cpu.%d.min_freq_mhz", n);
+		metric_name_num(name, "cpu.", n, ".min_freq_mhz");
 		double ref = metric_set_get(ms, name, &floor) && floor > req ? floor : req;
 		if (ref <= 0 || freq >= ref * LATCHED_RATIO) {
 			continue;
@@ -550,21 +554,21 @@ check_unexplained(const struct metric_set *ms, struct throttle_state *t, bool gp
 	}
 	for (int n = 0; n < 256; n++) {
 		char name[METRIC_NAME_MAX];
-		snprintf(name, sizeof(name), "cpu.%d.freq_mhz", n);
+		metric_name_num(name, "cpu.", n, ".freq_mhz");
 		if (!metric_set_get(ms, name, &freq)) {
 			if (n > 0) {
-				snprintf(name, sizeof(name), "cpu.%d.online", n);
+				metric_name_num(name, "cpu.", n, ".online");
 				if (!metric_set_find(ms, name)) {
 					break;
 				}
 			}
 			continue;
 		}
-		snprintf(name, sizeof(name), "cpu.%d.load_pct", n);
+		metric_name_num(name, "cpu.", n, ".load_pct");
 		if (!metric_set_get(ms, name, &load) || load < HIGH_LOAD_PCT) {
 			continue;
 		}
-		snprintf(name, sizeof(name), "cpu.%d.max_freq_mhz", n);
+		metric_name_num(name, "cpu.", n, ".max_freq_mhz");
 		if (!metric_set_get(ms, name, &ceiling) || freq >= ceiling * CAP_RATIO) {
 			continue;
 		}

@@ -73,6 +73,7 @@ struct engine {
 	/* the metric layout the instance indexes refer to */
 	bool have_layout;
 	uint64_t layout_sig;
+	uint64_t layout_id; /* the set's own number for it (metric_set.layout), when it has one */
 	size_t layout_count;
 	uint64_t rebuilds;
 	/*

@@ -171,8 +171,13 @@ map_rule(struct rule_state *rs, const struct metric_set *set)
 static void
 map_layout(struct engine *e, const struct metric_set *set)
 {
+	/* the set's own number for its names: no signature to take while it stays */
+	if (e->have_layout && set->layout != 0 && set->layout == e->layout_id && set->count == e->layout_count) {
+		return;
+	}
 	uint64_t sig = layout_signature(set);
 
+	e->layout_id = set->layout;
 	if (e->have_layout && sig == e->layout_sig && set->count == e->layout_count) {
 		return;
 	}
@@ -518,7 +523,9 @@ engine_evaluate(struct engine *engine, const struct sample *s)
 	bool have_id = false;
 
 	engine->cur = s;
-	snprintf(engine->power_mode, sizeof(engine->power_mode), "%s", s->power_mode);
+	_Static_assert(sizeof(engine->power_mode) == sizeof(s->power_mode), "power mode names differ in size");
+	memcpy(engine->power_mode, s->power_mode, sizeof(engine->power_mode));
+	engine->power_mode[sizeof(engine->power_mode) - 1] = '\0';
 	map_layout(engine, &s->metrics);
 	if (engine->any_modes) {
 		have_id = metric_set_get(&s->metrics, "nvpmodel.id", &id);

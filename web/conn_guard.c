@@ -336,6 +336,15 @@ conn_guard_sweep(struct conn_guard *g, int64_t now_ms)
 	pthread_mutex_unlock(&g->lock);
 }
 
+bool
+conn_guard_empty(struct conn_guard *g)
+{
+	pthread_mutex_lock(&g->lock);
+	bool empty = !g->head;
+	pthread_mutex_unlock(&g->lock);
+	return empty;
+}
+
 void
 conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out)
 {

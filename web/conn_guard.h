@@ -123,6 +123,10 @@ int conn_guard_start_stream(struct conn_guard *g, struct conn_entry *e, int64_t 
  * waited longest for a request head.
  */
 void conn_guard_sweep(struct conn_guard *g, int64_t now_ms);
+
+/** True when no connection is tracked: nothing to sweep. */
+bool conn_guard_empty(struct conn_guard *g);
+
 void conn_guard_get_stats(struct conn_guard *g, struct conn_stats *out);
 /** Counts a request answered with STATUS (once it completed). */
 void conn_guard_count_answer(struct conn_guard *g, unsigned int status);

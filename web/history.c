@@ -30,10 +30,13 @@ struct ring {
 	double sum;           /* of the minute being filled */
 	uint64_t born;        /* sample index of the first slot that belongs to this ring */
 	uint64_t last_seen;   /* sample index of the latest value */
-	uint64_t born_bucket; /* bucket index of the first bucket that belongs to this ring */
-	uint64_t last_bucket; /* bucket index of the latest value */
+	uint32_t born_bucket; /* bucket index of the first bucket that belongs to this ring (minutes: 8,000 years) */
+	uint32_t last_bucket; /* bucket index of the latest value */
 	int64_t base;         /* narrow tier 0: value = (base + k) / scale */
-	uint16_t scale;       /* 0: wide tier 0 */
+	/* the bucket being filled, written to the block as it closes: a sample touches no tier 1 array */
+	float live_min, live_max; /* with sum */
+	uint16_t live_count;      /* at most count_max */
+	uint16_t scale;           /* 0: wide tier 0 */
 	bool used;
 };
 
@@ -45,8 +48,8 @@ struct ring {
 #define NARROW_MAX 32767 /* |k| */
 #define SCALE_FINEST 1000
 
-/* a ring, its two index slots and the pad before tier 0 fit what history_bytes() counts for them */
-_Static_assert(sizeof(struct ring) + 2 * sizeof(uint32_t) + 3 <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
+/* a ring, its two index slots, its item slot and the pad before tier 0 fit what history_bytes() counts for them */
+_Static_assert(sizeof(struct ring) + 3 * sizeof(uint32_t) + 3 <= HISTORY_RING_BYTES, "HISTORY_RING_BYTES too small");
 
 struct history {
 	size_t cap;
@@ -71,6 +74,13 @@ struct history {
 	uint32_t *index; /* open addressing: ring position + 1, 0 = empty */
 	size_t index_mask;
 	uint64_t dropped;
+	/*
+	 * The ring (position + 1, 0: none) of each item of the sets numbered items_layout (0: not known):
+	 * while a sample's names sit where they sat, its values go to their rings without a lookup.
+	 */
+	uint64_t items_layout;
+	size_t items_count;
+	uint32_t *item_ring;
 };
 
 static uint32_t
@@ -137,6 +147,7 @@ history_create(size_t capacity, size_t buckets, int64_t interval_ms)
 	h->index_mask = slots - 1;
 	h->cap_held = capacity < FIRST_SAMPLES_HELD ? capacity : FIRST_SAMPLES_HELD;
 	h->buckets_held = buckets < FIRST_BUCKETS_HELD ? buckets : FIRST_BUCKETS_HELD;
+	h->item_ring = xcalloc(h->max_rings, sizeof(*h->item_ring));
 	return h;
 }
 
@@ -151,6 +162,7 @@ history_destroy(struct history *h)
 	}
 	free(h->rings);
 	free(h->index);
+	free(h->item_ring);
 	free(h->times);
 	free(h->minutes);
 	free(h);
@@ -375,30 +387,39 @@ put_value(struct history *h, struct ring *r, size_t slot, double v)
 
 /* Empties R's bucket being filled. */
 static void
-open_bucket(struct history *h, struct ring *r)
+open_bucket(struct ring *r)
 {
-	set_bucket_count(h, r, (size_t)((h->opened - 1) % h->buckets), 0);
+	r->live_count = 0;
 	r->sum = 0;
+}
+
+/* Writes R's bucket being filled, bucket index K, to its slot in the block (count 0: the metric was absent). */
+static void
+close_bucket(struct history *h, struct ring *r, uint64_t k)
+{
+	size_t slot = (size_t)(k % h->buckets);
+	if (r->live_count) {
+		mins_of(h, r)[slot] = r->live_min;
+		means_of(h, r)[slot] = (float)(r->sum / r->live_count);
+		maxs_of(h, r)[slot] = r->live_max;
+	}
+	set_bucket_count(h, r, slot, r->live_count);
 }
 
 /* Adds V to R's bucket being filled. */
 static void
 bucket_add(struct history *h, struct ring *r, double v)
 {
-	size_t slot = (size_t)((h->opened - 1) % h->buckets);
-	uint32_t n = bucket_count(h, r, slot);
 	float f = (float)v;
-	if (n == 0 || f < mins_of(h, r)[slot]) {
-		mins_of(h, r)[slot] = f;
+	if (r->live_count == 0 || f < r->live_min) {
+		r->live_min = f;
 	}
-	if (n == 0 || f > maxs_of(h, r)[slot]) {
-		maxs_of(h, r)[slot] = f;
+	if (r->live_count == 0 || f > r->live_max) {
+		r->live_max = f;
 	}
 	r->sum += v;
-	n++;
-	means_of(h, r)[slot] = (float)(r->sum / n);
-	set_bucket_count(h, r, slot, n);
-	r->last_bucket = h->opened - 1;
+	r->live_count++;
+	r->last_bucket = (uint32_t)(h->opened - 1);
 }
 
 /* ---- the ring index ---- */
@@ -446,11 +467,11 @@ new_ring(struct history *h, const char *name)
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->born = h->count;
 	r->last_seen = h->count;
-	r->born_bucket = h->opened - 1;
-	r->last_bucket = h->opened - 1;
+	r->born_bucket = (uint32_t)(h->opened - 1);
+	r->last_bucket = (uint32_t)(h->opened - 1);
 	r->used = true;
 	if (h->buckets) {
-		open_bucket(h, r);
+		open_bucket(r);
 	}
 	h->rings_used++;
 	if (pos >= h->rings_end) {
@@ -481,6 +502,7 @@ evict(struct history *h)
 		}
 	}
 	if (freed) {
+		h->items_layout = 0; /* a freed place may take another name */
 		while (h->rings_end > 0 && !h->rings[h->rings_end - 1].used) {
 			h->rings_end--;
 		}
@@ -519,8 +541,13 @@ advance_minute(struct history *h, int64_t t)
 		}
 		start = start > filling ? start : filling; /* a full bucket: the next has its start */
 	}
+	for (size_t i = 0; h->opened > 0 && i < h->rings_end; i++) {
+		if (h->rings[i].used) {
+			close_bucket(h, &h->rings[i], h->opened - 1);
+		}
+	}
 	size_t slot = (size_t)(h->opened % h->buckets);
-	if (slot == h->buckets_held) {
+	if (slot == h->buckets_held) { /* closed above within the blocks, the next bucket past them */
 		grow_rings(h, h->cap_held, 2 * slot < h->buckets ? 2 * slot : h->buckets);
 	}
 	h->opened++;
@@ -528,7 +555,7 @@ advance_minute(struct history *h, int64_t t)
 	h->minutes[(h->opened - 1) % h->buckets] = start;
 	for (size_t i = 0; i < h->rings_end; i++) {
 		if (h->rings[i].used) {
-			open_bucket(h, &h->rings[i]);
+			open_bucket(&h->rings[i]);
 		}
 	}
 }
@@ -562,20 +589,18 @@ history_add(struct history *h, const struct sample *s)
 	}
 	int64_t t = history_time(h, s);
 	h->times[slot] = t;
-	for (size_t i = 0; i < h->rings_end; i++) {
-		if (h->rings[i].used) {
-			put_value(h, &h->rings[i], slot, NAN); /* absent unless the sample has it */
-		}
-	}
 	if (h->buckets) {
 		advance_minute(h, t);
 	}
 	const struct metric_set *set = &s->metrics;
+	bool known = set->layout != 0 && set->layout == h->items_layout && set->count <= h->items_count;
 	for (size_t i = 0; i < set->count; i++) {
 		const struct metric *m = &set->items[i];
-		struct ring *r = find_ring(h, m->name);
+		struct ring *r = known && h->item_ring[i] ? &h->rings[h->item_ring[i] - 1] : NULL;
 		if (!r) {
-			r = new_ring(h, m->name);
+			r = find_ring(h, m->name);
+			r = r ? r : new_ring(h, m->name);
+			h->item_ring[i] = r ? (uint32_t)(r - h->rings) + 1 : 0;
 			if (!r) {
 				h->dropped++;
 				continue;
@@ -585,6 +610,17 @@ history_add(struct history *h, const struct sample *s)
 		r->last_seen = h->count;
 		if (h->buckets && !isnan(m->value)) {
 			bucket_add(h, r, m->value);
+		}
+	}
+	if (!known) {
+		h->items_layout = set->layout;
+		h->items_count = set->count;
+	}
+	/* the rings this sample has no value for: absent in its slot */
+	for (size_t i = 0; i < h->rings_end; i++) {
+		struct ring *r = &h->rings[i];
+		if (r->used && r->last_seen != h->count) {
+			put_value(h, r, slot, NAN);
 		}
 	}
 	h->count++;
@@ -670,16 +706,17 @@ history_window_minutes(const struct history *h, const char *name, int64_t window
 		int64_t newest = h->times[(h->count - 1) % h->cap];
 		for (uint64_t k = first; k < h->opened; k++) {
 			size_t slot = (size_t)(k % h->buckets);
-			uint32_t c = bucket_count(h, r, slot);
+			bool live = k == h->opened - 1; /* the bucket being filled is in the ring itself */
+			uint32_t c = live ? r->live_count : bucket_count(h, r, slot);
 			int64_t t = h->minutes[slot];
 			if (c == 0 || (window_ms > 0 && t + HISTORY_BUCKET_MS <= newest - window_ms)) {
 				continue;
 			}
 			b[n] = (struct history_bucket){
 				.time_ms = t + h->wall_offset_ms,
-				.min = history_float_value(mins_of(h, r)[slot]),
-				.mean = history_float_value(means_of(h, r)[slot]),
-				.max = history_float_value(maxs_of(h, r)[slot]),
+				.min = history_float_value(live ? r->live_min : mins_of(h, r)[slot]),
+				.mean = history_float_value(live ? (float)(r->sum / c) : means_of(h, r)[slot]),
+				.max = history_float_value(live ? r->live_max : maxs_of(h, r)[slot]),
 				.count = c,
 			};
 			n++;
@@ -692,58 +729,6 @@ history_window_minutes(const struct history *h, const char *name, int64_t window
 	*out = b;
 	*count = n;
 	return 0;
-}
-
-static int
-double_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
-void
-history_stats(const struct history_point *points, size_t n, struct history_stats *out)
-{
-	out->count = n;
-	if (n == 0) {
-		out->min = out->mean = out->max = out->p95 = NAN;
-		return;
-	}
-	double *v = xrealloc(NULL, n, sizeof(*v));
-	double sum = 0;
-	for (size_t i = 0; i < n; i++) {
-		v[i] = points[i].value;
-		sum += v[i];
-	}
-	qsort(v, n, sizeof(*v), double_cmp);
-	out->min = v[0];
-	out->max = v[n - 1];
-	out->mean = sum / (double)n;
-	size_t rank = (95 * n + 99) / 100; /* ceil(0.95 n), at least 1 */
-	out->p95 = v[rank - 1];
-	free(v);
-}
-
-void
-history_bucket_stats(const struct history_bucket *buckets, size_t n, struct history_stats *out)
-{
-	out->count = 0;
-	out->min = out->mean = out->max = out->p95 = NAN;
-	double sum = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct history_bucket *b = &buckets[i];
-		if (out->count == 0 || b->min < out->min) {
-			out->min = b->min;
-		}
-		if (out->count == 0 || b->max > out->max) {
-			out->max = b->max;
-		}
-		sum += b->mean * b->count;
-		out->count += b->count;
-	}
-	if (out->count > 0) {
-		out->mean = sum / (double)out->count;
-	}
 }
 
 size_t

@@ -234,7 +234,7 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context, enu
 		unsigned char key[16];
 		web_addr_key(peer ? peer->client_addr : NULL, false, key);
 		struct http_conn *hc = xcalloc(1, sizeof(*hc));
-		conn_guard_add(&srv->st.guard, &hc->entry, fd ? fd->connect_fd : -1, key, monotonic_ms());
+		server_connection_add(&srv->st, &hc->entry, fd ? fd->connect_fd : -1, key);
 		*socket_context = hc;
 	} else if (*socket_context) {
 		struct http_conn *hc = *socket_context;

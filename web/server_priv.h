@@ -141,6 +141,12 @@ void server_state_fini(struct server_state *st);
 
 /** Starts the thread that wakes parked streams through RESUME. 0 or -EAGAIN. */
 int server_notifier_start(struct server_state *st, stream_resume_fn *resume);
+/**
+ * MHD's thread: conn_guard_add() of a new connection, then wakes the
+ * notifier, which sleeps while no connection is open, so that it sweeps
+ * the new one's header deadline.
+ */
+void server_connection_add(struct server_state *st, struct conn_entry *e, int fd, const unsigned char addr[16]);
 
 /* The loop thread publishes. */
 void server_publish_sample(struct server_state *st, const struct sample *s);

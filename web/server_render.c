@@ -66,6 +66,7 @@ copy_sample(struct sample *dst, const struct sample *src)
 	/* the same names: /metrics keeps their dictionary entries (core/metric_dict.h) */
 	dst->metrics.layout = src->metrics.layout;
 	dst->metrics.layout_count = src->metrics.count;
+	dst->text = NULL; /* the loop's text is the loop's: the copy is rendered on its own */
 }
 
 void

@@ -23,7 +23,9 @@
 #include "core/xalloc.h"
 #include "proc_self.h"
 
-#define HTTP_NICE 10 /* the HTTP threads' nice value, above the loop's */
+#define HTTP_NICE 10       /* the HTTP threads' nice value, above the loop's */
+#define SWEEP_MS 1000      /* the notifier's round while a connection is open */
+#define IDLE_WAIT_MS 60000 /* its wait with none: a new connection wakes it (server_connection_add) */
 
 static const char empty_sample_json[] = "{\"seq\":0,\"ts\":null,\"time_ms\":null,\"power_mode\":null,\"metrics\":{},"
 					"\"throttle\":{\"active\":false,\"reasons\":{},\"context\":\"\"}}";
@@ -194,7 +196,10 @@ push_event_locked(struct server_state *st, struct blob *ev)
 	struct blob *old = st->events[slot];
 	st->events[slot] = ev;
 	st->event_next++;
-	pthread_cond_signal(&st->wake);
+	/* only a parked reader needs the notifier: without one, a sample wakes no thread */
+	if (st->streams) {
+		pthread_cond_signal(&st->wake);
+	}
 	return old;
 }
 
@@ -596,7 +601,9 @@ notifier_main(void *arg)
 	bool full = false;
 	for (;;) {
 		if (!st->stopping && !full) {
-			clock_cond_wait(&st->wake, &st->lock, monotonic_ms() + 1000);
+			/* nothing to resume or sweep without a connection: no round each second then */
+			bool idle = !st->streams && conn_guard_empty(&st->guard);
+			clock_cond_wait(&st->wake, &st->lock, monotonic_ms() + (idle ? IDLE_WAIT_MS : SWEEP_MS));
 		}
 		bool stop = st->stopping;
 		int64_t now = monotonic_ms();
@@ -623,6 +630,16 @@ notifier_main(void *arg)
 	}
 	pthread_mutex_unlock(&st->lock);
 	return NULL;
+}
+
+void
+server_connection_add(struct server_state *st, struct conn_entry *e, int fd, const unsigned char addr[16])
+{
+	conn_guard_add(&st->guard, e, fd, addr, monotonic_ms());
+	/* under the lock: the notifier either waits already or has yet to see the connection */
+	pthread_mutex_lock(&st->lock);
+	pthread_cond_signal(&st->wake);
+	pthread_mutex_unlock(&st->lock);
 }
 
 int

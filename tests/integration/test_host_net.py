@@ -12,7 +12,8 @@ unconfigured CAN bus). Then `ip link set tw-a down`: network.tw_a.up goes to
 0, network.tw_a.link_lost to 1 and the shipped network-link-down rule fires
 for tw-a and tw-b.1 only: tw-c and tw-d show up 0 and link_lost 0, and raise
 nothing. A reload keeps the links' history and the alerts; tw-a up again
-resolves them. No packet leaves the namespace. Needs root; skipped
+resolves them; the pair deleted and made again: up again (the link files
+the agent keeps open are the old devices'). No packet leaves the namespace. Needs root; skipped
 otherwise. The namespace is deleted in cleanup, always (its veth pairs with
 it).
 
@@ -145,6 +146,13 @@ class NetworkTest(harness.TestCase):
                        m.get("network.%s.link_lost" % SEG_B) == 0, "tw-a and tw-b.1 up again", timeout=15)
         a.wait_stderr("alert resolved network-link-down", timeout=15, count=2)
         self.assertEqual(self.link_alerts(port), [])
+
+        # the pair deleted and made again under the same names, most likely between two samples: the link files
+        # the agent keeps open belong to the old devices (their reads fail), so it opens the new ones
+        self.ns_run("sh", "-c", "ip link del %s && ip link add %s type veth peer name %s && ip link set %s up && "
+                    "ip link set %s up" % (A, A, B, A, B))
+        a.wait_metric("network.%s.up" % SEG_A, lambda v: v == 1, timeout=15)
+        a.wait_metric("network.%s.up" % SEG_B, lambda v: v == 1, timeout=15)
         a.stop()
 
     def link_alerts(self, port):

@@ -1,4 +1,4 @@
-/* Metric sets, the text buffer and the JSON writer. */
+/* Metric sets, the text buffer, the JSON writer and a sample's metrics formatted once (metrics_text.h). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +16,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/metrics.h"
+#include "core/metrics_text.h"
 #include "core/sample_json.h"
 
 static struct metric_set *
@@ -406,6 +407,114 @@ test_sample_json(void **state)
 	free(s);
 }
 
+/* Names joined by hand: what snprintf() gives, nothing past METRIC_NAME_MAX. */
+static void
+test_metric_names(void **state)
+{
+	(void)state;
+	char buf[METRIC_NAME_MAX], want[METRIC_NAME_MAX * 2];
+	assert_int_equal(metric_name_join(buf, "network.", "eth0", ".up"), 15);
+	assert_string_equal(buf, "network.eth0.up");
+	const long long nums[] = {0, 7, 11, 255, -3, 1234567890123LL, INT64_MIN};
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		snprintf(want, sizeof(want), "cpu.%lld.freq_mhz", nums[i]);
+		assert_int_equal(metric_name_num(buf, "cpu.", nums[i], ".freq_mhz"), strlen(want));
+		assert_string_equal(buf, want);
+	}
+	/* 63 bytes fit, 64 do not */
+	char long_part[METRIC_NAME_MAX];
+	memset(long_part, 'x', sizeof(long_part));
+	long_part[63 - 4] = '\0';
+	assert_int_equal(metric_name_join(buf, "a.", long_part, ".b"), 63);
+	long_part[63 - 4] = 'x';
+	long_part[64 - 4] = '\0';
+	assert_int_equal(metric_name_join(buf, "a.", long_part, ".b"), 0);
+	struct metric_set *set = new_set();
+	assert_int_equal(metric_set_put3(set, 4.5, "disk.", "mmcblk0", ".reads_total"), 0);
+	double v;
+	assert_true(metric_set_get(set, "disk.mmcblk0.reads_total", &v) && v == 4.5);
+	assert_int_equal(metric_set_put3(set, 1, "a.", long_part, ".b"), -EINVAL);
+	assert_int_equal(set->count, 1);
+	free(set);
+}
+
+/* S as JSON with and without its text: the same bytes. Returns the text's JSON (free it). */
+static char *
+json_both_ways(struct sample *s)
+{
+	struct metrics_text *text = s->text;
+	struct json plain, memo;
+	json_init(&plain);
+	json_init(&memo);
+	s->text = NULL;
+	sample_to_json(&plain, s);
+	s->text = text;
+	sample_to_json(&memo, s);
+	assert_string_equal(memo.out.buf, plain.out.buf);
+	json_free(&plain);
+	char *out = strdup(memo.out.buf);
+	json_free(&memo);
+	return out;
+}
+
+/*
+ * The loop's text: formatted by the first writer after the seal, the same
+ * bytes as json_key()/json_number() (odd values, a name to escape), keys
+ * kept while the names stay and taken again when they move, nothing used
+ * before the seal or after a clear.
+ */
+static void
+test_metrics_text(void **state)
+{
+	(void)state;
+	struct sample *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	s->text = metrics_text_create();
+	struct metrics_members mm;
+	for (int round = 0; round < 5; round++) {
+		sample_clear(s);
+		assert_false(metrics_text_get(s->text, &s->metrics, &mm)); /* not sealed: the writer formats */
+		s->seq = (uint64_t)round + 1;
+		/* rounds 3 and 4 repeat round 2: every member taken from the sample before, but a zero's sign */
+		int r = round < 2 ? round : 2;
+		metric_set_put(&s->metrics, "temp.cpu_c", 50.5 + r);
+		metric_set_put(&s->metrics, "energy.vdd_in.joules_total", 0.1 + 0.2 * r);
+		metric_set_put(&s->metrics, "odd\"name", r == 1 ? NAN : -0.0);
+		metric_set_put(&s->metrics, "big", r == 2 ? INFINITY : 1e300);
+		if (r == 2) {
+			metric_set_put(&s->metrics, "new.name", round == 4 ? -0.0 : 0.0); /* a name more: the keys again */
+		}
+		metrics_text_seal(s->text);
+		char *got = json_both_ways(s);
+		const char *want[] = {
+			"\"metrics\":{\"temp.cpu_c\":50.5,\"energy.vdd_in.joules_total\":0.1,\"odd\\\"name\":-0,"
+			"\"big\":1e+300}",
+			"\"metrics\":{\"temp.cpu_c\":51.5,\"energy.vdd_in.joules_total\":0.3,\"odd\\\"name\":null,"
+			"\"big\":1e+300}",
+			"\"metrics\":{\"temp.cpu_c\":52.5,\"energy.vdd_in.joules_total\":0.5,\"odd\\\"name\":-0,"
+			"\"big\":null,\"new.name\":0}",
+		};
+		if (!strstr(got, want[r]) && !(round == 4 && strstr(got, "\"new.name\":-0}"))) {
+			fail_msg("round %d: %s lacks %s", round, got, want[r]);
+		}
+		free(got);
+		/* members one by one and in runs */
+		assert_true(metrics_text_get(s->text, &s->metrics, &mm));
+		assert_int_equal(mm.count, s->metrics.count);
+		assert_int_equal(metrics_members_len(&mm, 0, 0), strlen("\"temp.cpu_c\":50.5"));
+		assert_memory_equal(mm.text + mm.at[1], "\"energy", 7);
+		assert_int_equal(metrics_members_len(&mm, 0, mm.count - 1), strlen(mm.text));
+	}
+	/* an empty set */
+	sample_clear(s);
+	metrics_text_seal(s->text);
+	free(json_both_ways(s));
+	assert_true(metrics_text_get(s->text, &s->metrics, &mm));
+	assert_int_equal(mm.count, 0);
+	metrics_text_destroy(s->text);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -419,6 +528,8 @@ main(void)
 		cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_sample_json),
+		cmocka_unit_test(test_metrics_text),
+		cmocka_unit_test(test_metric_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

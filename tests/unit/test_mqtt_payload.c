@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "core/json.h"
+#include "core/metrics_text.h"
 #include "mqtt/mqtt_payload.h"
 #include "thresholds/rules.h"
 #include "core/sample.h"
@@ -184,6 +185,29 @@ test_limit_names(void **state)
 	}
 }
 
+/*
+ * mqtt_state_json() of S formatting each metric itself and from the loop's
+ * text (the runs between limits): the same state and limits, left in J and LIMITS.
+ */
+static void
+state_both(struct json *j, struct json *limits, struct sample *s, uint64_t seq, bool full)
+{
+	struct json plain, plain_limits;
+	json_init(&plain);
+	json_init(&plain_limits);
+	mqtt_state_json(&plain, &plain_limits, s, BOOT, seq, full, &dict);
+	s->text = metrics_text_create();
+	metrics_text_seal(s->text);
+	json_reset(j);
+	mqtt_state_json(j, limits, s, BOOT, seq, full, &dict);
+	metrics_text_destroy(s->text);
+	s->text = NULL;
+	assert_string_equal(j->out.buf, plain.out.buf);
+	assert_string_equal(limits->out.buf, plain_limits.out.buf);
+	json_free(&plain);
+	json_free(&plain_limits);
+}
+
 /* The state and the limits split the metrics between them, each in set order; state_full keeps them all. */
 static void
 test_state_and_limits(void **state)
@@ -198,7 +222,7 @@ test_state_and_limits(void **state)
 	json_init(&j);
 	json_init(&limits);
 	json_init(&msg);
-	mqtt_state_json(&j, &limits, s, BOOT, 21, false, &dict);
+	state_both(&j, &limits, s, 21, false);
 	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.load_pct\":12,\"gpu.freq_mhz\":306,"
 					  "\"agent.samples_total\":9},\"throttle\":"));
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
@@ -207,15 +231,35 @@ test_state_and_limits(void **state)
 					 "\",\"seq\":21,\"metrics\":{\"gpu.max_freq_mhz\":1300.5,"
 					 "\"trip.tj.critical_c\":105}}");
 	/* state_full: the old shape, every metric in set order; the limits object is the same */
-	json_reset(&j);
-	mqtt_state_json(&j, &limits, s, BOOT, 22, true, &dict);
+	state_both(&j, &limits, s, 22, true);
 	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.load_pct\":12,\"gpu.max_freq_mhz\":"
 					  "1300.5,\"gpu.freq_mhz\":306,\"trip.tj.critical_c\":105,\"agent.samples_total\":9}"));
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":1300.5,\"trip.tj.critical_c\":105}");
+	/* limits first, last and side by side: the state's runs between them */
+	struct sample *t = make_sample();
+	metric_set_clear(&t->metrics);
+	metric_set_put(&t->metrics, "trip.tj.critical_c", 105);
+	metric_set_put(&t->metrics, "temp.cpu_c", 52.9);
+	metric_set_put(&t->metrics, "gpu.max_freq_mhz", 1300.5);
+	metric_set_put(&t->metrics, "gpu.min_freq_mhz", 306);
+	metric_set_put(&t->metrics, "gpu.freq_mhz", 306);
+	metric_set_put(&t->metrics, "ram.total_mb", 62801);
+	state_both(&j, &limits, t, 24, false);
+	assert_non_null(strstr(j.out.buf, "\"metrics\":{\"temp.cpu_c\":52.9,\"gpu.freq_mhz\":306},"));
+	assert_string_equal(limits.out.buf, "{\"trip.tj.critical_c\":105,\"gpu.max_freq_mhz\":1300.5,"
+					    "\"gpu.min_freq_mhz\":306,\"ram.total_mb\":62801}");
+	state_both(&j, &limits, t, 25, true);
+	metric_set_clear(&t->metrics);
+	metric_set_put(&t->metrics, "ram.total_mb", 62801); /* nothing but limits, then nothing at all */
+	state_both(&j, &limits, t, 26, false);
+	assert_non_null(strstr(j.out.buf, "\"metrics\":{},"));
+	metric_set_clear(&t->metrics);
+	state_both(&j, &limits, t, 27, false);
+	assert_string_equal(limits.out.buf, "{}");
+	free(t);
 	/* a value that is not finite is null in either, as in every JSON of a sample */
 	metric_set_put(&s->metrics, "gpu.max_freq_mhz", NAN);
-	json_reset(&j);
-	mqtt_state_json(&j, &limits, s, BOOT, 23, false, &dict);
+	state_both(&j, &limits, s, 23, false);
 	assert_string_equal(limits.out.buf, "{\"gpu.max_freq_mhz\":null,\"trip.tj.critical_c\":105}");
 	json_free(&j);
 	json_free(&limits);

@@ -2,7 +2,10 @@
  * core/numfmt.c: the hand-written "%.15g" must be printf's text byte
  * for byte (the golden outputs depend on it), and the values it writes by
  * hand must read back exactly. Checked on edge cases, sensor-like values
- * with 1 to 7 decimals, whole numbers around 1e15, and random bit patterns.
+ * with 1 to 7 decimals, whole numbers around 1e15, random bit patterns,
+ * and what the rounding path takes: sums and ratios at every magnitude
+ * from 1e-4 to 1e14, neighbours of the powers of ten and of the halves
+ * between two 15-digit decimals (its ties and near-ties).
  */
 #include <errno.h>
 #include <math.h>
@@ -123,6 +126,62 @@ test_random_doubles(void **state)
 	}
 }
 
+/* Every magnitude the rounding path takes, with all 53 bits of mantissa busy. */
+static void
+test_rounded_values(void **state)
+{
+	(void)state;
+	uint64_t rng = 0x452821e638d01377ull;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t x = next_random(&rng);
+		double unit = (double)(x >> 11) / 9007199254740992.0; /* [0, 1), 53 bits */
+		int e = (int)(x % 19) - 4;                              /* 1e-4 .. 1e14 */
+		double v = (1 + 9 * unit) * pow(10, e);
+		check_g15(v);
+		check_g15(-v);
+	}
+	/* running sums and ratios, as energy counters and shares are made */
+	double sum = 0;
+	for (int i = 0; i < 30000; i++) {
+		sum += 0.01716 + i * 1e-7;
+		check_g15(sum);
+		check_g15(sum / 3600);
+		check_g15((double)i / 7);
+	}
+}
+
+/* A power of ten's neighbours, and the halves between two 15-digit decimals: where rounding could go wrong. */
+static void
+test_rounding_edges(void **state)
+{
+	(void)state;
+	for (int e = -5; e <= 15; e++) {
+		double p = pow(10, e);
+		double v = p;
+		for (int k = 0; k < 40; k++) {
+			v = nextafter(v, 0);
+		}
+		for (int k = 0; k < 80; k++, v = nextafter(v, INFINITY)) {
+			check_g15(v);
+		}
+		/* 9.99999999999999x 10^(e-1): just below and just at the rounding up to P */
+		for (int d = 0; d < 100; d++) {
+			check_g15(p * (1 - (45 + d) * 1e-17));
+		}
+	}
+	uint64_t rng = 0x13198a2e03707344ull;
+	for (int i = 0; i < 30000; i++) {
+		uint64_t x = next_random(&rng);
+		int e = (int)(x % 18) - 4;
+		/* a 15-digit integer R plus a half, scaled to 10^E: the nearest doubles straddle the tie */
+		double r = 1e14 + (double)((x >> 8) % 900000000000000ull);
+		double v = (r + 0.5) * pow(10, e - 14);
+		check_g15(v);
+		check_g15(nextafter(v, 0));
+		check_g15(nextafter(v, INFINITY));
+	}
+}
+
 static void
 test_integers(void **state)
 {
@@ -149,6 +208,8 @@ main(void)
 		cmocka_unit_test(test_edge_cases),
 		cmocka_unit_test(test_sensor_values),
 		cmocka_unit_test(test_random_doubles),
+		cmocka_unit_test(test_rounded_values),
+		cmocka_unit_test(test_rounding_edges),
 		cmocka_unit_test(test_integers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

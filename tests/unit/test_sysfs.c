@@ -449,6 +449,45 @@ test_slow_read(void **state)
 	sysfs_destroy(fs);
 }
 
+/* A batch of reads in a row takes one clock reading a read, two alone; a slow read still shows. */
+static void
+test_chained_reads(void **state)
+{
+	(void)state;
+	write_text("/chain", "7\n");
+	struct fake_clock clock = {.now_ms = 1000, .step_ms = 1}; /* readings counted in ms */
+	struct sysfs *fs = open_fixture(&clock);
+	int64_t v = 0, t0 = clock.now_ms;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(sysfs_read_i64(fs, "/chain", &v), 0);
+	}
+	assert_int_equal(clock.now_ms - t0, 10);
+	sysfs_chain_begin(fs, clock.now_ms);
+	t0 = clock.now_ms;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(sysfs_read_i64(fs, "/chain", &v), 0);
+	}
+	assert_int_equal(clock.now_ms - t0, 5);
+	assert_int_equal(v, 7);
+	/* every reading 150 ms after the one before: the second and third reads are slow, and back off */
+	clock.step_ms = 150;
+	sysfs_chain_begin(fs, clock.now_ms);
+	assert_int_equal(sysfs_read_i64(fs, "/chain", &v), 0); /* from the batch's start to its reading: 0 ms */
+	assert_int_equal(sysfs_read_i64(fs, "/chain", &v), 0);
+	assert_int_equal(sysfs_error_count(fs), 0);
+	assert_int_equal(sysfs_read_i64(fs, "/chain", &v), 0);
+	assert_int_equal(sysfs_error_count(fs), 1);
+	assert_int_equal(sysfs_read_i64(fs, "/chain", &v), -EBUSY);
+	sysfs_chain_end(fs);
+	/* alone again: two readings */
+	clock.step_ms = 1;
+	clock.now_ms += 600000;
+	t0 = clock.now_ms;
+	assert_int_equal(sysfs_read_i64(fs, "/chain", &v), 0);
+	assert_int_equal(clock.now_ms - t0, 2);
+	sysfs_destroy(fs);
+}
+
 static void
 test_table_is_bounded(void **state)
 {
@@ -500,6 +539,7 @@ main(void)
 		cmocka_unit_test(test_backoff_doubles),
 		cmocka_unit_test(test_success_clears_backoff),
 		cmocka_unit_test(test_slow_read),
+		cmocka_unit_test(test_chained_reads),
 		cmocka_unit_test(test_table_is_bounded),
 		cmocka_unit_test(test_eagain_driver),
 	};

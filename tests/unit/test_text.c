@@ -1,9 +1,10 @@
-/* core/text.h (digits, prefixes, suffixes), core/hash.h (FNV-1a 64) and core/base64.h against known values. */
+/* core/text.h (digits, prefixes, suffixes), core/hash.h (FNV-1a 64, the word hash) and core/base64.h against known values. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -56,6 +57,28 @@ test_fnv1a64(void **state)
 	assert_true(fnv1a64(h, "bar", 3) == fnv1a64_str("foobar"));
 	/* bytes above 0x7f hash as unsigned */
 	assert_true(fnv1a64(FNV1A64_BASIS, "\xff", 1) == ((FNV1A64_BASIS ^ 0xffu) * FNV1A64_PRIME));
+}
+
+/* The table hash of the kept board files: every byte and the length count, and paths spread over the slots. */
+static void
+test_hash_words(void **state)
+{
+	(void)state;
+	assert_true(hash_words_str("abcdefgh") != hash_words_str("abcdefgi"));
+	assert_true(hash_words_str("abcdefghX") != hash_words_str("abcdefghY")); /* the tail past 8 bytes */
+	assert_true(hash_words_str("ab") != hash_words_str("ba"));
+	assert_true(hash_words_str("") != hash_words_str("\x01"));
+	assert_true(hash_words_str("/sys/class/thermal/thermal_zone1/temp") ==
+		    hash_words_str("/sys/class/thermal/thermal_zone1/temp"));
+	/* 1,000 paths that differ in a digit or two, in 4,096 slots: about 115 collisions if random */
+	static unsigned char slots[4096];
+	int collisions = 0;
+	for (int i = 0; i < 1000; i++) {
+		char path[96];
+		snprintf(path, sizeof(path), "/sys/devices/virtual/thermal/thermal_zone%d/temp", i);
+		collisions += slots[hash_words_str(path) & 4095]++ > 0;
+	}
+	assert_true(collisions < 160);
 }
 
 static void
@@ -124,6 +147,7 @@ main(void)
 		cmocka_unit_test(test_digits),
 		cmocka_unit_test(test_prefix_suffix),
 		cmocka_unit_test(test_fnv1a64),
+		cmocka_unit_test(test_hash_words),
 		cmocka_unit_test(test_base64_strict),
 		cmocka_unit_test(test_base64_loose_and_encode),
 	};

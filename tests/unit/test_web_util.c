@@ -140,6 +140,67 @@ test_history_bounds(void **state)
 			 36000 * 8 + 1441 * 8 + 2 * (36000 * 4 + 1441 * 14 + 144));
 }
 
+/*
+ * Samples whose names mostly sit where they sat (the history then finds
+ * their rings without a lookup), now and then a name less, more, or in
+ * another place, rings freed and their places taken by other names: every
+ * metric's points are those of a model, always in the right ring.
+ */
+static void
+test_history_layouts(void **state)
+{
+	(void)state;
+	enum { CAP = 6, NAMES = 7, SAMPLES = 3000 };
+	static const char *const names[NAMES] = {"a", "b.c", "d", "e_f", "g", "h.i.j", "k"};
+	struct history *h = history_create(CAP, 0, 1000);
+	struct sample *s = th_sample_new();
+	int order[NAMES], count = 3;
+	for (int i = 0; i < NAMES; i++) {
+		order[i] = i;
+	}
+	double seen[SAMPLES][NAMES]; /* the value of each name in each sample, NAN: absent */
+	uint64_t rng = 0x3c6ef372fe94f82bull;
+	for (int k = 0; k < SAMPLES; k++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		if (rng % 10 == 0) { /* another layout: a swap, a name more or less */
+			int a = (int)((rng >> 8) % NAMES), b = (int)((rng >> 16) % NAMES), t = order[a];
+			order[a] = order[b];
+			order[b] = t;
+			count = 1 + (int)((rng >> 24) % NAMES);
+		}
+		th_sample_at(s, 1000 * (int64_t)(k + 1), 1000 * (int64_t)(k + 1));
+		for (int n = 0; n < NAMES; n++) {
+			seen[k][n] = NAN;
+		}
+		for (int i = 0; i < count; i++) {
+			seen[k][order[i]] = k * 10 + order[i];
+			th_put(s, names[order[i]], seen[k][order[i]]);
+		}
+		history_add(h, s);
+		for (int n = 0; n < NAMES; n++) {
+			struct history_point *p = NULL;
+			size_t got = 0;
+			int r = history_window(h, names[n], 0, &p, &got);
+			size_t want = 0;
+			for (int j = k + 1 - CAP < 0 ? 0 : k + 1 - CAP; j <= k; j++) {
+				if (isnan(seen[j][n])) {
+					continue;
+				}
+				if (r != 0 || want >= got || p[want].value != seen[j][n] || p[want].time_ms != 1000 * (j + 1)) {
+					fail_msg("sample %d: %s lacks %g of sample %d", k, names[n], seen[j][n], j);
+				}
+				want++;
+			}
+			if ((r == 0 && got != want) || (r != 0 && r != -ENOENT)) {
+				fail_msg("sample %d: %s has %zu points (%d), the model %zu", k, names[n], got, r, want);
+			}
+			free(p);
+		}
+	}
+	history_destroy(h);
+	free(s);
+}
+
 /* The tier 1 buckets of NAME over WINDOW_MS, asserting it has a ring. */
 static struct history_bucket *
 minutes(const struct history *h, const char *name, int64_t window_ms, size_t *n)
@@ -660,6 +721,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_history_ring),
+		cmocka_unit_test(test_history_layouts),
 		cmocka_unit_test(test_history_bounds),
 		cmocka_unit_test(test_history_minutes),
 		cmocka_unit_test(test_history_day_rollover),
