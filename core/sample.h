@@ -93,6 +93,7 @@ struct oom_victims {
 	struct oom_victim list[OOM_VICTIMS_MAX];
 };
 
+/* A field added here is added to web/server_render.c's copy_sample() too: it copies all but the set's storage. */
 struct sample {
 	uint64_t seq;                         /* monotonic per agent run, from 1 */
 	int64_t time_ms;                      /* wall clock, ms since the epoch (local stamp for replays) */

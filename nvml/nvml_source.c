@@ -11,7 +11,7 @@
  * (0.3-2 us each). A call that answers NOT_SUPPORTED is never made again
  * (the H200's fan still cost 0.2 ms a call). A GPU whose memory NVML cannot
  * tell (Thor's unified memory) gets no memory utilization: Thor answers 0
- * for it whatever the load, a placeholder, not a measurement. Given a feed
+ * for it whatever the load, a value that measures nothing. Given a feed
  * (a processes: section), each poll also asks every GPU's compute and
  * graphics processes, for process.NAME.gpu_memory_mb (core/gpu_procs.h).
  */

@@ -48,19 +48,9 @@ copy_sample(struct sample *dst, const struct sample *src)
 	dst->clock_step_ms = src->clock_step_ms;
 	memcpy(dst->power_mode, src->power_mode, sizeof(dst->power_mode));
 	dst->throttle = src->throttle;
-	/* what ran, on the sample of an alert that fired: the counts always, the lists when there are any */
-	dst->processes.cpu_count = src->processes.cpu_count;
-	dst->processes.memory_count = src->processes.memory_count;
-	if (src->processes.cpu_count > 0 || src->processes.memory_count > 0) {
-		dst->processes = src->processes;
-	}
-	/* the processes the kernel's OOM killer ended on this tick, the same way */
-	dst->oom_killed.count = src->oom_killed.count;
-	dst->oom_killed.more = src->oom_killed.more;
-	if (src->oom_killed.count > 0) {
-		memcpy(dst->oom_killed.list, src->oom_killed.list,
-		       (size_t)src->oom_killed.count * sizeof(src->oom_killed.list[0]));
-	}
+	/* what ran and what the OOM killer ended, on the ticks that have them (about 1 KiB: copied whole) */
+	dst->processes = src->processes;
+	dst->oom_killed = src->oom_killed;
 	dst->metrics.count = src->metrics.count;
 	memcpy(dst->metrics.items, src->metrics.items, src->metrics.count * sizeof(src->metrics.items[0]));
 	/* the same names: /metrics keeps their dictionary entries (core/metric_dict.h) */

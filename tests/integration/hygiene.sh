@@ -6,11 +6,8 @@ cd "${1:-$(dirname "$0")/../..}" || exit 1
 fail=0
 src=$(git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/' || find . -name '*.[ch]' -not -path './tests/*' -not -path './build*' | sed 's|^./||')
 
-# (bench/sbs/skeleton_agent.c is not built with the product: the side-by-side harness compiles it alone as the floor
-# of the product's library stack, which it measures by calling libmosquitto and libmicrohttpd directly)
-lib_src=$(printf '%s\n' $src | grep -vx 'bench/sbs/skeleton_agent\.c')
 for h in mosquitto.h microhttpd.h yaml.h curl/curl.h sensors/sensors.h snappy-c.h zlib.h dlfcn.h curses.h; do
-	files=$(grep -l "#include <$h>" $lib_src 2>/dev/null)
+	files=$(grep -l "#include <$h>" $src 2>/dev/null)
 	n=$(printf '%s' "$files" | grep -c . || true)
 	if [ "$n" -gt 1 ]; then
 		echo "FAIL: <$h> is included by $n files: $files"
