@@ -285,15 +285,26 @@ sysfs_open_path(struct sysfs *fs, const char *path, int flags)
 			.flags = (uint64_t)flags,
 			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 		};
-		fd = (int)syscall(SYS_openat2, fs->root_fd, path, &how, sizeof(how));
+		/*
+		 * EAGAIN: a rename or mount anywhere on the machine raced a ".."
+		 * in the walk (a symlink such as cdev4 -> ../../cooling_device4),
+		 * so the kernel could not prove the result stays in the root. It
+		 * is asked again; a machine that keeps renaming gets the
+		 * user-space walk for this path.
+		 */
+		int tries = 4;
+		do {
+			fd = (int)syscall(SYS_openat2, fs->root_fd, path, &how, sizeof(how));
+		} while (fd < 0 && errno == EAGAIN && --tries > 0);
 		if (fd >= 0) {
 			return fd;
 		}
-		if (errno != ENOSYS) {
+		if (errno == ENOSYS) {
+			/* kernel before 5.6 (or a filter): use the user-space walk from now on */
+			fs->use_openat2 = false;
+		} else if (errno != EAGAIN) {
 			return -errno;
 		}
-		/* kernel before 5.6 (or a filter): use the user-space walk from now on */
-		fs->use_openat2 = false;
 	}
 #endif
 	char rel[PATH_MAX];

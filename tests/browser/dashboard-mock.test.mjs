@@ -242,7 +242,10 @@ try {
 		const page = await context.newPage();
 		const w = watch(page, origin(mock.url));
 		await page.goto(mock.url);
-		await until('the first sample', async () => (await readState(page)).points.temp > 0, 10000);
+		// the stream must be open before the clock moves: one opened after skipTo() would start past the samples
+		// the test waits for, and the clock stands still (a loaded machine, CI run 16)
+		await until('the first sample and the event stream', async () =>
+			(await readState(page)).points.temp > 0 && mock.openStreams() > 0, 10000);
 		// the charts count the points inside their window: a history folded back, or left an hour behind,
 		// falls out of it
 		mock.skipTo(stepAt - 5);

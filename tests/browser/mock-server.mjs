@@ -7,8 +7,8 @@
 // throttles for a while, then recovers.
 //
 // As a module: `const mock = await startMock({...})`; mock.url, mock.requests,
-// mock.close(); its clock: mock.setRate(HZ) (0 stops it; `still: true` starts
-// it stopped), mock.skipTo(SEQ). The page is the one the build assembles from
+// mock.openStreams() (event streams open now), mock.close(); its clock:
+// mock.setRate(HZ) (0 stops it; `still: true` starts it stopped), mock.skipTo(SEQ). The page is the one the build assembles from
 // web/dashboard/ and core/page/ (build/web/dashboard.html; `page` or --page
 // names another). From the command line (for looking at the page by hand):
 //   node tests/browser/mock-server.mjs [--port N] [--board full|minimal|thor] [--rate HZ] [--page FILE]
@@ -329,6 +329,9 @@ export async function startMock(opts = {}) {
 	const url = 'http://127.0.0.1:' + server.address().port + '/';
 	return {
 		url, requests, options: o, current,
+		openStreams() {
+			return streams.size;
+		},
 		setDropAfter(n) {
 			o.dropAfter = n;
 		},

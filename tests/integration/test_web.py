@@ -440,7 +440,9 @@ class WebTest(harness.TestCase):
             self.assertEqual(self.get("/nope")[0], 404)
         for _ in range(3):
             self.assertEqual(self.get("/healthz")[0], 200)
-        self.wait_seq(snap["seq"] + 3)  # the counters go into the next samples
+        # the counters go into the samples taken after the last answer: count from the sample seen now, not from
+        # `snap` (on a slow machine snap + 3 may already be out before the last request is answered)
+        self.wait_seq(self.get_json("/api/v1/snapshot")["seq"] + 2)
         after = self.prom_values()
         req, err = "tegrawatch_agent_http_requests_total", "tegrawatch_agent_http_request_errors_total"
         self.assertEqual(after[err] - before[err], 5)
