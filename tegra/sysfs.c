@@ -407,8 +407,8 @@ read_names(struct sysfs *fs, const char *path, char ***out, size_t *count)
 int
 sysfs_list_dir(struct sysfs *fs, const char *path, int (*fn)(const char *name, void *data), void *data)
 {
-	int64_t start;
-	int err = sysfs_begin(fs, path, &start);
+	struct sysfs_access a;
+	int err = sysfs_begin(fs, path, &a);
 	if (err < 0) {
 		return err;
 	}
@@ -418,7 +418,7 @@ sysfs_list_dir(struct sysfs *fs, const char *path, int (*fn)(const char *name, v
 	char **names = NULL;
 	size_t count = 0;
 	err = read_names(fs, path, &names, &count);
-	sysfs_finish(fs, path, err, start, NULL);
+	sysfs_finish(fs, &a, err, NULL);
 	if (err < 0) {
 		return err;
 	}

@@ -22,7 +22,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "core/hash.h"
 #include "core/xalloc.h"
 #include "sysfs_priv.h"
 
@@ -129,9 +128,10 @@ still_current(const struct kept_file *kf)
 }
 
 int
-sysfs_kept_fd(struct sysfs *fs, const char *path)
+sysfs_kept_fd(struct sysfs *fs, const struct sysfs_access *a)
 {
-	uint64_t hash = hash_words_str(path);
+	const char *path = a->path;
+	uint64_t hash = a->hash;
 	if (!fs->kept_cap) {
 		grow(fs);
 	}
@@ -164,12 +164,12 @@ sysfs_kept_fd(struct sysfs *fs, const char *path)
 }
 
 void
-sysfs_kept_drop(struct sysfs *fs, const char *path)
+sysfs_kept_drop(struct sysfs *fs, const struct sysfs_access *a)
 {
 	if (!fs->kept_cap) {
 		return;
 	}
-	struct kept_file *kf = lookup(fs, path, hash_words_str(path));
+	struct kept_file *kf = lookup(fs, a->path, a->hash);
 	if (kf->path && kf->fd >= 0) {
 		kept_file_close(kf);
 		fs->kept_open--;

@@ -27,6 +27,17 @@ struct backoff {
 	bool slow; /* the last read was slow: one more in a row backs off */
 };
 
+/*
+ * One access to PATH, from sysfs_begin() to sysfs_finish(): the path's hash
+ * is worked out once for the back-off and kept tables (it was three times,
+ * about 10 % of a tick's instructions).
+ */
+struct sysfs_access {
+	const char *path;
+	uint64_t hash; /* hash_words_str(path) */
+	int64_t start_ms;
+};
+
 /* A board file kept open between samples (sysfs_keep.c). */
 struct kept_file {
 	char *path; /* NULL: free entry of the table */
@@ -95,10 +106,10 @@ size_t sysfs_kept_budget(void);
  * Negative when PATH is not kept (first read, not regular, over budget):
  * the caller opens and closes it itself.
  */
-int sysfs_kept_fd(struct sysfs *fs, const char *path);
+int sysfs_kept_fd(struct sysfs *fs, const struct sysfs_access *a);
 
-/** Closes PATH's kept descriptor after a failed read: the next read reopens it. */
-void sysfs_kept_drop(struct sysfs *fs, const char *path);
+/** Closes the kept descriptor after a failed read: the next read reopens it. */
+void sysfs_kept_drop(struct sysfs *fs, const struct sysfs_access *a);
 
 /** Closes every kept descriptor and forgets the paths. */
 void sysfs_kept_clear(struct sysfs *fs);
@@ -106,16 +117,15 @@ void sysfs_kept_clear(struct sysfs *fs);
 /* Error accounting (sysfs_read.c) */
 
 /**
- * Checks the back-off of PATH at the start of an access. Returns -EBUSY
- * while backing off, -EINVAL for a bad path, or 0 and the current time.
+ * Checks the back-off of PATH at the start of an access and fills *A.
+ * Returns -EBUSY while backing off, -EINVAL for a bad path, or 0.
  */
-int sysfs_begin(struct sysfs *fs, const char *path, int64_t *now);
+int sysfs_begin(struct sysfs *fs, const char *path, struct sysfs_access *a);
 
 /**
- * Accounts for one finished access that started at START: ERR is its
- * result (0 or -errno), REASON an optional text for the log instead of
- * strerror.
+ * Accounts for the finished access A: ERR is its result (0 or -errno),
+ * REASON an optional text for the log instead of strerror.
  */
-void sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const char *reason);
+void sysfs_finish(struct sysfs *fs, const struct sysfs_access *a, int err, const char *reason);
 
 #endif

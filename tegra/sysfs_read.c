@@ -62,15 +62,17 @@ new_slot(struct sysfs *fs, const char *path, uint64_t hash)
 }
 
 int
-sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
+sysfs_begin(struct sysfs *fs, const char *path, struct sysfs_access *a)
 {
 	if (!sysfs_path_ok(path)) {
 		return -EINVAL;
 	}
-	*now = fs->chained ? fs->chain_ms : fs->now_ms(fs->clock_data);
+	a->path = path;
+	a->hash = hash_words_str(path);
+	a->start_ms = fs->chained ? fs->chain_ms : fs->now_ms(fs->clock_data);
 	if (fs->used > 0) {
-		struct backoff *b = find_slot(fs, path, fnv1a64_str(path));
-		if (b && *now < b->retry_ms) {
+		struct backoff *b = find_slot(fs, path, a->hash);
+		if (b && a->start_ms < b->retry_ms) {
 			return -EBUSY;
 		}
 	}
@@ -78,9 +80,8 @@ sysfs_begin(struct sysfs *fs, const char *path, int64_t *now)
 }
 
 static void
-record_failure(struct sysfs *fs, const char *path, int64_t now, const char *reason)
+record_failure(struct sysfs *fs, const char *path, uint64_t hash, int64_t now, const char *reason)
 {
-	uint64_t hash = fnv1a64_str(path);
 	struct backoff *b = find_slot(fs, path, hash);
 	fs->errors++;
 	if (!b) {
@@ -99,15 +100,17 @@ record_failure(struct sysfs *fs, const char *path, int64_t now, const char *reas
 }
 
 void
-sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const char *reason)
+sysfs_finish(struct sysfs *fs, const struct sysfs_access *a, int err, const char *reason)
 {
+	const char *path = a->path;
+	int64_t start = a->start_ms;
 	if (err == -ENOENT) {
 		return; /* an absent sensor is normal */
 	}
 	int64_t end = fs->now_ms(fs->clock_data);
 	fs->chain_ms = end;
 	if (err < 0) {
-		record_failure(fs, path, end, reason ? reason : strerror(-err));
+		record_failure(fs, path, a->hash, end, reason ? reason : strerror(-err));
 		return;
 	}
 	if (end - start > SLOW_READ_MS) {
@@ -115,22 +118,21 @@ sysfs_finish(struct sysfs *fs, const char *path, int err, int64_t start, const c
 		 * One slow read is as likely the agent waiting for a CPU as the file
 		 * (a busy board, a CI machine): only a second one in a row backs off.
 		 */
-		uint64_t hash = fnv1a64_str(path);
-		struct backoff *b = find_slot(fs, path, hash);
+		struct backoff *b = find_slot(fs, path, a->hash);
 		if (!b || !b->slow) {
 			if (!b) {
-				b = new_slot(fs, path, hash);
+				b = new_slot(fs, path, a->hash);
 			}
 			b->slow = true;
 			return;
 		}
 		char why[64];
 		snprintf(why, sizeof(why), "slow read (%lld ms, twice in a row)", (long long)(end - start));
-		record_failure(fs, path, end, why);
+		record_failure(fs, path, a->hash, end, why);
 		return;
 	}
 	if (fs->used > 0) {
-		struct backoff *b = find_slot(fs, path, fnv1a64_str(path));
+		struct backoff *b = find_slot(fs, path, a->hash);
 		if (b) {
 			b->delay_ms = 0;
 			b->retry_ms = 0;
@@ -229,12 +231,12 @@ fill_regular(int fd, char *buf, size_t *n, bool *gated)
  * length. *GATED: a regular file whose driver said EAGAIN twice.
  */
 static int
-read_small(struct sysfs *fs, const char *path, char *buf, bool *gated)
+read_small(struct sysfs *fs, const struct sysfs_access *a, char *buf, bool *gated)
 {
 	size_t n = 0;
 	int err;
 	*gated = false;
-	int fd = sysfs_kept_fd(fs, path);
+	int fd = sysfs_kept_fd(fs, a);
 	if (fd >= 0) {
 		err = fill_regular(fd, buf, &n, gated);
 		if (*gated) {
@@ -242,14 +244,14 @@ read_small(struct sysfs *fs, const char *path, char *buf, bool *gated)
 		}
 		if (err < 0) {
 			/* the device went away (ENODEV, ESTALE...): reopen once, below */
-			sysfs_kept_drop(fs, path);
+			sysfs_kept_drop(fs, a);
 			n = 0;
 			fd = -1;
 		}
 	}
 	if (fd < 0) {
 		bool regular = false;
-		fd = sysfs_open_readable(fs, path, &regular);
+		fd = sysfs_open_readable(fs, a->path, &regular);
 		if (fd < 0) {
 			return fd;
 		}
@@ -280,11 +282,11 @@ trim_end(const char *buf, size_t len)
 
 /* The read part of sysfs_read_str() without accounting. */
 static int
-read_trimmed(struct sysfs *fs, const char *path, char *buf, size_t size)
+read_trimmed(struct sysfs *fs, const struct sysfs_access *a, char *buf, size_t size)
 {
 	char tmp[SYSFS_SMALL_MAX + 1];
 	bool gated;
-	int n = read_small(fs, path, tmp, &gated);
+	int n = read_small(fs, a, tmp, &gated);
 	if (n < 0) {
 		return n;
 	}
@@ -303,16 +305,16 @@ read_trimmed(struct sysfs *fs, const char *path, char *buf, size_t size)
 int
 sysfs_read_str(struct sysfs *fs, const char *path, char *buf, size_t size)
 {
-	int64_t start;
-	int err = sysfs_begin(fs, path, &start);
+	struct sysfs_access a;
+	int err = sysfs_begin(fs, path, &a);
 	if (err < 0) {
 		return err;
 	}
 	if (!buf || size == 0) {
 		return -EINVAL;
 	}
-	int n = read_trimmed(fs, path, buf, size);
-	sysfs_finish(fs, path, n < 0 ? n : 0, start, NULL);
+	int n = read_trimmed(fs, &a, buf, size);
+	sysfs_finish(fs, &a, n < 0 ? n : 0, NULL);
 	return n;
 }
 
@@ -347,8 +349,8 @@ parse_i64(const char *s, size_t len, int64_t *out)
 static int
 read_i64(struct sysfs *fs, const char *path, int64_t *out, bool gate_ok)
 {
-	int64_t start;
-	int err = sysfs_begin(fs, path, &start);
+	struct sysfs_access a;
+	int err = sysfs_begin(fs, path, &a);
 	if (err < 0) {
 		return err;
 	}
@@ -356,10 +358,10 @@ read_i64(struct sysfs *fs, const char *path, int64_t *out, bool gate_ok)
 	const char *reason = NULL;
 	int64_t v = 0;
 	bool gated;
-	int n = read_small(fs, path, buf, &gated);
+	int n = read_small(fs, &a, buf, &gated);
 	if (gated && gate_ok) {
 		/* a state of the sensor, not a fault: nothing counted, logged or backed off */
-		sysfs_finish(fs, path, 0, start, NULL);
+		sysfs_finish(fs, &a, 0, NULL);
 		return SYSFS_GATED;
 	}
 	if (n >= 0) {
@@ -376,7 +378,7 @@ read_i64(struct sysfs *fs, const char *path, int64_t *out, bool gate_ok)
 			}
 		}
 	}
-	sysfs_finish(fs, path, n, start, reason);
+	sysfs_finish(fs, &a, n, reason);
 	if (n < 0) {
 		return n;
 	}
@@ -426,18 +428,18 @@ read_all(int fd, bool regular, size_t max, char **out)
 
 /* The read part of sysfs_read_file() without accounting. */
 static int
-read_whole(struct sysfs *fs, const char *path, size_t max, char **out)
+read_whole(struct sysfs *fs, const struct sysfs_access *a, size_t max, char **out)
 {
-	int fd = sysfs_kept_fd(fs, path);
+	int fd = sysfs_kept_fd(fs, a);
 	if (fd >= 0) {
 		int n = read_all(fd, true, max, out);
 		if (n >= 0 || n == -EFBIG) {
 			return n;
 		}
-		sysfs_kept_drop(fs, path); /* gone: reopen once, below */
+		sysfs_kept_drop(fs, a); /* gone: reopen once, below */
 	}
 	bool regular = false;
-	fd = sysfs_open_readable(fs, path, &regular);
+	fd = sysfs_open_readable(fs, a->path, &regular);
 	if (fd < 0) {
 		return fd;
 	}
@@ -449,8 +451,8 @@ read_whole(struct sysfs *fs, const char *path, size_t max, char **out)
 int
 sysfs_read_file(struct sysfs *fs, const char *path, size_t max, char **out)
 {
-	int64_t start;
-	int err = sysfs_begin(fs, path, &start);
+	struct sysfs_access a;
+	int err = sysfs_begin(fs, path, &a);
 	if (err < 0) {
 		return err;
 	}
@@ -458,8 +460,8 @@ sysfs_read_file(struct sysfs *fs, const char *path, size_t max, char **out)
 		return -EINVAL;
 	}
 	char *buf = NULL;
-	int n = read_whole(fs, path, max, &buf);
-	sysfs_finish(fs, path, n < 0 ? n : 0, start, NULL);
+	int n = read_whole(fs, &a, max, &buf);
+	sysfs_finish(fs, &a, n < 0 ? n : 0, NULL);
 	if (n < 0) {
 		return n;
 	}
