@@ -132,19 +132,21 @@ procfs_cpu_load(const struct cpu_times *prev, const struct cpu_times *cur, doubl
 
 struct meminfo_key {
 	const char *name;
+	size_t len;
 	size_t offset;
 };
 
+#define MEMINFO_KEY(name, field)                                                                                       \
+	{                                                                                                              \
+		name, sizeof(name) - 1, offsetof(struct meminfo, field)                                                \
+	}
 static const struct meminfo_key meminfo_keys[] = {
-	{"MemTotal", offsetof(struct meminfo, mem_total_kb)},
-	{"MemAvailable", offsetof(struct meminfo, mem_available_kb)},
-	{"MemFree", offsetof(struct meminfo, mem_free_kb)},
-	{"Buffers", offsetof(struct meminfo, buffers_kb)},
-	{"Cached", offsetof(struct meminfo, cached_kb)},
-	{"SwapTotal", offsetof(struct meminfo, swap_total_kb)},
-	{"SwapFree", offsetof(struct meminfo, swap_free_kb)},
-	{"SwapCached", offsetof(struct meminfo, swap_cached_kb)},
+	MEMINFO_KEY("MemTotal", mem_total_kb), MEMINFO_KEY("MemAvailable", mem_available_kb),
+	MEMINFO_KEY("MemFree", mem_free_kb),   MEMINFO_KEY("Buffers", buffers_kb),
+	MEMINFO_KEY("Cached", cached_kb),      MEMINFO_KEY("SwapTotal", swap_total_kb),
+	MEMINFO_KEY("SwapFree", swap_free_kb), MEMINFO_KEY("SwapCached", swap_cached_kb),
 };
+#define MEMINFO_KEYS (sizeof(meminfo_keys) / sizeof(meminfo_keys[0]))
 
 int
 procfs_parse_meminfo(const char *text, struct meminfo *out)
@@ -162,7 +164,9 @@ procfs_parse_meminfo(const char *text, struct meminfo *out)
 		.swap_free_kb = -1,
 		.swap_cached_kb = -1,
 	};
-	for (const char *p = text; *p; p = next_line(p)) {
+	/* the keys are in the first 16 of about 55 lines: stop once each was seen */
+	unsigned seen = 0;
+	for (const char *p = text; *p && seen != (1u << MEMINFO_KEYS) - 1; p = next_line(p)) {
 		const char *colon = p;
 		while (*colon && *colon != ':' && *colon != '\n') {
 			colon++;
@@ -172,9 +176,10 @@ procfs_parse_meminfo(const char *text, struct meminfo *out)
 		}
 		size_t klen = (size_t)(colon - p);
 		const struct meminfo_key *key = NULL;
-		for (size_t i = 0; i < sizeof(meminfo_keys) / sizeof(meminfo_keys[0]); i++) {
-			if (strlen(meminfo_keys[i].name) == klen && memcmp(meminfo_keys[i].name, p, klen) == 0) {
+		for (size_t i = 0; i < MEMINFO_KEYS; i++) {
+			if (meminfo_keys[i].len == klen && memcmp(meminfo_keys[i].name, p, klen) == 0) {
 				key = &meminfo_keys[i];
+				seen |= 1u << i;
 				break;
 			}
 		}
