@@ -11,30 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Names are short and this is the parser's hot path: whole 8-byte words,
- * the last one overlapping the one before (so nothing past the name is
- * read and no tail is masked), mixed once at the end. Not a strong hash;
- * a collision only costs a probe.
- */
+#include "hash.h"
+
+/* The metric set's index takes the hash's top half (core/hash.h). */
 static inline uint32_t
 hash_name(const char *s, size_t len)
 {
-	uint64_t h = len * 0x9E3779B97F4A7C15ull;
-	uint64_t w = 0;
-	if (len >= 8) {
-		for (size_t i = 0; i + 8 < len; i += 8) {
-			memcpy(&w, s + i, 8);
-			h = (h ^ w) * 0xff51afd7ed558ccdull;
-		}
-		memcpy(&w, s + len - 8, 8);
-	} else {
-		for (size_t i = 0; i < len; i++) {
-			w = (w << 8) | (unsigned char)s[i];
-		}
-	}
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	return (uint32_t)(h >> 32);
+	return (uint32_t)(hash_words(s, len) >> 32);
 }
 
 /* Layout numbers, shared by every set: a copy of one set never meets another set's number. */

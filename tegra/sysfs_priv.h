@@ -34,7 +34,7 @@ struct backoff {
  */
 struct sysfs_access {
 	const char *path;
-	uint64_t hash; /* hash_words_str(path) */
+	uint64_t hash; /* hash_words() of the path */
 	int64_t start_ms;
 };
 

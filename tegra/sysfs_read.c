@@ -68,7 +68,7 @@ sysfs_begin(struct sysfs *fs, const char *path, struct sysfs_access *a)
 		return -EINVAL;
 	}
 	a->path = path;
-	a->hash = hash_words_str(path);
+	a->hash = hash_words(path, strlen(path));
 	a->start_ms = fs->chained ? fs->chain_ms : fs->now_ms(fs->clock_data);
 	if (fs->used > 0) {
 		struct backoff *b = find_slot(fs, path, a->hash);

@@ -59,24 +59,30 @@ test_fnv1a64(void **state)
 	assert_true(fnv1a64(FNV1A64_BASIS, "\xff", 1) == ((FNV1A64_BASIS ^ 0xffu) * FNV1A64_PRIME));
 }
 
-/* The table hash of the kept board files: every byte and the length count, and paths spread over the slots. */
+static uint64_t
+hw(const char *s)
+{
+	return hash_words(s, strlen(s));
+}
+
+/* The table hash of the metric set and the kept board files: every byte and the length count, and paths spread. */
 static void
 test_hash_words(void **state)
 {
 	(void)state;
-	assert_true(hash_words_str("abcdefgh") != hash_words_str("abcdefgi"));
-	assert_true(hash_words_str("abcdefghX") != hash_words_str("abcdefghY")); /* the tail past 8 bytes */
-	assert_true(hash_words_str("ab") != hash_words_str("ba"));
-	assert_true(hash_words_str("") != hash_words_str("\x01"));
-	assert_true(hash_words_str("/sys/class/thermal/thermal_zone1/temp") ==
-		    hash_words_str("/sys/class/thermal/thermal_zone1/temp"));
+	assert_true(hw("abcdefgh") != hw("abcdefgi"));
+	assert_true(hw("abcdefghX") != hw("abcdefghY")); /* the tail past 8 bytes */
+	assert_true(hw("ab") != hw("ba"));
+	assert_true(hw("") != hw("\x01"));
+	assert_true(hw("/sys/class/thermal/thermal_zone1/temp") ==
+		    hw("/sys/class/thermal/thermal_zone1/temp"));
 	/* 1,000 paths that differ in a digit or two, in 4,096 slots: about 115 collisions if random */
 	static unsigned char slots[4096];
 	int collisions = 0;
 	for (int i = 0; i < 1000; i++) {
 		char path[96];
 		snprintf(path, sizeof(path), "/sys/devices/virtual/thermal/thermal_zone%d/temp", i);
-		collisions += slots[hash_words_str(path) & 4095]++ > 0;
+		collisions += slots[hw(path) & 4095]++ > 0;
 	}
 	assert_true(collisions < 160);
 }
