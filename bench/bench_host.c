@@ -276,7 +276,7 @@ measured_all(const struct bench *b, const struct sample *s)
 		printf("watches_found: %d of %d\n", found, b->watches);
 		return found == b->watches;
 	}
-	const char *name = b->listener >= 0 ? "probe.bench.up" : "ram.available_mb";
+	const char *name = b->listener >= 0 ? "probe.bench.up" : "system.uptime_s";
 	bool ok = metric_set_get(&s->metrics, name, &v) && v > 0;
 	printf("%s: %s\n", name, ok ? "yes" : "NO");
 	return ok;

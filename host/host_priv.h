@@ -26,7 +26,6 @@
 #define KMSG_READS_MAX 4096
 
 enum kept_file {
-	F_MEMINFO,
 	F_LOADAVG,
 	F_UPTIME,
 	F_VMSTAT,

@@ -25,9 +25,9 @@
 
 #include "host_priv.h"
 
-static const char *const kept_paths[F_COUNT] = {"meminfo",      "loadavg",         "uptime",      "vmstat",
-						"pressure/cpu", "pressure/memory", "pressure/io", "diskstats",
-						"net/dev",      "net/wireless"};
+static const char *const kept_paths[F_COUNT] = {"loadavg",      "uptime",          "vmstat",
+						"pressure/cpu", "pressure/memory", "pressure/io",
+						"diskstats",    "net/dev",         "net/wireless"};
 static const char *const psi_names[] = {"cpu", "memory", "io"};
 
 static const char *const link_files[L_COUNT] = {"carrier", "operstate", "carrier_changes"};
@@ -147,22 +147,10 @@ read_small(const char *path, char *buf, size_t size)
 	return true;
 }
 
+/* zram; the memory shares come from the board's reading of /proc/meminfo (board_set_memory_shares) */
 static void
 read_memory(struct host_source *h, struct metric_set *m)
 {
-	struct procmem_meminfo mi;
-	if (read_kept(h, F_MEMINFO) && procmem_parse_meminfo(h->text, &mi) == 0) {
-		if (mi.mem_available_kb >= 0 && mi.mem_available_kb <= mi.mem_total_kb) {
-			metric_set_put(m, "ram.available_mb", (double)mi.mem_available_kb / 1024.0);
-			metric_set_put(m, "ram.used_pct",
-				       100.0 * (double)(mi.mem_total_kb - mi.mem_available_kb) /
-					       (double)mi.mem_total_kb);
-		}
-		if (mi.swap_total_kb > 0 && mi.swap_free_kb >= 0 && mi.swap_free_kb <= mi.swap_total_kb) {
-			metric_set_put(m, "swap.used_pct",
-				       100.0 * (double)(mi.swap_total_kb - mi.swap_free_kb) / (double)mi.swap_total_kb);
-		}
-	}
 	for (size_t i = 0; i < h->zram_count; i++) {
 		char buf[256], name[METRIC_NAME_MAX];
 		struct procmem_zram z;

@@ -1,6 +1,5 @@
 /*
  * Memory and system text of the kernel (see procmem.h). Formats:
- *   /proc/meminfo  "MemAvailable:    1234 kB" (proc.rst, "meminfo")
  *   /proc/loadavg  "0.20 0.18 0.12 1/80 11206": three load averages,
  *                  runnable/existing kernel scheduling entities, the last
  *                  PID (proc.rst, "/proc/loadavg")
@@ -18,40 +17,6 @@
 #include <string.h>
 
 #include "host_text.h"
-
-/* "Key:   123 kB" -> 123, or -1 */
-static int64_t
-meminfo_kb(const char *text, const char *key)
-{
-	const char *p = host_find_line(text, key);
-	uint64_t v;
-	if (!p) {
-		return -1;
-	}
-	p += strlen(key);
-	if (*p != ':') {
-		return -1;
-	}
-	p++;
-	if (!host_read_u64(&p, &v)) {
-		return -1;
-	}
-	host_skip_blanks(&p);
-	if (strncmp(p, "kB", 2) != 0 || (p[2] != '\n' && p[2] != '\0')) {
-		return -1;
-	}
-	return (int64_t)v;
-}
-
-int
-procmem_parse_meminfo(const char *text, struct procmem_meminfo *out)
-{
-	out->mem_total_kb = meminfo_kb(text, "MemTotal");
-	out->mem_available_kb = meminfo_kb(text, "MemAvailable");
-	out->swap_total_kb = meminfo_kb(text, "SwapTotal");
-	out->swap_free_kb = meminfo_kb(text, "SwapFree");
-	return out->mem_total_kb > 0 ? 0 : -EINVAL;
-}
 
 /* "some avg10=1.23 avg60=.. avg300=.. total=456": true and the two values when whole */
 static bool

@@ -2,7 +2,7 @@
  * Pure parsers for the kernel's text about memory and the system: no I/O,
  * the source (host_source.c) reads the files and hands the text in.
  *
- *   /proc/meminfo, /proc/loadavg, /proc/uptime, /proc/vmstat:
+ *   /proc/loadavg, /proc/uptime, /proc/vmstat:
  *       Documentation/filesystems/proc.rst
  *   /proc/pressure/{cpu,memory,io}: Documentation/accounting/psi.rst
  *   /sys/block/zramN/mm_stat: Documentation/admin-guide/blockdev/zram.rst
@@ -15,14 +15,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* /proc/meminfo, kB as printed; -1 when the line is missing or unreadable */
-struct procmem_meminfo {
-	int64_t mem_total_kb, mem_available_kb, swap_total_kb, swap_free_kb;
-};
-
-/** Parses /proc/meminfo text. Returns 0, or -EINVAL without a MemTotal. */
-int procmem_parse_meminfo(const char *text, struct procmem_meminfo *out);
 
 /* One /proc/pressure file: "some avg10=.. avg60=.. avg300=.. total=US" and (not for cpu before 5.13) "full ..." */
 struct procmem_psi {

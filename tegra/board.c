@@ -178,6 +178,25 @@ sample_memory(struct board *b, struct metric_set *set)
 	if (mi.swap_cached_kb >= 0) {
 		metric_set_put(set, "swap.cached_mb", (double)mi.swap_cached_kb / 1024.0);
 	}
+	if (!b->memory_shares) {
+		return;
+	}
+	/* the kernel's own estimate only: no fallback from MemFree here */
+	if (mi.mem_available_kb >= 0 && mi.mem_available_kb <= mi.mem_total_kb && mi.mem_total_kb > 0) {
+		metric_set_put(set, "ram.available_mb", (double)mi.mem_available_kb / 1024.0);
+		metric_set_put(set, "ram.used_pct",
+			       100.0 * (double)(mi.mem_total_kb - mi.mem_available_kb) / (double)mi.mem_total_kb);
+	}
+	if (mi.swap_total_kb > 0 && mi.swap_free_kb >= 0 && mi.swap_free_kb <= mi.swap_total_kb) {
+		metric_set_put(set, "swap.used_pct",
+			       100.0 * (double)(mi.swap_total_kb - mi.swap_free_kb) / (double)mi.swap_total_kb);
+	}
+}
+
+void
+board_set_memory_shares(struct board *b, bool on)
+{
+	b->memory_shares = on;
 }
 
 /* ---- public API ------------------------------------------------------------- */

@@ -77,6 +77,14 @@ void board_nvidia_gpus(const struct board *b, unsigned *pci, bool *igpu_without_
  */
 size_t board_trip_bindings(const struct board *b, char *buf, size_t size);
 
+/**
+ * Also derives the host section's memory shares from the board's reading of
+ * /proc/meminfo (ram.available_mb, ram.used_pct, swap.used_pct): the one
+ * reading of that file a sample, set by the composition root when the host
+ * source runs beside the board (docs/metrics.md#the-host).
+ */
+void board_set_memory_shares(struct board *b, bool on);
+
 /** True when anything at all was found to read (zones, cores, memory, rails, fans, a GPU clock). */
 bool board_has_metrics(const struct board *b);
 

@@ -219,6 +219,7 @@ struct board {
 	bool mismatch_now;        /* two did: reported */
 	bool mismatch_seen;       /* reported since start: nvpmodel.mismatch is emitted from then on */
 
+	bool memory_shares;    /* board_set_memory_shares() */
 	uint64_t parse_errors; /* text that read fine but did not parse */
 	/* per sample */
 	unsigned reads_ok;

@@ -415,6 +415,54 @@ test_offline_zone_returns(void **state)
 	th_rmtree(root);
 }
 
+/*
+ * The host section's memory shares come from the board's one reading of
+ * /proc/meminfo, only when asked for (the composition root asks when the
+ * host source runs): never in a fixture's golden output. Xavier fixture:
+ * MemTotal 32686080, MemAvailable 29461504, SwapTotal = SwapFree 16343040.
+ */
+static void
+test_memory_shares(void **state)
+{
+	(void)state;
+	static struct sample s;
+	char *root = th_copytree(BOARDS "/agx-xavier-jp4", "board");
+	struct board *b = open_board(root);
+	assert_int_equal(take(b, &s), 0);
+	assert_null(metric_set_find(&s.metrics, "ram.available_mb"));
+	assert_null(metric_set_find(&s.metrics, "ram.used_pct"));
+	assert_null(metric_set_find(&s.metrics, "swap.used_pct"));
+
+	board_set_memory_shares(b, true);
+	fake_ms += 1000;
+	assert_int_equal(take(b, &s), 0);
+	double v, total, used;
+	assert_true(metric_set_get(&s.metrics, "ram.available_mb", &v) && v == 29461504 / 1024.0);
+	assert_true(metric_set_get(&s.metrics, "ram.used_pct", &v));
+	assert_true(fabs(v - 100.0 * (32686080 - 29461504) / 32686080.0) < 1e-9);
+	/* the same reading as the board's own: used / total is the share */
+	assert_true(metric_set_get(&s.metrics, "ram.total_mb", &total) && metric_set_get(&s.metrics, "ram.used_mb", &used));
+	assert_true(fabs(v - 100.0 * used / total) < 1e-9);
+	assert_true(metric_set_get(&s.metrics, "swap.used_pct", &v) && v == 0);
+
+	/* no MemAvailable (before 3.14), no swap: the shares are absent, never guessed from MemFree */
+	th_write_at(root, "/proc/meminfo", "MemTotal: 4059712 kB\nMemFree: 100 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
+	fake_ms += 1000;
+	assert_int_equal(take(b, &s), 0);
+	assert_true(metric_set_get(&s.metrics, "ram.used_mb", &v)); /* the board's own estimate stays */
+	assert_null(metric_set_find(&s.metrics, "ram.available_mb"));
+	assert_null(metric_set_find(&s.metrics, "ram.used_pct"));
+	assert_null(metric_set_find(&s.metrics, "swap.used_pct"));
+
+	/* MemAvailable above MemTotal is nonsense: no share */
+	th_write_at(root, "/proc/meminfo", "MemTotal: 100 kB\nMemAvailable: 200 kB\n");
+	fake_ms += 1000;
+	assert_int_equal(take(b, &s), 0);
+	assert_null(metric_set_find(&s.metrics, "ram.used_pct"));
+	board_destroy(b);
+	th_rmtree(root);
+}
+
 /* An empty root opens but has nothing to sample; a missing root fails. */
 static void
 test_empty_and_missing_root(void **state)
@@ -455,6 +503,7 @@ main(void)
 		cmocka_unit_test(test_duplicate_zone_names),
 		cmocka_unit_test(test_offline_zone_returns),
 		cmocka_unit_test(test_cpu_online_fallback),
+		cmocka_unit_test(test_memory_shares),
 		cmocka_unit_test(test_empty_and_missing_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

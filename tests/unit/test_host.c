@@ -24,36 +24,6 @@
 #include "host/netdev.h"
 #include "host/procmem.h"
 
-static const char meminfo[] = "MemTotal:        7999148 kB\n"
-			      "MemFree:          512000 kB\n"
-			      "MemAvailable:    6100200 kB\n"
-			      "Buffers:           10240 kB\n"
-			      "SwapCached:            0 kB\n"
-			      "SwapTotal:       3999572 kB\n"
-			      "SwapFree:        3900000 kB\n";
-
-static void
-test_meminfo(void **state)
-{
-	(void)state;
-	struct procmem_meminfo m;
-	assert_int_equal(procmem_parse_meminfo(meminfo, &m), 0);
-	assert_int_equal(m.mem_total_kb, 7999148);
-	assert_int_equal(m.mem_available_kb, 6100200);
-	assert_int_equal(m.swap_total_kb, 3999572);
-	assert_int_equal(m.swap_free_kb, 3900000);
-	/* a kernel before 3.14 has no MemAvailable: absent, not 0 */
-	assert_int_equal(procmem_parse_meminfo("MemTotal: 100 kB\nMemFree: 50 kB\n", &m), 0);
-	assert_int_equal(m.mem_available_kb, -1);
-	/* garbage, cut lines, a huge value */
-	assert_int_equal(procmem_parse_meminfo("", &m), -EINVAL);
-	assert_int_equal(procmem_parse_meminfo("MemTotal: 12", &m), -EINVAL);
-	assert_int_equal(procmem_parse_meminfo("MemTotal: x kB\n", &m), -EINVAL);
-	assert_int_equal(procmem_parse_meminfo("MemTotal: 99999999999999999999 kB\n", &m), -EINVAL);
-	assert_int_equal(procmem_parse_meminfo("MemTotal: 10 kB\nMemAvailable: 5 MB\n", &m), 0);
-	assert_int_equal(m.mem_available_kb, -1);
-}
-
 static void
 test_psi(void **state)
 {
@@ -512,7 +482,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_meminfo),	       cmocka_unit_test(test_psi),
+		cmocka_unit_test(test_psi),
 		cmocka_unit_test(test_vmstat_loadavg_uptime_zram), cmocka_unit_test(test_mountinfo),
 		cmocka_unit_test(test_selection),     cmocka_unit_test(test_segment),
 		cmocka_unit_test(test_diskstats),     cmocka_unit_test(test_emmc),

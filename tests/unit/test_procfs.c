@@ -134,6 +134,9 @@ test_meminfo(void **state)
 	assert_int_equal(procfs_parse_meminfo("MemTotal: lots kB\n", &mi), -EINVAL);
 	assert_int_equal(procfs_parse_meminfo("MemTotal: 100 MB\n", &mi), -EINVAL);
 	assert_int_equal(procfs_parse_meminfo("", &mi), -EINVAL);
+	assert_int_equal(procfs_parse_meminfo("MemTotal: 99999999999999999999 kB\n", &mi), -EINVAL);
+	assert_int_equal(procfs_parse_meminfo("MemTotal: 10 kB\nMemAvailable: 5 MB\n", &mi), -EINVAL);
+	assert_int_equal(procfs_parse_meminfo("MemTotal: 10 kB\nSwapFree: -3 kB\n", &mi), -EINVAL);
 	assert_int_equal(mi.mem_total_kb, 5);
 }
 
