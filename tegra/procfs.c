@@ -73,9 +73,19 @@ parse_cpu_line(const char *p, struct proc_stat *st)
 		return 0; /* beyond what we track */
 	}
 	/* user nice system idle iowait irq softirq steal; guest is inside user */
+	uint64_t busy = 0, total;
+	static const int busy_fields[] = {0, 1, 2, 5, 6, 7};
+	for (size_t i = 0; i < sizeof(busy_fields) / sizeof(busy_fields[0]); i++) {
+		if (__builtin_add_overflow(busy, f[busy_fields[i]], &busy)) {
+			return -EINVAL; /* no kernel counts that far: garbage */
+		}
+	}
+	if (__builtin_add_overflow(busy, f[3], &total) || __builtin_add_overflow(total, f[4], &total)) {
+		return -EINVAL;
+	}
 	struct cpu_times *c = &st->cpu[n];
-	c->busy = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
-	c->total = c->busy + f[3] + f[4];
+	c->busy = busy;
+	c->total = total;
 	c->present = true;
 	if (n + 1 > st->cpu_count) {
 		st->cpu_count = (unsigned)n + 1;
@@ -91,7 +101,6 @@ procfs_parse_stat(const char *text, struct proc_stat *out)
 	}
 	struct proc_stat st;
 	memset(&st, 0, sizeof(st));
-	bool found = false;
 	for (const char *p = text; *p; p = next_line(p)) {
 		/* "cpu " is the aggregate line; only "cpuN" lines are per core */
 		if (strncmp(p, "cpu", 3) != 0 || !text_is_digit(p[3])) {
@@ -101,9 +110,9 @@ procfs_parse_stat(const char *text, struct proc_stat *out)
 		if (err < 0) {
 			return err;
 		}
-		found = true;
 	}
-	if (!found) {
+	/* cpu0 is always there: lines past PROCFS_CPU_MAX alone are not a stat */
+	if (st.cpu_count == 0) {
 		return -EINVAL;
 	}
 	*out = st;

@@ -2,8 +2,10 @@
 #ifndef TEGRAWATCH_FUZZ_CHECK_H
 #define TEGRAWATCH_FUZZ_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(cond)                                                                                 \
 	do {                                                                                        \
@@ -12,5 +14,26 @@
 			abort();                                                                    \
 		}                                                                                   \
 	} while (0)
+
+/*
+ * For targets whose first byte picks the parser: the rest of the input as C
+ * text (malloc'd, NUL-terminated; free() it), and *LEN its length up to the
+ * first NUL. NULL for an input with no selector or over 64 KiB.
+ */
+static inline char *
+fuzz_text_after_selector(const uint8_t *data, size_t size, size_t *len)
+{
+	if (size < 1 || size > 65536) {
+		return NULL;
+	}
+	char *text = malloc(size);
+	if (!text) {
+		return NULL;
+	}
+	memcpy(text, data + 1, size - 1);
+	text[size - 1] = '\0';
+	*len = strlen(text);
+	return text;
+}
 
 #endif

@@ -245,21 +245,18 @@ fuzz_reboots_probes(uint8_t which, const char *text, size_t len, size_t raw_len)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size < 1 || size > 65536) {
+	size_t text_len; /* the parsers take C text: up to the first NUL */
+	char *text = fuzz_text_after_selector(data, size, &text_len);
+	if (!text) {
 		return 0;
 	}
 	uint8_t which = data[0];
-	size_t len = size - 1;
-	char *text = malloc(len + 1);
-	memcpy(text, data + 1, len);
-	text[len] = '\0';
-	size_t text_len = strlen(text); /* the parsers take C text: up to the first NUL */
 	if (which & 0x80) {
 		fuzz_blocks(which, text, text_len);
 	} else if (which & 0x40) {
 		fuzz_network(which, text, text_len);
 	} else if (which & 0x20) {
-		fuzz_reboots_probes(which, text, text_len, len);
+		fuzz_reboots_probes(which, text, text_len, size - 1);
 	} else {
 		fuzz_procmem(which, text);
 	}

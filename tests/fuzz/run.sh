@@ -10,7 +10,7 @@
 #        tests/fuzz/run.sh --count            (the number of targets: scripts/test.sh expects one line each)
 set -u
 # target, executions, dictionary: about 1-2 minutes in all on a 2-core VM
-targets="tegrastats:1000000:tegrastats.dict cfg_tree:500000:yaml.dict config:100000:config.dict spool:100000: http:1000000:http.dict host:300000: procs:300000: nvmap:300000: oom_log:300000: top:300000: work:1000000:work.dict"
+targets="tegrastats:1000000:tegrastats.dict cfg_tree:500000:yaml.dict config:100000:config.dict spool:100000: http:1000000:http.dict host:300000: board:300000: report:300000: procs:300000: nvmap:300000: oom_log:300000: top:300000: work:1000000:work.dict"
 if [ "${1:-}" = --count ]; then
 	# shellcheck disable=SC2086 # the words of the list
 	set -- $targets

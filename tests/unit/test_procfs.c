@@ -90,6 +90,10 @@ test_stat_shapes(void **state)
 	assert_int_equal(procfs_parse_stat("cpu0 1 2 x 4\n", &st), -EINVAL);
 	assert_int_equal(procfs_parse_stat("cpu0 1 2 3\n", &st), -EINVAL);
 	assert_int_equal(procfs_parse_stat("cpu0 99999999999999999999 0 0 1\n", &st), -EINVAL);
+	/* found by fuzz_board: only a core past PROCFS_CPU_MAX is no stat; sums that wrap are garbage */
+	assert_int_equal(procfs_parse_stat("cpu64 1 0 0 1\n", &st), -EINVAL);
+	assert_int_equal(procfs_parse_stat("cpu0 18446744073709551615 1 0 1\n", &st), -EINVAL);
+	assert_int_equal(procfs_parse_stat("cpu0 1 0 0 18446744073709551615 1\n", &st), -EINVAL);
 	assert_int_equal(st.cpu_count, 99); /* untouched on failure */
 }
 
