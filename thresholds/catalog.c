@@ -146,11 +146,12 @@ compile(const char *text, bool placeholders, struct tok *toks)
 static bool
 intersect(const struct tok *a, size_t na, const struct tok *b, size_t nb)
 {
-	bool seen[MAX_TOKENS + 1][MAX_TOKENS + 1];
+	/* (na + 1) x (nb + 1) of it in use, cleared alone: the whole is 16 KiB, asked for every catalogue entry */
+	bool seen[(MAX_TOKENS + 1) * (MAX_TOKENS + 1)];
 	uint8_t queue[(MAX_TOKENS + 1) * (MAX_TOKENS + 1)][2]; /* indices <= MAX_TOKENS fit */
-	size_t head = 0, tail = 0;
-	memset(seen, 0, sizeof(seen));
-	seen[0][0] = true;
+	size_t head = 0, tail = 0, row = nb + 1;
+	memset(seen, 0, (na + 1) * row * sizeof(seen[0]));
+	seen[0] = true;
 	queue[tail][0] = 0;
 	queue[tail++][1] = 0;
 	while (head < tail) {
@@ -175,8 +176,8 @@ intersect(const struct tok *a, size_t na, const struct tok *b, size_t nb)
 		}
 		for (size_t k = 0; k < nn; k++) {
 			size_t ni = next[k][0], nj = next[k][1];
-			if (!seen[ni][nj]) {
-				seen[ni][nj] = true;
+			if (!seen[ni * row + nj]) {
+				seen[ni * row + nj] = true;
 				queue[tail][0] = (uint8_t)ni;
 				queue[tail++][1] = (uint8_t)nj;
 			}
