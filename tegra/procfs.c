@@ -145,16 +145,19 @@ struct meminfo_key {
 	size_t offset;
 };
 
-#define MEMINFO_KEY(name, field)                                                                                       \
-	{                                                                                                              \
-		name, sizeof(name) - 1, offsetof(struct meminfo, field)                                                \
-	}
+/* clang-format off */
+#define MEMINFO_KEY(name, field) {name, sizeof(name) - 1, offsetof(struct meminfo, field)}
 static const struct meminfo_key meminfo_keys[] = {
-	MEMINFO_KEY("MemTotal", mem_total_kb), MEMINFO_KEY("MemAvailable", mem_available_kb),
-	MEMINFO_KEY("MemFree", mem_free_kb),   MEMINFO_KEY("Buffers", buffers_kb),
-	MEMINFO_KEY("Cached", cached_kb),      MEMINFO_KEY("SwapTotal", swap_total_kb),
-	MEMINFO_KEY("SwapFree", swap_free_kb), MEMINFO_KEY("SwapCached", swap_cached_kb),
+	MEMINFO_KEY("MemTotal", mem_total_kb),
+	MEMINFO_KEY("MemAvailable", mem_available_kb),
+	MEMINFO_KEY("MemFree", mem_free_kb),
+	MEMINFO_KEY("Buffers", buffers_kb),
+	MEMINFO_KEY("Cached", cached_kb),
+	MEMINFO_KEY("SwapTotal", swap_total_kb),
+	MEMINFO_KEY("SwapFree", swap_free_kb),
+	MEMINFO_KEY("SwapCached", swap_cached_kb),
 };
+/* clang-format on */
 #define MEMINFO_KEYS (sizeof(meminfo_keys) / sizeof(meminfo_keys[0]))
 
 int
