@@ -436,7 +436,7 @@ test_memory_shares(void **state)
 	board_set_memory_shares(b, true);
 	fake_ms += 1000;
 	assert_int_equal(take(b, &s), 0);
-	double v, total, used;
+	double v = 0, total = 0, used = 0;
 	assert_true(metric_set_get(&s.metrics, "ram.available_mb", &v) && v == 29461504 / 1024.0);
 	assert_true(metric_set_get(&s.metrics, "ram.used_pct", &v));
 	assert_true(fabs(v - 100.0 * (32686080 - 29461504) / 32686080.0) < 1e-9);
