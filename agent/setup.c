@@ -361,8 +361,9 @@ add_web(struct agent *agent, const struct config *cfg, const struct agent_info *
 			 first + i + 1);
 		wc.listen = listen;
 	}
-	if (r == -EINVAL || r == -EIO || r == -ENOMEM) {
-		return r == -EINVAL ? EX_CONFIG : EX_OSERR; /* logged by the server */
+	if (r == -EINVAL || r == -EIO || r == -ENOMEM || r == -ELIBACC) {
+		/* logged by the server */
+		return r == -EINVAL ? EX_CONFIG : r == -ELIBACC ? EX_UNAVAILABLE : EX_OSERR;
 	}
 	return listen_failed("web", wc.listen, r);
 }
@@ -406,8 +407,9 @@ add_outputs(struct agent *agent, const struct config *cfg, const struct setup_op
 #if HAVE_MQTT
 	if (cfg->mqtt.host[0]) {
 		struct sink *mqtt;
-		if (mqtt_sink_create(&cfg->mqtt, info, &mqtt) < 0) {
-			return EX_CONFIG;
+		int r = mqtt_sink_create(&cfg->mqtt, info, &mqtt);
+		if (r < 0) {
+			return r == -ELIBACC ? EX_UNAVAILABLE : EX_CONFIG;
 		}
 		agent_add_sink(agent, mqtt);
 	}

@@ -1,7 +1,7 @@
 /*
  * dlopen() and dlsym() behind one small interface (see dynlib.h). Built
- * only where a library is loaded this way (libcurl, NVML): the static build
- * has neither.
+ * only where a library is loaded this way (libcurl, NVML, libmosquitto,
+ * libmicrohttpd): the static build has none of them.
  */
 #include "dynlib.h"
 
@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 
+#include "log.h"
 #include "xalloc.h"
 
 struct dynlib {
@@ -70,6 +71,21 @@ dynlib_open(const char *const *sonames, const struct dynlib_symbol *symbols, siz
 	lib->handle = h;
 	lib->name = xstrdup(name);
 	*ret = lib;
+	return 0;
+}
+
+int
+dynlib_load_once(struct dynlib **lib, const char *const *sonames, const struct dynlib_symbol *symbols, size_t count,
+		 const char *who, const char *what, const char *advice)
+{
+	if (*lib) {
+		return 0;
+	}
+	char why[512];
+	if (dynlib_open(sonames, symbols, count, lib, why, sizeof(why)) < 0) {
+		log_error("%s: cannot load %s: %s (%s)", who, what, advice, why);
+		return -ELIBACC;
+	}
 	return 0;
 }
 

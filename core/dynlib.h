@@ -1,12 +1,24 @@
 /*
- * Optional shared libraries loaded at run time (libcurl, libsnappy, zlib,
- * NVML), the one place that calls dlopen() and dlsym(): a host without the
- * library runs the same binary, and only what is used is mapped.
+ * Shared libraries loaded at run time by the feature that uses them
+ * (libcurl, libsnappy, zlib, NVML, libmosquitto, libmicrohttpd), the one
+ * place that calls dlopen() and dlsym(): a host without the library runs
+ * the same binary, and only what is used is mapped.
  */
 #ifndef TEGRAWATCH_DYNLIB_H
 #define TEGRAWATCH_DYNLIB_H
 
 #include <stddef.h>
+
+/*
+ * A library's functions as a table of pointers, each of the type its header
+ * declares (included before): LIST is an X-macro of their names.
+ *
+ *   static struct { struct dynlib *lib; LIST(DYNLIB_POINTER) } foo_lib;
+ *   static const struct dynlib_symbol symbols[] = {LIST(FOO_SYMBOL)};
+ *   with #define FOO_SYMBOL(name) DYNLIB_SYMBOL(foo_lib, name)
+ */
+#define DYNLIB_POINTER(name) __typeof__(name) *name;
+#define DYNLIB_SYMBOL(table, name) {#name, (void **)&(table).name},
 
 /** A loaded library. */
 struct dynlib;
@@ -27,6 +39,15 @@ struct dynlib_symbol {
  */
 int dynlib_open(const char *const *sonames, const struct dynlib_symbol *symbols, size_t count, struct dynlib **ret,
 		char *why, size_t why_size);
+
+/**
+ * As dynlib_open() into *LIB, once: 0 at once when *LIB is loaded already.
+ * On failure logs "WHO: cannot load WHAT: ADVICE (what the loader said)"
+ * and returns -ELIBACC, *LIB still NULL (a later call tries again). For the
+ * libraries a feature loads when it starts: one thread, at start or reload.
+ */
+int dynlib_load_once(struct dynlib **lib, const char *const *sonames, const struct dynlib_symbol *symbols, size_t count,
+		     const char *who, const char *what, const char *advice);
 
 /** An optional symbol of LIB: its address, or NULL when the library has none. */
 void *dynlib_find(const struct dynlib *lib, const char *name);

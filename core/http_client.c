@@ -85,12 +85,11 @@ struct http_client {
 	X(curl_version_info)
 
 #define CURL_FN(name) (curl_lib.name)
-#define CURL_POINTER(name) __typeof__(name) *name;
-#define CURL_SYMBOL(name) {#name, (void **)&curl_lib.name},
+#define CURL_SYMBOL(name) DYNLIB_SYMBOL(curl_lib, name)
 
 static struct {
 	struct dynlib *lib;
-	CURL_FUNCTIONS(CURL_POINTER)
+	CURL_FUNCTIONS(DYNLIB_POINTER)
 } curl_lib;
 
 /* Loads libcurl once (the OpenSSL or the GnuTLS build: the same API). 0 or -ENOENT. */

@@ -206,6 +206,12 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, s
 	if (load_password(cfg, &password) < 0) {
 		return -EINVAL;
 	}
+	/* first: every later failure goes through mqtt_destroy(), which balances it */
+	int r = mqtt_conn_lib_init();
+	if (r < 0) {
+		wipe_free(password);
+		return r;
+	}
 	struct mqtt_sink *s = xcalloc(1, sizeof(*s));
 	s->base.ops = &mqtt_sink_ops;
 	s->password = password;
@@ -265,7 +271,6 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, s
 	}
 	if (make_topics(s, cfg) < 0) {
 		s->spool = NULL;
-		mqtt_conn_lib_init(); /* balanced by the cleanup in destroy */
 		mqtt_destroy(&s->base);
 		return -EINVAL;
 	}
@@ -279,9 +284,8 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, s
 	}
 	free(text);
 	mqtt_pub_seq_open(s, cfg->spool_file);
-	int r = open_spool(s, cfg, info->interval_ms);
+	r = open_spool(s, cfg, info->interval_ms);
 	if (r < 0) {
-		mqtt_conn_lib_init(); /* balanced by the cleanup in destroy */
 		mqtt_destroy(&s->base);
 		return r;
 	}
@@ -314,7 +318,6 @@ mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, s
 	}
 	/* libmosquitto before 2.0.15 ignores SIGPIPE itself, later ones do not: a broken link must not kill us */
 	signal(SIGPIPE, SIG_IGN);
-	mqtt_conn_lib_init();
 	s->last_sync_ms = monotonic_ms();
 	mqtt_conn_begin(s, s->last_sync_ms);
 	*out = &s->base;

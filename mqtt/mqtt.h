@@ -22,7 +22,9 @@
  * the device's name in Home Assistant, its interval sizes expire_after).
  * The first connection attempt starts at once, without waiting. Returns 0
  * and *OUT, or -EINVAL for a configuration it cannot use (a client
- * certificate without its key, an unreadable password file), logged.
+ * certificate without its key, an unreadable password file), or -ELIBACC
+ * when libmosquitto cannot be loaded (it is loaded here, not at start),
+ * logged.
  * An unusable spool file is logged and replaced by the memory spool.
  */
 int mqtt_sink_create(const struct mqtt_config *cfg, const struct agent_info *info, struct sink **out);

@@ -25,6 +25,7 @@
 #include <mosquitto.h>
 
 #include "core/clock.h"
+#include "core/dynlib.h"
 #include "core/log.h"
 #include "core/xalloc.h"
 
@@ -34,6 +35,33 @@
 #define STABLE_MS 10000       /* a connection that lasts this long resets the back-off */
 #define OS_CA_PATH "/etc/ssl/certs"
 #define REASON_SESSION_TAKEN_OVER 0x8E /* MQTT 5 DISCONNECT: another client connected with this client id */
+
+/*
+ * libmosquitto is loaded with dlopen() by the first sink (mqtt_conn_lib_init):
+ * linked, it and what it pulls in (OpenSSL) cost ~470 KiB of RssAnon in
+ * every process, MQTT configured or not. Its functions are called through
+ * MOSQ(), the pointers core/dynlib.h found.
+ */
+/* clang-format off */
+#define MOSQ_FUNCTIONS(X) \
+	X(mosquitto_connack_string) X(mosquitto_connect_async) X(mosquitto_connect_callback_set) \
+	X(mosquitto_destroy) X(mosquitto_disconnect) X(mosquitto_disconnect_callback_set) \
+	X(mosquitto_int_option) X(mosquitto_lib_cleanup) X(mosquitto_lib_init) \
+	X(mosquitto_log_callback_set) X(mosquitto_loop_misc) X(mosquitto_loop_read) \
+	X(mosquitto_loop_write) X(mosquitto_message_callback_set) X(mosquitto_new) \
+	X(mosquitto_publish) X(mosquitto_publish_v5_callback_set) X(mosquitto_reason_string) \
+	X(mosquitto_socket) X(mosquitto_strerror) X(mosquitto_subscribe) \
+	X(mosquitto_tls_insecure_set) X(mosquitto_tls_opts_set) X(mosquitto_tls_set) \
+	X(mosquitto_username_pw_set) X(mosquitto_want_write) X(mosquitto_will_set)
+/* clang-format on */
+
+#define MOSQ(name) (mosq_lib.name)
+#define MOSQ_SYMBOL(name) DYNLIB_SYMBOL(mosq_lib, name)
+
+static struct {
+	struct dynlib *lib;
+	MOSQ_FUNCTIONS(DYNLIB_POINTER)
+} mosq_lib;
 
 /* An asynchronous name lookup; leaked on purpose if it cannot be cancelled at exit. */
 struct resolve {
@@ -97,7 +125,7 @@ on_publish(struct mosquitto *mosq, void *obj, int mid, int reason, const mosquit
 		}
 		if (reason >= 128) {
 			/* refused by the broker (MQTT 5: not authorised, quota...): resending would loop */
-			log_warn("mqtt: the broker refused a message: %s", mosquitto_reason_string(reason));
+			log_warn("mqtt: the broker refused a message: %s", MOSQ(mosquitto_reason_string)(reason));
 			s->local_drops++;
 		}
 		spool_ack(s->spool, s->inflight[i].id);
@@ -134,7 +162,7 @@ static void
 teardown(struct mqtt_sink *s)
 {
 	if (s->mosq) {
-		mosquitto_destroy(s->mosq);
+		MOSQ(mosquitto_destroy)(s->mosq);
 		s->mosq = NULL;
 	}
 	s->connack_ok = false;
@@ -259,7 +287,7 @@ describe_rc(struct mqtt_sink *s, int rc, int err, char *buf, size_t size)
 	default:
 		break;
 	}
-	const char *text = mosquitto_strerror(rc);
+	const char *text = MOSQ(mosquitto_strerror)(rc);
 	if (strcmp(text, "Unknown error.") == 0) {
 		snprintf(buf, size, "libmosquitto error %d", rc);
 	} else {
@@ -271,48 +299,48 @@ describe_rc(struct mqtt_sink *s, int rc, int err, char *buf, size_t size)
 static int
 setup_client(struct mqtt_sink *s, char *why, size_t size)
 {
-	s->mosq = mosquitto_new(s->client_id, true, s);
+	s->mosq = MOSQ(mosquitto_new)(s->client_id, true, s);
 	if (!s->mosq) {
 		snprintf(why, size, "cannot create the client: %s", strerror(errno));
 		return -1;
 	}
 	struct mosquitto *m = s->mosq;
-	mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, s->v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
-	mosquitto_int_option(m, MOSQ_OPT_SEND_MAXIMUM, s->inflight_max);
-	mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1);
-	mosquitto_connect_callback_set(m, on_connect);
-	mosquitto_disconnect_callback_set(m, on_disconnect);
-	mosquitto_publish_v5_callback_set(m, on_publish);
-	mosquitto_message_callback_set(m, on_message);
-	mosquitto_log_callback_set(m, on_log);
-	int rc = mosquitto_will_set(m, s->t_status, 7, "offline", 1, true);
+	MOSQ(mosquitto_int_option)(m, MOSQ_OPT_PROTOCOL_VERSION, s->v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
+	MOSQ(mosquitto_int_option)(m, MOSQ_OPT_SEND_MAXIMUM, s->inflight_max);
+	MOSQ(mosquitto_int_option)(m, MOSQ_OPT_TCP_NODELAY, 1);
+	MOSQ(mosquitto_connect_callback_set)(m, on_connect);
+	MOSQ(mosquitto_disconnect_callback_set)(m, on_disconnect);
+	MOSQ(mosquitto_publish_v5_callback_set)(m, on_publish);
+	MOSQ(mosquitto_message_callback_set)(m, on_message);
+	MOSQ(mosquitto_log_callback_set)(m, on_log);
+	int rc = MOSQ(mosquitto_will_set)(m, s->t_status, 7, "offline", 1, true);
 	if (rc == MOSQ_ERR_SUCCESS && s->username[0]) {
-		rc = mosquitto_username_pw_set(m, s->username, s->password[0] ? s->password : NULL);
+		rc = MOSQ(mosquitto_username_pw_set)(m, s->username, s->password[0] ? s->password : NULL);
 	}
 	if (rc == MOSQ_ERR_SUCCESS && s->tls) {
 		const char *cert = s->cert_file[0] ? s->cert_file : NULL;
 		const char *key = s->key_file[0] ? s->key_file : NULL;
 		if (s->ca_file[0]) {
-			rc = mosquitto_tls_set(m, s->ca_file, NULL, cert, key, NULL);
+			rc = MOSQ(mosquitto_tls_set)(m, s->ca_file, NULL, cert, key, NULL);
 		} else {
-			mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1);
-			rc = mosquitto_tls_set(m, NULL, OS_CA_PATH, cert, key, NULL);
+			MOSQ(mosquitto_int_option)(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1);
+			rc = MOSQ(mosquitto_tls_set)(m, NULL, OS_CA_PATH, cert, key, NULL);
 		}
 		if (rc == MOSQ_ERR_SUCCESS) {
 			/* peer verification on, TLS 1.2 at least (1.3 allowed) */
-			rc = mosquitto_tls_opts_set(m, 1, "tlsv1.2", NULL);
+			rc = MOSQ(mosquitto_tls_opts_set)(m, 1, "tlsv1.2", NULL);
 		}
 		if (rc == MOSQ_ERR_SUCCESS && s->tls_insecure) {
-			rc = mosquitto_tls_insecure_set(m, true);
+			rc = MOSQ(mosquitto_tls_insecure_set)(m, true);
 		}
 		if (rc != MOSQ_ERR_SUCCESS) {
 			snprintf(why, size, "TLS set-up failed (ca_file, cert_file, key_file readable?): %s",
-				 mosquitto_strerror(rc));
+				 MOSQ(mosquitto_strerror)(rc));
 			return -1;
 		}
 	}
 	if (rc != MOSQ_ERR_SUCCESS) {
-		snprintf(why, size, "client set-up failed: %s", mosquitto_strerror(rc));
+		snprintf(why, size, "client set-up failed: %s", MOSQ(mosquitto_strerror)(rc));
 		return -1;
 	}
 	return 0;
@@ -329,7 +357,7 @@ connect_to(struct mqtt_sink *s, const char *address, int64_t now)
 		return;
 	}
 	errno = 0;
-	int rc = mosquitto_connect_async(s->mosq, address, s->port, s->keepalive_s);
+	int rc = MOSQ(mosquitto_connect_async)(s->mosq, address, s->port, s->keepalive_s);
 	if (rc != MOSQ_ERR_SUCCESS) {
 		describe_rc(s, rc, errno, why, sizeof(why));
 		fail(s, why, now);
@@ -428,13 +456,13 @@ mqtt_conn_publish(struct mqtt_sink *s, const char *topic, const void *payload, s
 	if (s->state != CONN_CONNECTED || s->lost) {
 		return;
 	}
-	int rc = mosquitto_publish(s->mosq, NULL, topic, (int)len, payload, qos, retain);
+	int rc = MOSQ(mosquitto_publish)(s->mosq, NULL, topic, (int)len, payload, qos, retain);
 	if (rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_LOST || rc == MOSQ_ERR_ERRNO) {
 		s->lost = true;
 		s->lost_rc = rc;
 		s->lost_errno = errno;
 	} else if (rc != MOSQ_ERR_SUCCESS) {
-		log_debug("mqtt: publish on %s: %s", topic, mosquitto_strerror(rc));
+		log_debug("mqtt: publish on %s: %s", topic, MOSQ(mosquitto_strerror)(rc));
 	}
 }
 
@@ -442,15 +470,15 @@ mqtt_conn_publish(struct mqtt_sink *s, const char *topic, const void *payload, s
 int
 mqtt_conn_send(struct mqtt_sink *s, const struct spool_record *rec, int *mid)
 {
-	int rc =
-		mosquitto_publish(s->mosq, mid, rec->topic, (int)rec->payload_len, rec->payload, rec->qos, rec->retain);
+	int rc = MOSQ(mosquitto_publish)(s->mosq, mid, rec->topic, (int)rec->payload_len, rec->payload, rec->qos,
+					 rec->retain);
 	if (rc == MOSQ_ERR_SUCCESS) {
 		return 0;
 	}
 	if (rc == MOSQ_ERR_PAYLOAD_SIZE || rc == MOSQ_ERR_OVERSIZE_PACKET || rc == MOSQ_ERR_INVAL ||
 	    rc == MOSQ_ERR_MALFORMED_UTF8 || rc == MOSQ_ERR_QOS_NOT_SUPPORTED) {
 		log_warn("mqtt: dropping a %zu-byte message on %s: %s", rec->payload_len, rec->topic,
-			 mosquitto_strerror(rc));
+			 MOSQ(mosquitto_strerror)(rc));
 		return -EMSGSIZE;
 	}
 	/* MOSQ_ERR_NO_CONN and friends: the connection is gone; the spool keeps the record */
@@ -485,9 +513,9 @@ on_connected(struct mqtt_sink *s, int64_t now)
 	s->limits_dirty = true;
 	mqtt_pub_latest(s);
 	if (s->ha) {
-		int rc = mosquitto_subscribe(s->mosq, NULL, s->t_ha_status, 0);
+		int rc = MOSQ(mosquitto_subscribe)(s->mosq, NULL, s->t_ha_status, 0);
 		if (rc != MOSQ_ERR_SUCCESS) {
-			log_debug("mqtt: subscribe %s: %s", s->t_ha_status, mosquitto_strerror(rc));
+			log_debug("mqtt: subscribe %s: %s", s->t_ha_status, MOSQ(mosquitto_strerror)(rc));
 		}
 		s->discovery_due_ms = now; /* with the next sample: discovery lists the metrics it has */
 		s->ha_view_due = true;     /* and the view follows it: what HA had may be from before the outage */
@@ -499,14 +527,14 @@ on_connected(struct mqtt_sink *s, int64_t now)
 static void
 service(struct mqtt_sink *s, int64_t now)
 {
-	int fd = mosquitto_socket(s->mosq);
+	int fd = MOSQ(mosquitto_socket)(s->mosq);
 	if (fd < 0) {
 		s->lost = true;
 		s->lost_rc = MOSQ_ERR_NO_CONN;
 		return;
 	}
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	if (mosquitto_want_write(s->mosq)) {
+	if (MOSQ(mosquitto_want_write)(s->mosq)) {
 		p.events |= POLLOUT;
 	}
 	if (poll(&p, 1, 0) < 0) {
@@ -520,16 +548,16 @@ service(struct mqtt_sink *s, int64_t now)
 	bool connecting = s->state == CONN_CONNECTING;
 	if ((p.revents & (POLLIN | POLLERR | POLLHUP)) || (connecting && (p.revents & POLLOUT))) {
 		errno = 0;
-		rc = mosquitto_loop_read(s->mosq, 1);
+		rc = MOSQ(mosquitto_loop_read)(s->mosq, 1);
 	}
-	if (rc == MOSQ_ERR_SUCCESS && !s->lost && mosquitto_socket(s->mosq) >= 0 && (p.revents & POLLOUT) &&
-	    mosquitto_want_write(s->mosq)) {
+	if (rc == MOSQ_ERR_SUCCESS && !s->lost && MOSQ(mosquitto_socket)(s->mosq) >= 0 && (p.revents & POLLOUT) &&
+	    MOSQ(mosquitto_want_write)(s->mosq)) {
 		errno = 0;
-		rc = mosquitto_loop_write(s->mosq, 1);
+		rc = MOSQ(mosquitto_loop_write)(s->mosq, 1);
 	}
 	if (rc == MOSQ_ERR_SUCCESS && !s->lost) {
 		errno = 0;
-		rc = mosquitto_loop_misc(s->mosq);
+		rc = MOSQ(mosquitto_loop_misc)(s->mosq);
 	}
 	if (rc != MOSQ_ERR_SUCCESS && !s->lost) {
 		s->lost = true;
@@ -614,8 +642,8 @@ handle_lost(struct mqtt_sink *s, int64_t now)
 		tell_takeover(s, false);
 	}
 	if (s->refused) {
-		const char *reason =
-			s->v5 ? mosquitto_reason_string(s->connack_rc) : mosquitto_connack_string(s->connack_rc);
+		const char *reason = s->v5 ? MOSQ(mosquitto_reason_string)(s->connack_rc)
+					   : MOSQ(mosquitto_connack_string)(s->connack_rc);
 		snprintf(why, sizeof(why), "the broker refused the connection: %s", reason);
 	} else if (s->lost_rc == MOSQ_ERR_TIMEOUT) {
 		snprintf(why, sizeof(why), "no answer (CONNACK) within %.0f s", (double)s->connect_timeout_ms / 1000.0);
@@ -633,7 +661,7 @@ int
 mqtt_conn_get_fd(struct sink *sink)
 {
 	struct mqtt_sink *s = (struct mqtt_sink *)sink;
-	return s->mosq ? mosquitto_socket(s->mosq) : -1;
+	return s->mosq ? MOSQ(mosquitto_socket)(s->mosq) : -1;
 }
 
 short
@@ -641,7 +669,7 @@ mqtt_conn_poll_events(struct sink *sink)
 {
 	struct mqtt_sink *s = (struct mqtt_sink *)sink;
 	short ev = POLLIN;
-	if (s->mosq && mosquitto_want_write(s->mosq)) {
+	if (s->mosq && MOSQ(mosquitto_want_write)(s->mosq)) {
 		ev |= POLLOUT;
 	}
 	return ev;
@@ -681,16 +709,23 @@ mqtt_conn_dispatch(struct sink *sink)
 
 /* ---- start and stop ---- */
 
-void
+int
 mqtt_conn_lib_init(void)
 {
-	mosquitto_lib_init();
+	static const char *const names[] = {"libmosquitto.so.1", NULL};
+	static const struct dynlib_symbol symbols[] = {MOSQ_FUNCTIONS(MOSQ_SYMBOL)};
+	if (dynlib_load_once(&mosq_lib.lib, names, symbols, sizeof(symbols) / sizeof(symbols[0]), "mqtt",
+			     "libmosquitto 2.0.11 or later", "install libmosquitto1") < 0) {
+		return -ELIBACC;
+	}
+	MOSQ(mosquitto_lib_init)();
+	return 0;
 }
 
 void
 mqtt_conn_lib_cleanup(void)
 {
-	mosquitto_lib_cleanup();
+	MOSQ(mosquitto_lib_cleanup)(); /* the library stays loaded: a later sink (a reload) uses it again */
 }
 
 /* A clean stop: `offline` (retained) acknowledged or 2 s passed, then DISCONNECT. */
@@ -701,7 +736,7 @@ say_goodbye(struct mqtt_sink *s)
 		return;
 	}
 	int mid = 0;
-	if (mosquitto_publish(s->mosq, &mid, s->t_status, 7, "offline", 1, true) != MOSQ_ERR_SUCCESS) {
+	if (MOSQ(mosquitto_publish)(s->mosq, &mid, s->t_status, 7, "offline", 1, true) != MOSQ_ERR_SUCCESS) {
 		return;
 	}
 	s->mid_offline = mid;
@@ -709,12 +744,12 @@ say_goodbye(struct mqtt_sink *s)
 	int64_t end = monotonic_ms() + SHUTDOWN_WAIT_MS;
 	while (!s->offline_acked && !s->lost) {
 		int64_t left = end - monotonic_ms();
-		int fd = mosquitto_socket(s->mosq);
+		int fd = MOSQ(mosquitto_socket)(s->mosq);
 		if (left <= 0 || fd < 0) {
 			break;
 		}
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (mosquitto_want_write(s->mosq)) {
+		if (MOSQ(mosquitto_want_write)(s->mosq)) {
 			p.events |= POLLOUT;
 		}
 		if (poll(&p, 1, (int)clock_poll_ms(left)) < 0 && errno != EINTR) {
@@ -722,10 +757,10 @@ say_goodbye(struct mqtt_sink *s)
 		}
 		int rc = MOSQ_ERR_SUCCESS;
 		if (p.revents & (POLLIN | POLLERR | POLLHUP)) {
-			rc = mosquitto_loop_read(s->mosq, 1);
+			rc = MOSQ(mosquitto_loop_read)(s->mosq, 1);
 		}
-		if (rc == MOSQ_ERR_SUCCESS && mosquitto_socket(s->mosq) >= 0 && (p.revents & POLLOUT)) {
-			rc = mosquitto_loop_write(s->mosq, 1);
+		if (rc == MOSQ_ERR_SUCCESS && MOSQ(mosquitto_socket)(s->mosq) >= 0 && (p.revents & POLLOUT)) {
+			rc = MOSQ(mosquitto_loop_write)(s->mosq, 1);
 		}
 		if (rc != MOSQ_ERR_SUCCESS) {
 			break;
@@ -734,10 +769,10 @@ say_goodbye(struct mqtt_sink *s)
 	if (!s->offline_acked) {
 		log_warn("mqtt: `offline` was not acknowledged before the stop");
 	}
-	if (!s->lost && mosquitto_socket(s->mosq) >= 0) {
-		mosquitto_disconnect(s->mosq);
-		if (mosquitto_socket(s->mosq) >= 0 && mosquitto_want_write(s->mosq)) {
-			mosquitto_loop_write(s->mosq, 1);
+	if (!s->lost && MOSQ(mosquitto_socket)(s->mosq) >= 0) {
+		MOSQ(mosquitto_disconnect)(s->mosq);
+		if (MOSQ(mosquitto_socket)(s->mosq) >= 0 && MOSQ(mosquitto_want_write)(s->mosq)) {
+			MOSQ(mosquitto_loop_write)(s->mosq, 1);
 		}
 	}
 }

@@ -150,8 +150,11 @@ struct mqtt_sink {
 
 /* ---- mqtt_conn.c: the connection ---- */
 
-/* libmosquitto's global set-up and clean-up, one pair per sink. */
-void mqtt_conn_lib_init(void);
+/*
+ * libmosquitto's global set-up and clean-up, one pair per sink; the first
+ * set-up loads the library. 0, or -ELIBACC (said in the log) when it cannot.
+ */
+int mqtt_conn_lib_init(void);
 void mqtt_conn_lib_cleanup(void);
 
 /* Starts a connection attempt now: a lookup for a host name, else the connect. */

@@ -24,6 +24,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/dynlib.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -40,6 +41,40 @@ typedef enum MHD_Result mhd_result;
 #else
 typedef int mhd_result;
 #endif
+
+/*
+ * libmicrohttpd is loaded with dlopen() when the server starts: linked, it
+ * and what it pulls in (GnuTLS, p11-kit, nettle, gmp...; GnuTLS's start-up
+ * builds its ASN.1 trees) cost ~350 KiB of RssAnon in every process, the
+ * web server configured or not. Its functions are called through HTTPD(),
+ * the pointers core/dynlib.h found.
+ */
+/* clang-format off */
+#define HTTPD_FUNCTIONS(X) \
+	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_create_response_from_callback) \
+	X(MHD_destroy_response) X(MHD_get_connection_info) X(MHD_get_connection_values) \
+	X(MHD_is_feature_supported) X(MHD_lookup_connection_value) X(MHD_lookup_connection_value_n) \
+	X(MHD_queue_response) X(MHD_resume_connection) X(MHD_set_connection_option) \
+	X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_suspend_connection)
+/* clang-format on */
+
+#define HTTPD(name) (mhd_lib.name)
+#define HTTPD_SYMBOL(name) DYNLIB_SYMBOL(mhd_lib, name)
+
+static struct {
+	struct dynlib *lib;
+	HTTPD_FUNCTIONS(DYNLIB_POINTER)
+} mhd_lib;
+
+/* Loads libmicrohttpd once; it stays loaded (a reload starts the server again). 0 or -ELIBACC, logged. */
+static int
+mhd_load(void)
+{
+	static const char *const names[] = {"libmicrohttpd.so.12", NULL};
+	static const struct dynlib_symbol symbols[] = {HTTPD_FUNCTIONS(HTTPD_SYMBOL)};
+	return dynlib_load_once(&mhd_lib.lib, names, symbols, sizeof(symbols) / sizeof(symbols[0]), "web",
+				"libmicrohttpd 0.9.75 or later", "install libmicrohttpd12");
+}
 
 #define HEADERS_MAX 8192       /* more header bytes get 431 */
 #define POOL_BYTES (32 * 1024) /* per-connection memory (headers, buffers) */
@@ -73,26 +108,9 @@ struct sse_client {
 	char line[96];
 };
 
-struct web_server {
-	struct sink sink;
-	struct server_state st;
-	struct MHD_Daemon *daemon;
-	int listen_fd;
-	int port;
-	bool loopback; /* check Host against loopback names */
-	struct web_auth auth;
-	struct MHD_Response *page;
-};
-
 /* Markers kept in a request's context pointer. */
 static char uri_too_long; /* its target is over WEB_URI_MAX */
 static char headers_seen; /* the first call is done */
-
-static struct web_server *
-server_of(struct sink *sink)
-{
-	return (struct web_server *)((char *)sink - offsetof(struct web_server, sink));
-}
 
 static struct sse_client *
 client_of(struct stream *s)
@@ -110,10 +128,11 @@ enum cache_policy {
 static void
 common_headers(struct MHD_Response *r, const char *type, enum cache_policy cache)
 {
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache == CACHE_NO_STORE ? "no-store" : "no-cache");
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	HTTPD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	HTTPD(MHD_add_response_header)(r, "X-Content-Type-Options", "nosniff");
+	HTTPD(MHD_add_response_header)
+	(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache == CACHE_NO_STORE ? "no-store" : "no-cache");
+	HTTPD(MHD_add_response_header)(r, "Referrer-Policy", "no-referrer");
 }
 
 static void note_status(struct MHD_Connection *conn, unsigned int status);
@@ -125,8 +144,8 @@ queue(struct MHD_Connection *conn, unsigned int status, struct MHD_Response *r)
 		return MHD_NO;
 	}
 	note_status(conn, status);
-	mhd_result ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+	mhd_result ret = HTTPD(MHD_queue_response)(conn, status, r);
+	HTTPD(MHD_destroy_response)(r);
 	return ret;
 }
 
@@ -134,7 +153,7 @@ queue(struct MHD_Connection *conn, unsigned int status, struct MHD_Response *r)
 static mhd_result
 reply_owned(struct MHD_Connection *conn, unsigned int status, const char *type, char *body, size_t len)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = HTTPD(MHD_create_response_from_buffer)(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(body);
 		return MHD_NO;
@@ -146,7 +165,8 @@ reply_owned(struct MHD_Connection *conn, unsigned int status, const char *type, 
 static mhd_result
 reply_text(struct MHD_Connection *conn, unsigned int status, const char *type, const char *text)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+		HTTPD(MHD_create_response_from_buffer)(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 	if (!r) {
 		return MHD_NO;
 	}
@@ -166,14 +186,14 @@ reply_error(struct MHD_Connection *conn, unsigned int status, const char *messag
 	json_string(&j, message);
 	json_object_end(&j);
 	json_raw(&j, "\n", 1);
-	struct MHD_Response *r = MHD_create_response_from_buffer(j.out.len, j.out.buf, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r = HTTPD(MHD_create_response_from_buffer)(j.out.len, j.out.buf, MHD_RESPMEM_MUST_COPY);
 	json_free(&j);
 	if (!r) {
 		return MHD_NO;
 	}
 	common_headers(r, CT_JSON, CACHE_NO_STORE);
 	if (extra_name) {
-		MHD_add_response_header(r, extra_name, extra_value);
+		HTTPD(MHD_add_response_header)(r, extra_name, extra_value);
 	}
 	return queue(conn, status, r);
 }
@@ -192,7 +212,7 @@ struct http_conn {
 static struct http_conn *
 conn_of(struct MHD_Connection *conn)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci = HTTPD(MHD_get_connection_info)(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	return ci ? ci->socket_context : NULL;
 }
 
@@ -228,9 +248,10 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context, enu
 {
 	struct web_server *srv = cls;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *fd =
+			HTTPD(MHD_get_connection_info)(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		const union MHD_ConnectionInfo *peer =
-			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+			HTTPD(MHD_get_connection_info)(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		unsigned char key[16];
 		web_addr_key(peer ? peer->client_addr : NULL, false, key);
 		struct http_conn *hc = xcalloc(1, sizeof(*hc));
@@ -300,7 +321,7 @@ scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 static mhd_result
 reply_unauthorized(const struct web_server *srv, struct MHD_Connection *conn)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = HTTPD(MHD_create_response_from_buffer)(
 		sizeof("{\"error\":\"authentication required\"}\n") - 1,
 		(void *)"{\"error\":\"authentication required\"}\n", MHD_RESPMEM_PERSISTENT);
 	if (!r) {
@@ -308,11 +329,11 @@ reply_unauthorized(const struct web_server *srv, struct MHD_Connection *conn)
 	}
 	common_headers(r, CT_JSON, CACHE_NO_STORE);
 	if (srv->auth.basic_user) {
-		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Basic realm=\"tegrawatch\", charset=\"UTF-8\"");
+		HTTPD(MHD_add_response_header)
+		(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"tegrawatch\", charset=\"UTF-8\"");
 	}
 	if (srv->auth.token) {
-		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"tegrawatch\"");
+		HTTPD(MHD_add_response_header)(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"tegrawatch\"");
 	}
 	return queue(conn, MHD_HTTP_UNAUTHORIZED, r);
 }
@@ -324,11 +345,11 @@ authenticate(struct web_server *srv, struct MHD_Connection *conn, mhd_result *re
 	/* with its length as MHD saw it (0.9.75 still cuts a value at a raw NUL: docs/reliability.md) */
 	const char *auth = NULL;
 	size_t len = 0;
-	if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
-					  sizeof(MHD_HTTP_HEADER_AUTHORIZATION) - 1, &auth, &len) != MHD_YES) {
+	if (HTTPD(MHD_lookup_connection_value_n)(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
+						 sizeof(MHD_HTTP_HEADER_AUTHORIZATION) - 1, &auth, &len) != MHD_YES) {
 		auth = NULL;
 	}
-	const union MHD_ConnectionInfo *peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *peer = HTTPD(MHD_get_connection_info)(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	unsigned char key[16];
 	web_addr_key(peer ? peer->client_addr : NULL, true, key);
 	int64_t wait_ms;
@@ -357,7 +378,7 @@ handle_page(struct web_server *srv, struct MHD_Connection *conn)
 {
 	/* one shared response: MHD counts its users */
 	note_status(conn, MHD_HTTP_OK);
-	return MHD_queue_response(conn, MHD_HTTP_OK, srv->page);
+	return HTTPD(MHD_queue_response)(conn, MHD_HTTP_OK, srv->page);
 }
 
 static mhd_result
@@ -443,7 +464,7 @@ sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (step == STREAM_PARK) {
 			c->stream.suspended = true;
 			conn_guard_stream_progress(c->entry, now, true);
-			MHD_suspend_connection(c->conn);
+			HTTPD(MHD_suspend_connection)(c->conn);
 			pthread_mutex_unlock(&st->lock);
 			return 0;
 		}
@@ -480,7 +501,7 @@ sse_resume(struct stream *s)
 	struct sse_client *c = client_of(s);
 	/* the stall clock starts again: it has something to send from now */
 	conn_guard_stream_progress(c->entry, monotonic_ms(), false);
-	MHD_resume_connection(c->conn);
+	HTTPD(MHD_resume_connection)(c->conn);
 }
 
 static mhd_result
@@ -488,7 +509,7 @@ handle_events(struct web_server *srv, struct MHD_Connection *conn, bool head)
 {
 	struct MHD_Response *r;
 	if (head) {
-		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		r = HTTPD(MHD_create_response_from_buffer)(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else {
 		struct conn_entry *e = entry_of(conn);
 		if (!e) {
@@ -508,19 +529,19 @@ handle_events(struct web_server *srv, struct MHD_Connection *conn, bool head)
 		 */
 		int sndbuf = STREAM_SNDBUF;
 		setsockopt(e->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+		HTTPD(MHD_set_connection_option)(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 		struct sse_client *c = xcalloc(1, sizeof(*c));
 		c->st = &srv->st;
 		c->conn = conn;
 		c->entry = e;
 		c->stream.last_write_ms = monotonic_ms();
 		int64_t last_id = -1;
-		const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+		const char *last = HTTPD(MHD_lookup_connection_value)(conn, MHD_HEADER_KIND, "Last-Event-ID");
 		if (last && web_parse_uint(last, 0, INT64_MAX - 1, &last_id) < 0) {
 			last_id = -1;
 		}
 		server_stream_attach(&srv->st, &c->stream, last_id);
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, sse_read, c, sse_free);
+		r = HTTPD(MHD_create_response_from_callback)(MHD_SIZE_UNKNOWN, SSE_BLOCK, sse_read, c, sse_free);
 		if (!r) {
 			sse_free(c);
 			return MHD_NO;
@@ -530,7 +551,7 @@ handle_events(struct web_server *srv, struct MHD_Connection *conn, bool head)
 		return MHD_NO;
 	}
 	common_headers(r, CT_SSE, CACHE_NO_STORE);
-	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	HTTPD(MHD_add_response_header)(r, "X-Accel-Buffering", "no");
 	return queue(conn, MHD_HTTP_OK, r);
 }
 
@@ -538,7 +559,7 @@ static mhd_result
 handle_work(struct web_server *srv, struct MHD_Connection *conn, struct http_conn *hc)
 {
 	struct buf b = {0}; /* as buf_init() leaves it */
-	const char *type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *type = HTTPD(MHD_lookup_connection_value)(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	unsigned status = server_work(&srv->st, type, hc && hc->body.buf ? hc->body.buf : "", hc ? hc->body.len : 0,
 				      !hc || hc->body_large, &b);
 	size_t len;
@@ -568,7 +589,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 				   strcmp(url, "/api/v1/work") == 0 ? "POST" : "GET, HEAD");
 	}
 	struct head_scan hs = {0, 0};
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &hs);
+	HTTPD(MHD_get_connection_values)(conn, MHD_HEADER_KIND, scan_header, &hs);
 	if (hs.bytes > HEADERS_MAX) {
 		return reply_error(conn, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large", NULL,
 				   NULL);
@@ -578,7 +599,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		return reply_error(conn, MHD_HTTP_BAD_REQUEST, "more than one Host header", NULL, NULL);
 	}
 	if (srv->loopback &&
-	    !web_host_is_loopback(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
+	    !web_host_is_loopback(HTTPD(MHD_lookup_connection_value)(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
 		return reply_error(conn, MHD_HTTP_MISDIRECTED_REQUEST,
 				   "this server answers only to localhost, 127.0.0.1 and [::1]", NULL, NULL);
 	}
@@ -645,53 +666,13 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("web: libmicrohttpd: %s", buf);
 }
 
-/* ---- the sink: the loop thread publishes ---- */
-
-static int
-web_sink_write(struct sink *sink, const struct sample *s)
-{
-	server_publish_sample(&server_of(sink)->st, s);
-	return 0;
-}
-
-static void
-web_sink_notify(struct sink *sink, const struct alert_event *ev)
-{
-	server_publish_alert(&server_of(sink)->st, ev);
-}
-
-static void
-web_sink_add_metrics(struct sink *sink, struct metric_set *m)
-{
-	struct web_server *srv = server_of(sink);
-	int64_t now = monotonic_ms();
-	conn_guard_add_metrics(&srv->st.guard, m, now);
-	auth_limit_add_metrics(&srv->auth.limit, m, now);
-}
-
-static void web_server_destroy(struct web_server *srv);
-
-static void
-web_sink_destroy(struct sink *sink)
-{
-	web_server_destroy(server_of(sink));
-}
-
-static const struct sink_ops web_sink_ops = {
-	.name = "web",
-	.write = web_sink_write,
-	.notify = web_sink_notify,
-	.add_metrics = web_sink_add_metrics,
-	.destroy = web_sink_destroy,
-};
-
 /* ---- start and stop ---- */
 
 static int
 start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 {
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
+	flags |= HTTPD(MHD_is_feature_supported)(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
 	if (v6) {
 		flags |= MHD_USE_IPv6;
 	}
@@ -706,7 +687,7 @@ start_threads(struct web_server *srv, const struct web_config *cfg, bool v6)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	srv->daemon = MHD_start_daemon(
+	srv->daemon = HTTPD(MHD_start_daemon)(
 		flags, 0, NULL, NULL, handle, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv, MHD_OPTION_LISTEN_SOCKET,
 		srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, conn_limit, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
 		srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
@@ -726,10 +707,13 @@ int
 web_server_start(const struct web_config *cfg, const struct agent_info *info, const struct web_work_hook *work,
 		 struct sink **out)
 {
+	if (mhd_load() < 0) {
+		return -ELIBACC;
+	}
 	struct web_server *srv = xcalloc(1, sizeof(*srv));
 	srv->listen_fd = -1;
 	srv->sink.ops = &web_sink_ops;
-	server_state_init(&srv->st, cfg, info, work); /* from now on web_server_destroy() releases WORK */
+	server_state_init(&srv->st, cfg, info, work); /* from now on web_server_free() releases WORK */
 	/* the configuration was checked by web_config_section: this only guards other callers */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
@@ -737,34 +721,35 @@ web_server_start(const struct web_config *cfg, const struct agent_info *info, co
 	if (web_parse_listen(cfg->listen, &addr, &addr_len, &srv->loopback) < 0 ||
 	    basic != (cfg->basic_auth_password_file[0] != '\0') || (!srv->loopback && !basic && !cfg->token_file[0])) {
 		log_error("web: refusing the configuration of %s (tegrawatch check says why)", cfg->listen);
-		web_server_destroy(srv);
+		web_server_free(srv);
 		return -EINVAL;
 	}
 	int r = web_auth_load(&srv->auth, cfg);
 	if (r < 0) {
-		web_server_destroy(srv);
+		web_server_free(srv);
 		return r;
 	}
-	srv->page = MHD_create_response_from_buffer(dashboard_html_len, (void *)dashboard_html, MHD_RESPMEM_PERSISTENT);
+	srv->page = HTTPD(MHD_create_response_from_buffer)(dashboard_html_len, (void *)dashboard_html,
+							   MHD_RESPMEM_PERSISTENT);
 	if (!srv->page) {
-		web_server_destroy(srv);
+		web_server_free(srv);
 		return -ENOMEM;
 	}
 	common_headers(srv->page, CT_HTML, CACHE_NO_CACHE);
-	MHD_add_response_header(srv->page, "Content-Security-Policy", PAGE_CSP);
-	MHD_add_response_header(srv->page, "X-Frame-Options", "DENY");
+	HTTPD(MHD_add_response_header)(srv->page, "Content-Security-Policy", PAGE_CSP);
+	HTTPD(MHD_add_response_header)(srv->page, "X-Frame-Options", "DENY");
 
 	r = web_listen_socket(&addr, addr_len, LISTEN_BACKLOG, &srv->port);
 	if (r < 0) {
 		/* not logged: the caller knows whether it tries another port, and what to advise */
-		web_server_destroy(srv);
+		web_server_free(srv);
 		return r;
 	}
 	srv->listen_fd = r;
 	r = start_threads(srv, cfg, addr.ss_family == AF_INET6);
 	if (r < 0) {
 		log_error("web: cannot start the HTTP server on %s", cfg->listen);
-		web_server_destroy(srv);
+		web_server_free(srv);
 		return r;
 	}
 	if (!srv->loopback) {
@@ -779,20 +764,20 @@ web_server_start(const struct web_config *cfg, const struct agent_info *info, co
 	return 0;
 }
 
-static void
-web_server_destroy(struct web_server *srv)
+void
+web_server_free(struct web_server *srv)
 {
 	if (!srv) {
 		return;
 	}
 	server_state_stop(&srv->st);
 	if (srv->daemon) {
-		MHD_stop_daemon(srv->daemon); /* closes the listening socket too */
+		HTTPD(MHD_stop_daemon)(srv->daemon); /* closes the listening socket too */
 	} else if (srv->listen_fd >= 0) {
 		close(srv->listen_fd);
 	}
 	if (srv->page) {
-		MHD_destroy_response(srv->page);
+		HTTPD(MHD_destroy_response)(srv->page);
 	}
 	server_state_fini(&srv->st);
 	web_auth_free(&srv->auth);

@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/sample.h"
+#include "auth.h"
 #include "conn_guard.h"
 #include "history.h"
 #include "prom_format.h"
@@ -203,5 +204,27 @@ unsigned server_work(struct server_state *st, const char *content_type, const ch
 		     struct buf *out);
 
 #define WEB_POST_MAX 4096 /* a work report is a line of JSON */
+
+/* libmicrohttpd's objects, opaque here: only http_mhd.c includes <microhttpd.h> */
+struct MHD_Daemon;
+struct MHD_Response;
+
+/* The server: its sink (web_sink.c, on the loop's thread), the state it serves, libmicrohttpd's side (http_mhd.c). */
+struct web_server {
+	struct sink sink;
+	struct server_state st;
+	struct MHD_Daemon *daemon;
+	int listen_fd;
+	int port;
+	bool loopback; /* check Host against loopback names */
+	struct web_auth auth;
+	struct MHD_Response *page;
+};
+
+/** The sink's operations (web_sink.c): write, notify, add_metrics, destroy (web_server_free). */
+extern const struct sink_ops web_sink_ops;
+
+/** Stops the server (event streams ended, the daemon stopped) and frees it (http_mhd.c). NULL is a no-op. */
+void web_server_free(struct web_server *srv);
 
 #endif

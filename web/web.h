@@ -37,7 +37,9 @@ struct web_work_hook {
  * stops the server (open event streams are ended) and frees it. Other
  * failures are -errno: -EADDRINUSE, -EADDRNOTAVAIL, -EACCES from bind (not
  * logged: the caller says what to do about it), -EIO when libmicrohttpd
- * does not start, -EINVAL for an unreadable secret file (both logged).
+ * does not start, -EINVAL for an unreadable secret file, -ELIBACC when
+ * libmicrohttpd cannot be loaded (it is loaded here, not at start) (all
+ * logged).
  * INFO gives the identity, the version and the interval (ring sizes,
  * /healthz); WORK (copied; NULL: the route answers 404) takes the work
  * reports. Returns 0 and *OUT.

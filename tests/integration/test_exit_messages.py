@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Why the agent stopped is readable at `journalctl -p warning` (issue 25 item 1): every message that ends `run`
-(a wrong option, a configuration mistake, no board, a recording it cannot read) is one line at priority err when
+(a wrong option, a configuration mistake, no board, a recording it cannot read, a configured feature's library
+that cannot be loaded) is one line at priority err when
 stderr is the journal (JOURNAL_STREAM names it, as systemd sets it), and `check` prints each mistake the same way
 for the unit's ExecReload. The real journal is tests/packaging/systemd.sh's; this runs without systemd.
 
@@ -15,12 +16,12 @@ EX_USAGE, EX_UNAVAILABLE, EX_CONFIG = 64, 69, 78
 
 
 class ExitMessages(harness.TestCase):
-    def run_as_service(self, args):
+    def run_as_service(self, args, env_extra=None):
         """Runs tegrawatch with stderr a file that JOURNAL_STREAM names, as systemd does: (exit status, lines)."""
         err_path = os.path.join(self.d, "stderr")
         with open(err_path, "w") as err:
             st = os.fstat(err.fileno())
-            env = harness.clean_env({"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"})
+            env = harness.clean_env(dict({"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}, **(env_extra or {})))
             p = subprocess.run([BIN] + args, stdout=subprocess.DEVNULL, stderr=err, env=env, timeout=60)
         with open(err_path) as f:
             return p.returncode, [line for line in f.read().split("\n") if line]
@@ -56,6 +57,30 @@ class ExitMessages(harness.TestCase):
         rc, lines = self.run_as_service(["run", "-c", cfg, "--root", empty, "--no-tegrastats"])
         self.assertEqual(rc, EX_UNAVAILABLE)
         self.assert_one_error(lines, "")
+
+    def stub_library(self, soname):
+        """A directory for LD_LIBRARY_PATH with SONAME, a shared library that has none of the real one's functions."""
+        d = os.path.join(self.d, "libs")
+        os.makedirs(d, exist_ok=True)
+        subprocess.run([os.environ.get("CC", "cc"), "-shared", "-o", os.path.join(d, soname), "-x", "c", "/dev/null"],
+                       check=True, timeout=60)
+        return d
+
+    def test_feature_library_missing(self):
+        """MQTT and the web server load their library when configured (not at start): one that cannot be used is
+        one error naming the package, exit 69, no crash (bench/README.md: what linking them cost)."""
+        cfg, root = os.path.join(self.d, "tegrawatch.yaml"), harness.copy_board(self.d)
+        for section, soname, text in (
+                ('mqtt:\n  host: 127.0.0.1\n  port: 9\nweb:\n  listen: ""\n', "libmosquitto.so.1",
+                 "mqtt: cannot load libmosquitto 2.0.11 or later: install libmosquitto1 (libmosquitto.so.1 has no "),
+                ('web:\n  listen: 127.0.0.1:0\n', "libmicrohttpd.so.12",
+                 "web: cannot load libmicrohttpd 0.9.75 or later: install libmicrohttpd12 (libmicrohttpd.so.12 has no ")):
+            with self.subTest(soname):
+                harness.write_file(cfg, 'agent:\n  state_file: ""\n' + section)
+                rc, lines = self.run_as_service(["run", "-c", cfg, "--root", root, "--no-tegrastats"],
+                                                {"LD_LIBRARY_PATH": self.stub_library(soname)})
+                self.assertEqual(rc, EX_UNAVAILABLE, lines)
+                self.assert_one_error(lines, text)
 
     def test_unreadable_recording(self):
         rc, lines = self.run_as_service(["run", "--replay", os.path.join(self.d, "missing.log")])

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a sample costs the machine besides the loop's own work (bench/README.md, "Issue 34"): with everything on
 (the shipped rules, MQTT with Home Assistant discovery to a real mosquitto, the web server, JSON Lines) and nobody
-asking the web server anything, no other thread of the agent wakes for a sample.
+asking the web server anything, no other thread of the agent wakes for a sample; and a feature that is not
+configured maps no library of its own.
 
 Usage: test_tick_cost.py TEGRAWATCH SOURCE_ROOT
 
@@ -59,6 +60,39 @@ class IdleThreadsTest(harness.TestCase):
         self.assertLessEqual(sum(woke.values()), SAMPLES // 10,
                              "threads woke %s times in %d samples (by thread id)" % (woke, SAMPLES))
         agent.stop()
+
+
+def mapped(pid, names):
+    """Which of NAMES (substrings of a library's path) the process PID has mapped."""
+    with open("/proc/%d/maps" % pid) as f:
+        maps = f.read()
+    return {n for n in names if n in maps}
+
+
+class IdleLibrariesTest(harness.TestCase):
+    """An idle feature costs nothing: libmosquitto and libmicrohttpd, and what they pull in (OpenSSL, GnuTLS), are
+    mapped only by an agent that has MQTT or the web server configured (bench/README.md: about 880 KiB of
+    RssAnon for both)."""
+
+    LIBS = ("libmosquitto", "libmicrohttpd", "libcrypto", "libssl", "libgnutls")
+
+    def libs_of(self, config):
+        agent = self.agent(["--root", harness.src("tests/fixtures/boards/agx-orin-jp5"), "--no-tegrastats",
+                            "--interval", "100"], config='agent:\n  state_file: ""\n' + config)
+        agent.next_sample(lambda s: s["seq"] >= 3, what="three samples")
+        libs = mapped(agent.pid, self.LIBS)
+        agent.stop()
+        return libs
+
+    def test_libraries_only_with_their_feature(self):
+        self.assertEqual(self.libs_of('web:\n  listen: ""\n'), set())
+        web = self.libs_of('web:\n  listen: "127.0.0.1:%d"\n' % free_port())
+        self.assertIn("libmicrohttpd", web)
+        self.assertNotIn("libmosquitto", web)
+        broker = self.broker()
+        mqtt = self.libs_of('web:\n  listen: ""\n' + mqtt_section(mqtt_keys(broker.port, "libs")))
+        self.assertIn("libmosquitto", mqtt)
+        self.assertNotIn("libmicrohttpd", mqtt)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,10 @@ grep -q 'rm -rf /var/lib/private/tegrawatch' "$tmp/control/postrm" || bad "postr
 grep -qx "Version: $version" "$tmp/control/control" || bad "the package version is not $version"
 # the notify protocol is spoken by the agent itself (service/service.c): no libsystemd
 grep -q '^Depends:.*libsystemd' "$tmp/control/control" && bad "the package depends on libsystemd"
+# MQTT and the web server load their libraries with dlopen(): shlibs cannot see them, debian/control names them
+for lib in libmosquitto1 libmicrohttpd12; do
+	grep -q "^Depends:.*\b$lib\b" "$tmp/control/control" || bad "the package does not depend on $lib"
+done
 
 # The extracted package runs: its configuration checks, its demo board (with
 # the links as dh_link left them) replays like the source tree's, and the
