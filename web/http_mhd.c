@@ -708,6 +708,9 @@ web_server_start(const struct web_config *cfg, const struct agent_info *info, co
 		 struct sink **out)
 {
 	if (mhd_load() < 0) {
+		if (work && work->release) {
+			work->release(work->data); /* the reference the server would have released */
+		}
 		return -ELIBACC;
 	}
 	struct web_server *srv = xcalloc(1, sizeof(*srv));
