@@ -96,17 +96,12 @@ static struct {
 static int
 curl_load(const char *who)
 {
-	if (curl_lib.lib) {
-		return 0;
-	}
 	static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
 	static const struct dynlib_symbol symbols[] = {CURL_FUNCTIONS(CURL_SYMBOL)};
-	char why[512];
-	if (dynlib_open(names, symbols, sizeof(symbols) / sizeof(symbols[0]), &curl_lib.lib, why, sizeof(why)) < 0) {
-		log_error("%s: cannot load libcurl 7.68 or later (%s): nothing is sent", who, why);
-		return -ENOENT;
-	}
-	return 0;
+	return dynlib_load_once(&curl_lib.lib, names, symbols, sizeof(symbols) / sizeof(symbols[0]), who,
+				"libcurl 7.68 or later", "nothing is sent") < 0
+		       ? -ENOENT
+		       : 0;
 }
 
 int
