@@ -244,8 +244,6 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 		agent_add_source(agent, src);
 	}
 	if (b && (jetson || board_has_metrics(b))) {
-		/* the host source's memory shares come from the board's one reading of /proc/meminfo */
-		board_set_memory_shares(b, !o->replay && is_real_root(root) && cfg->host.enabled);
 		sysfs_source_create(b, &src); /* owns the board from now on */
 		agent_add_source(agent, src);
 		*board_owned = true;
@@ -265,6 +263,10 @@ add_sources(struct agent *agent, struct board *b, const struct config *cfg, cons
 			struct host_source_options ho = {.cfg = &cfg->host};
 			if (host_source_create(&ho, &src) == 0) {
 				agent_add_source(agent, src);
+				if (*board_owned) {
+					/* its memory shares come from the board's one reading of /proc/meminfo */
+					board_set_memory_shares(b, true);
+				}
 			}
 			add_host_extras(agent, cfg, o);
 		}

@@ -1,8 +1,9 @@
 /*
  * FNV-1a, 64 bits (Fowler, Noll, Vo): the hash of the in-memory tables keyed
  * by name (history rings, configuration keys) and of the alert
- * fingerprints; hash_words() for the tables looked up on every sample. The fingerprints are written to the state file and sent to
- * MQTT and webhooks: never change what fnv1a64() computes.
+ * fingerprints; hash_words() below for the tables looked up on every sample.
+ * The fingerprints are written to the state file and sent to MQTT and
+ * webhooks: never change what fnv1a64() computes.
  *
  * Check value: fnv1a64(FNV1A64_BASIS, "a", 1) == 0xaf63dc4c8601ec8c.
  */

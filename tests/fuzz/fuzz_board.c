@@ -112,8 +112,7 @@ fuzz_serial(const char *text)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t text_len;
-	char *text = fuzz_text_after_selector(data, size, &text_len);
+	char *text = fuzz_text_after_selector(data, size, NULL);
 	if (!text) {
 		return 0;
 	}

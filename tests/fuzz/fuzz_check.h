@@ -17,8 +17,9 @@
 
 /*
  * For targets whose first byte picks the parser: the rest of the input as C
- * text (malloc'd, NUL-terminated; free() it), and *LEN its length up to the
- * first NUL. NULL for an input with no selector or over 64 KiB.
+ * text (malloc'd, NUL-terminated; free() it), and *LEN (when LEN is not
+ * NULL) its length up to the first NUL. NULL for an input with no selector
+ * or over 64 KiB.
  */
 static inline char *
 fuzz_text_after_selector(const uint8_t *data, size_t size, size_t *len)
@@ -32,7 +33,9 @@ fuzz_text_after_selector(const uint8_t *data, size_t size, size_t *len)
 	}
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
-	*len = strlen(text);
+	if (len) {
+		*len = strlen(text);
+	}
 	return text;
 }
 

@@ -5,7 +5,7 @@ that cannot be loaded) is one line at priority err when
 stderr is the journal (JOURNAL_STREAM names it, as systemd sets it), and `check` prints each mistake the same way
 for the unit's ExecReload. The real journal is tests/packaging/systemd.sh's; this runs without systemd.
 
-Usage: test_exit_messages.py TEGRAWATCH SOURCE_ROOT STUB_LIBRARY
+Usage: test_exit_messages.py TEGRAWATCH SOURCE_ROOT EMPTY_LIBRARY
 """
 import os
 import shutil
@@ -60,12 +60,12 @@ class ExitMessages(harness.TestCase):
         self.assertEqual(rc, EX_UNAVAILABLE)
         self.assert_one_error(lines, "")
 
-    def stub_library(self, soname):
-        """A directory for LD_LIBRARY_PATH with SONAME: the stub (stub_lib.c, built for the agent's machine), a
-        shared library that has none of the real one's functions."""
+    def empty_library(self, soname):
+        """A directory for LD_LIBRARY_PATH with SONAME: empty_lib.c built for the agent's machine, a shared
+        library that has none of the real one's functions."""
         d = os.path.join(self.d, "libs")
         os.makedirs(d, exist_ok=True)
-        shutil.copy(STUB, os.path.join(d, soname))
+        shutil.copy(EMPTY_LIB, os.path.join(d, soname))
         return d
 
     def test_feature_library_missing(self):
@@ -80,7 +80,7 @@ class ExitMessages(harness.TestCase):
             with self.subTest(soname):
                 harness.write_file(cfg, 'agent:\n  state_file: ""\n' + section)
                 rc, lines = self.run_as_service(["run", "-c", cfg, "--root", root, "--no-tegrastats"],
-                                                {"LD_LIBRARY_PATH": self.stub_library(soname)})
+                                                {"LD_LIBRARY_PATH": self.empty_library(soname)})
                 self.assertEqual(rc, EX_UNAVAILABLE, lines)
                 self.assert_one_error(lines, text)
 
@@ -91,6 +91,6 @@ class ExitMessages(harness.TestCase):
 
 
 if __name__ == "__main__":
-    STUB = os.path.abspath(sys.argv.pop(3))
+    EMPTY_LIB = os.path.abspath(sys.argv.pop(3))
     BIN, SRC = harness.init()
     harness.main()

@@ -3,4 +3,4 @@
  * the machine the tests run the agent on (qemu's arm64 too): the test
  * exit-messages copies it to libmosquitto.so.1 and libmicrohttpd.so.12.
  */
-int tegrawatch_stub_library = 1;
+int tegrawatch_empty_library = 1;
