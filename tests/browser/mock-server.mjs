@@ -8,7 +8,8 @@
 //
 // As a module: `const mock = await startMock({...})`; mock.url, mock.requests,
 // mock.openStreams() (event streams open now), mock.close(); its clock:
-// mock.setRate(HZ) (0 stops it; `still: true` starts it stopped), mock.skipTo(SEQ). The page is the one the build assembles from
+// mock.setRate(HZ) (0 stops it; `still: true` starts it stopped), mock.skipTo(SEQ); mock.holdHistory(),
+// heldHistory() and releaseHistory() delay the history's answers. The page is the one the build assembles from
 // web/dashboard/ and core/page/ (build/web/dashboard.html; `page` or --page
 // names another). From the command line (for looking at the page by hand):
 //   node tests/browser/mock-server.mjs [--port N] [--board full|minimal|thor] [--rate HZ] [--page FILE]
@@ -250,6 +251,8 @@ export async function startMock(opts = {}) {
 		res.end(body);
 	}
 	const json = (res, obj) => send(res, 200, 'application/json', JSON.stringify(obj));
+	// holdHistory(): history answers are made when asked but sent only at releaseHistory() (a slow agent)
+	let held = null;
 
 	const server = http.createServer((req, res) => {
 		const u = new URL(req.url, 'http://localhost');
@@ -277,15 +280,17 @@ export async function startMock(opts = {}) {
 			if (!(metric in sample(seq).metrics)) {
 				return send(res, 404, 'application/json', '{"error":"unknown metric"}');
 			}
+			// as the agent's history: every point told at the wall clock the board has now (a step moves them all)
+			const now = sample(seq).time_ms - (seq - 1) * 1000;
 			const points = [];
 			for (let k = Math.max(1, seq - seconds + 1); k <= seq; k++) {
 				const s = sample(k);
 				if (metric in s.metrics) {
-					points.push([s.time_ms, s.metrics[metric]]);
+					points.push([now + (k - 1) * 1000, s.metrics[metric]]);
 				}
 			}
 			const v = points.map((p) => p[1]).sort((a, b) => a - b);
-			return json(res, {
+			return (held ? (r, o) => held.push(() => json(r, o)) : json)(res, {
 				metric, seconds, interval_ms: 1000, points,
 				stats: { count: v.length, min: v[0], mean: v.reduce((a, b) => a + b, 0) / (v.length || 1),
 					max: v[v.length - 1], p95: v[Math.floor(0.95 * (v.length - 1))] },
@@ -339,6 +344,17 @@ export async function startMock(opts = {}) {
 			clk.seq = current();
 			clk.at = Date.now();
 			clk.rate = rate;
+		},
+		holdHistory() {
+			held = held || [];
+		},
+		heldHistory() {
+			return held ? held.length : 0;
+		},
+		releaseHistory() {
+			const h = held || [];
+			held = null;
+			h.forEach((f) => f());
 		},
 		skipTo(seq) {
 			clk.seq = Math.max(current(), seq);

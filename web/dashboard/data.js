@@ -11,6 +11,7 @@ const S = {
 	started: false, es: null, down: false, retry: 0, retryAt: 0, timer: 0, lastMsgAt: 0,
 	everLive: false, historyLoaded: false, snapAt: 0, hover: {}, raf: 0, intervalMs: 1000,
 	range: 'hour', day: new Map(), dayLoaded: false, counters: new Map(),
+	clockEpoch: 0, /* one more at each clock step or start-over: history asked for before it is in the old times */
 };
 
 /* ---- small helpers (no markup from data: text nodes only) ---- */
@@ -122,6 +123,7 @@ function shiftSeries(ms) {
 		for (const s of m.values()) { s.t = s.t.map((x) => x + ms); }
 	}
 	S.timeMs += ms;
+	S.clockEpoch++;
 }
 
 /* ---- counters turned into rates: each one's last ~10 s of samples ---- */
@@ -153,6 +155,7 @@ function ingest(d) {
 	}
 	if (S.timeMs && t < S.timeMs) {
 		/* the clock went back (agent restarted on a replay): start over */
+		S.clockEpoch++;
 		S.series.clear();
 		S.historyLoaded = false;
 		loadHistory();
@@ -212,12 +215,15 @@ function chartKeys() {
 }
 /* A few requests at a time (the agent limits connections per client);
  * a metric whose request failed is asked once more a little later. */
+const historyRuns = { hour: 0, day: 0 };
 async function loadHistory(day) {
+	/* a later call for the same view supersedes this one */
+	const which = day ? 'day' : 'hour', run = ++historyRuns[which];
 	const queue = chartKeys().map((k) => [k, 0]);
 	const span = day ? '&seconds=' + DAY_MS / 1000 + '&tier=1' : '&seconds=' + WINDOW_MS / 1000;
 	const worker = async () => {
-		for (let job; (job = queue.shift());) {
-			const [k, tries] = job;
+		for (let job; historyRuns[which] === run && (job = queue.shift());) {
+			const [k, tries] = job, epoch = S.clockEpoch;
 			let d;
 			try {
 				d = await getJSON('history?metric=' + encodeURIComponent(k) + span);
@@ -228,10 +234,21 @@ async function loadHistory(day) {
 				}
 				continue; /* no history for it: the live points stay */
 			}
+			if (historyRuns[which] !== run) {
+				return;
+			}
+			if (epoch !== S.clockEpoch) {
+				/* the board's clock stepped while it came: its points are in the old times, ask again */
+				queue.push([k, tries]);
+				continue;
+			}
 			mergeHistory(k, d, day ? S.day : S.series);
 		}
 	};
 	await Promise.all([worker(), worker(), worker()]);
+	if (historyRuns[which] !== run) {
+		return;
+	}
 	if (day) { S.dayLoaded = true; } else { S.historyLoaded = true; }
 	schedule();
 }
