@@ -38,19 +38,30 @@ phase "setup: what the suites need (scripts/setup.sh --test)"
 scripts/setup.sh --test || exit 1
 
 total_ok=0 total_fail=0 total_skip=0
+# what failed, one line each: printed again just above the last line (CI shows only the output's tail)
+failures=()
+# fail_as WHAT [N]: N failures more (default 1), named WHAT
+fail_as() {
+	total_fail=$((total_fail + ${2:-1}))
+	failures+=("$1")
+}
 # Adds the Ok/Fail/Skipped/Timeout counts of the `meson test` outputs in a log to the totals; one failure more for
-# each summary missing of the EXPECTED ones (default 1: meson test itself failed)
+# each summary missing of the EXPECTED ones (default 1: meson test itself failed). NAME names the run in the list
+# of failures.
 count_log() {
-	local log=$1 expected=${2:-1} ok fail skip to have
+	local log=$1 expected=${2:-1} name=$3 ok fail skip to have line
 	ok=$(awk '/^Ok:/ {n += $2} END {print n + 0}' "$log")
 	fail=$(awk '/^Fail:/ {n += $2} END {print n + 0}' "$log")
 	skip=$(awk '/^Skipped:/ {n += $2} END {print n + 0}' "$log")
 	to=$(awk '/^Timeout:/ {n += $2} END {print n + 0}' "$log")
 	total_ok=$((total_ok + ok))
-	total_fail=$((total_fail + fail + to))
 	total_skip=$((total_skip + skip))
+	total_fail=$((total_fail + fail + to))
+	while IFS= read -r line; do
+		failures+=("$name: $line")
+	done < <(grep -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS) ' "$log" | sed -E 's/^ +//; s/ +/ /g')
 	have=$(grep -c '^Ok:' "$log")
-	[ "$have" -ge "$expected" ] || total_fail=$((total_fail + expected - have))
+	[ "$have" -ge "$expected" ] || fail_as "$name: $((expected - have)) of $expected test summaries missing" $((expected - have))
 }
 # one check that is not a `meson test` run: its result
 check_result() {
@@ -59,7 +70,7 @@ check_result() {
 		total_ok=$((total_ok + 1))
 	else
 		echo "$1: FAILED"
-		total_fail=$((total_fail + 1))
+		fail_as "$1"
 	fi
 }
 
@@ -100,7 +111,7 @@ suite() {
 }
 # a build that failed: its suites count as one failure
 build_failed() {
-	total_fail=$((total_fail + 1))
+	fail_as "build of $1"
 }
 
 phase "normal build (build/)"
@@ -110,12 +121,12 @@ if build build --fatal-meson-warnings --buildtype=debugoptimized; then
 	phase "normal build: the timing suite, alone"
 	timing_log=$work/timing.log
 	suite build --suite timing 2>&1 | tee "$timing_log"
-	count_log "$timing_log"
+	count_log "$timing_log" 1 "timing suite (build/)"
 	bg normal suite build --num-processes 4 --no-suite timing
 	normal_pid=$bg_last_pid
 else
 	normal_built=0
-	build_failed
+	build_failed build/
 fi
 
 # The Ubuntu userspaces for the floors are mostly downloads and unpacking: all four made at once, beside the
@@ -157,9 +168,10 @@ if CC=clang build build-clang -Dbuildtype=debugoptimized -Dfuzzing=true -Db_sani
 	fuzz_n=$(tests/fuzz/run.sh --count)
 	fuzz_ok=$(grep -c '^fuzz .*: ok' "$fuzz_log")
 	total_ok=$((total_ok + fuzz_ok))
-	[ "$fuzz_ok" -eq "$fuzz_n" ] || total_fail=$((total_fail + fuzz_n - fuzz_ok))
+	[ "$fuzz_ok" -eq "$fuzz_n" ] || fail_as "fuzzing: $(awk '/^fuzz .*FAILED/ {sub(":", "", $2); printf "%s ", $2}' "$fuzz_log")(of $fuzz_n targets)" \
+		$((fuzz_n - fuzz_ok))
 else
-	build_failed
+	build_failed build-clang/
 fi
 
 # The threaded parts under ThreadSanitizer: the webhook delivery thread, libmicrohttpd's polling thread and the
@@ -191,7 +203,7 @@ if NINJA_TARGETS=tsan_targets build build-tsan --fatal-meson-warnings -Db_saniti
 	}
 	bg tsan tsan_suite
 else
-	build_failed
+	build_failed build-tsan/
 fi
 
 # Optional dependencies really are optional, and the small build (static, without MQTT, web and libsensors: the
@@ -237,19 +249,19 @@ ubuntu_floor() {
 	if [ "$rc" != 0 ]; then
 		echo "ubuntu-floor: making the Ubuntu $1 userspace failed:"
 		cat "$floor_dir/$1.log" 2>/dev/null
-		total_fail=$((total_fail + 1))
+		fail_as "ubuntu-floor $1: its userspace"
 		return
 	fi
 	log=$(mktemp)
 	# shellcheck disable=SC2086 # no option: no word
 	scripts/ubuntu-floor.sh ${3:-} "$1" 2>&1 | tee "$log"
 	# the tree's two `meson test` summaries (the unit suite, the golden outputs)
-	[ "$2" = bundle ] || [ "${3:-}" = --package-only ] || count_log "$log" 2
+	[ "$2" = bundle ] || [ "${3:-}" = --package-only ] || count_log "$log" 2 "ubuntu-floor $1"
 	# its own last line says ok or FAILED
 	if grep -qx "ubuntu-floor $1 $2: ok" "$log"; then
 		total_ok=$((total_ok + 1))
 	else
-		total_fail=$((total_fail + 1))
+		fail_as "ubuntu-floor $1 $2"
 	fi
 	rm -f "$log"
 }
@@ -272,7 +284,7 @@ if BUNDLE_BUILD_DIR=$PWD/build/tests/bundle-amd64 scripts/bundle.sh amd64 build-
 	unset TEGRAWATCH_BUNDLE
 else
 	echo "ubuntu-floor: scripts/bundle.sh amd64 failed"
-	total_fail=$((total_fail + 2))
+	fail_as "ubuntu-floor bionic and focal: scripts/bundle.sh amd64" 2
 fi
 
 # The suites that ran in the background, in the order they started
@@ -286,7 +298,7 @@ for name in "${bg_names[@]}"; do
 	tsan) echo "== ThreadSanitizer tests (build-tsan/)" ;;
 	esac
 	cat "$work/$name.log"
-	count_log "$work/$name.log"
+	count_log "$work/$name.log" 1 "$name"
 done
 if [ "$emulated" -eq 0 ]; then
 	echo "arm64 cross build under qemu-user: SKIPPED (--no-emulated)"
@@ -297,6 +309,10 @@ rm -rf "$work"
 phase "end"
 rm -f "$times_file"
 echo
+if [ "${#failures[@]}" -gt 0 ]; then
+	echo "what failed:"
+	printf '  %s\n' "${failures[@]}"
+fi
 if [ "$total_skip" -gt 0 ]; then
 	echo "$total_ok passed, $total_fail failed, $total_skip skipped"
 else
