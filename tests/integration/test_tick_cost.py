@@ -62,13 +62,6 @@ class IdleThreadsTest(harness.TestCase):
         agent.stop()
 
 
-def mapped(pid, names):
-    """Which of NAMES (substrings of a library's path) the process PID has mapped."""
-    with open("/proc/%d/maps" % pid) as f:
-        maps = f.read()
-    return {n for n in names if n in maps}
-
-
 class IdleLibrariesTest(harness.TestCase):
     """An idle feature costs nothing: libmosquitto and libmicrohttpd, and what they pull in (OpenSSL, GnuTLS), are
     mapped only by an agent that has MQTT or the web server configured (bench/README.md: about 880 KiB of
@@ -80,7 +73,7 @@ class IdleLibrariesTest(harness.TestCase):
         agent = self.agent(["--root", harness.src("tests/fixtures/boards/agx-orin-jp5"), "--no-tegrastats",
                             "--interval", "100"], config='agent:\n  state_file: ""\n' + config)
         agent.next_sample(lambda s: s["seq"] >= 3, what="three samples")
-        libs = mapped(agent.pid, self.LIBS)
+        libs = harness.mapped(agent.pid, self.LIBS)
         agent.stop()
         return libs
 

@@ -275,15 +275,11 @@ class BodiesTest(WebhookCase):
 class LazyLibcurlTest(WebhookCase):
     """libcurl is loaded by the first webhook action only: an agent without one never maps it."""
 
-    def mapped(self, agent):
-        with open("/proc/%d/maps" % agent.proc.pid) as f:
-            return f.read()
-
     def test_mapped_only_with_a_webhook_action(self):
         plain = self.hook_agent(hook_config("  {}\n", hook_rule("cpu-hot", "temp.cpu_c", ["log"])),
                            name="plain")
         plain.wait_metrics(lambda m: True, "a sample")
-        self.assertFalse("libcurl" in self.mapped(plain), "libcurl mapped without a webhook action")
+        self.assertFalse(harness.mapped(plain.proc.pid, ("libcurl",)), "libcurl mapped without a webhook action")
         plain.stop()
 
         r = self.receiver()
@@ -291,7 +287,7 @@ class LazyLibcurlTest(WebhookCase):
                                             hook_rule("cpu-hot", "temp.cpu_c", ["hook"])),
                             name="hooked")
         hooked.wait_metrics(lambda m: True, "a sample")
-        self.assertTrue("libcurl" in self.mapped(hooked), "libcurl not mapped with a webhook action")
+        self.assertTrue(harness.mapped(hooked.proc.pid, ("libcurl",)), "libcurl not mapped with a webhook action")
         self.board.set("temp.cpu_c", HOT)
         self.assertEqual(events(r.wait(1)), [("cpu-hot", "firing")])
         hooked.stop()

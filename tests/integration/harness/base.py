@@ -259,6 +259,14 @@ def proc_status_kb(pid, key):
     return 0
 
 
+def mapped(pid, names):
+    """Which of NAMES (substrings of a library's path) process PID has mapped now (/proc/PID/maps): an idle
+    feature's library must not be."""
+    with open("/proc/%d/maps" % pid) as f:
+        maps = f.read()
+    return {n for n in names if n in maps}
+
+
 def emulator_code_kb(pid):
     """The anonymous memory of qemu-user's translation cache in process PID (kB): TCG's code buffer, the one
     anonymous mapping that is writable and executable on the host (the guest's own memory never is: qemu maps
