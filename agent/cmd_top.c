@@ -168,8 +168,11 @@ run_screen(struct top_run *tr, enum top_view view, bool colour)
 	struct term *t;
 	int r = term_open(colour, &t);
 	if (r < 0) {
+		/* -ELIBACC: core/dynlib.c has said which library and why */
 		fprintf(stderr, "tegrawatch top: %s; `tegrawatch top --once` prints one screen\n",
-			r == -ENOTSUP ? "built without ncurses (meson -Dtop=enabled)" : "no usable terminal");
+			r == -ENOTSUP   ? "built without ncurses (meson -Dtop=enabled)"
+			: r == -ELIBACC ? "the full screen needs ncursesw"
+					: "no usable terminal");
 		return EX_UNAVAILABLE;
 	}
 	struct sigaction sa = {.sa_handler = on_stop};

@@ -1,6 +1,6 @@
 /*
  * Shared libraries loaded at run time by the feature that uses them
- * (libcurl, libsnappy, zlib, NVML, libmosquitto, libmicrohttpd), the one
+ * (libcurl, libsnappy, zlib, NVML, libmosquitto, libmicrohttpd, ncursesw), the one
  * place that calls dlopen() and dlsym(): a host without the library runs
  * the same binary, and only what is used is mapped.
  */

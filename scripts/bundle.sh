@@ -7,7 +7,7 @@
 #   bin/tegrawatch      the agent (MQTT, web, webhooks, sensors), built here
 #   lib/                its own glibc loader and every library it maps, and those
 #                       it loads when configured (libcurl, libsnappy, libmosquitto,
-#                       libmicrohttpd) with theirs
+#                       libmicrohttpd, ncursesw) with theirs
 #   etc/tegrawatch/     the shipped configuration and rules
 #   lib/systemd/system/tegrawatch.service, share/ (man pages, demo, docs,
 #                       completion), install.sh (lays them out as the package does)
@@ -70,8 +70,9 @@ needed() {
 }
 queue=$(needed "$top/bin/tegrawatch")
 # loaded with dlopen(): the OpenSSL build of libcurl (core/http_client.c: webhooks, remote_write, otlp),
-# libsnappy and zlib (fleet/compress.c), libmosquitto (mqtt/mqtt_conn.c), libmicrohttpd (web/http_mhd.c)
-queue="$queue libcurl.so.4 libsnappy.so.1 libz.so.1 libmosquitto.so.1 libmicrohttpd.so.12"
+# libsnappy and zlib (fleet/compress.c), libmosquitto (mqtt/mqtt_conn.c), libmicrohttpd (web/http_mhd.c),
+# ncursesw (top/term_curses.c)
+queue="$queue libcurl.so.4 libsnappy.so.1 libz.so.1 libmosquitto.so.1 libmicrohttpd.so.12 libncursesw.so.6"
 while [ -n "$queue" ]; do
 	next=""
 	for so in $queue; do

@@ -1,7 +1,7 @@
 /*
  * The full-screen terminal: draws a top_screen and reads keys. The one
- * user of <curses.h> is term_curses.c (ncursesw; term_none.c in a build
- * without it, where term_open() says so).
+ * user of <curses.h> is term_curses.c (ncursesw, loaded when the screen
+ * opens; term_none.c in a build without it, where term_open() says so).
  */
 #ifndef TEGRAWATCH_TERM_H
 #define TEGRAWATCH_TERM_H
@@ -27,8 +27,9 @@ bool term_available(void);
 /**
  * Takes the terminal (the alternate screen, no echo, keys one by one).
  * COLOUR false: no colour at all (NO_COLOR); colours are used only where
- * the terminal has them. Returns 0, -ENOTSUP (built without ncurses) or
- * -ENOTTY (no usable terminal).
+ * the terminal has them. Returns 0, -ENOTSUP (built without ncurses),
+ * -ELIBACC (ncursesw cannot be loaded: logged) or -ENOTTY (no usable
+ * terminal).
  */
 int term_open(bool colour, struct term **out);
 

@@ -101,7 +101,8 @@ class BundleTest(unittest.TestCase):
                   "etc/tegrawatch/rules.d/jetson.yaml", "lib/systemd/system/tegrawatch.service",
                   "share/man/man1/tegrawatch.1", "share/man/man5/tegrawatch.yaml.5",
                   "share/tegrawatch/demo/tegrastats.log", "share/doc/tegrawatch/README.md",
-                  "lib/libc.so.6", "lib/libcurl.so.4", "lib/libsnappy.so.1", "lib/libmosquitto.so.1", "lib/libmicrohttpd.so.12"):
+                  "lib/libc.so.6", "lib/libcurl.so.4", "lib/libsnappy.so.1", "lib/libmosquitto.so.1", "lib/libmicrohttpd.so.12",
+                  "lib/libncursesw.so.6", "lib/libtinfo.so.6"):
             self.assertTrue(os.path.exists(os.path.join(top, f)), f)
         interp = subprocess.run(["readelf", "-l", os.path.join(top, "bin/tegrawatch")], capture_output=True,
                                 text=True).stdout

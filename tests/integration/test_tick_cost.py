@@ -65,9 +65,9 @@ class IdleThreadsTest(harness.TestCase):
 class IdleLibrariesTest(harness.TestCase):
     """An idle feature costs nothing: libmosquitto and libmicrohttpd, and what they pull in (OpenSSL, GnuTLS), are
     mapped only by an agent that has MQTT or the web server configured (bench/README.md: about 880 KiB of
-    RssAnon for both)."""
+    RssAnon for both); ncursesw (with libtinfo) by `tegrawatch top`'s screen only (test_top.py)."""
 
-    LIBS = ("libmosquitto", "libmicrohttpd", "libcrypto", "libssl", "libgnutls")
+    LIBS = ("libmosquitto", "libmicrohttpd", "libcrypto", "libssl", "libgnutls", "libncursesw", "libtinfo")
 
     def libs_of(self, config):
         agent = self.agent(["--root", harness.src("tests/fixtures/boards/agx-orin-jp5"), "--no-tegrastats",

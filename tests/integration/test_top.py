@@ -1,14 +1,19 @@
 """`tegrawatch top` read from a pseudo-terminal (pyte renders what it draws): the values on screen are the agent's
 API at that moment; the layout at 80x24 and 200x60, a resize, the keys, `q`; no agent (it reads the board itself);
-the agent stopping under it; a non-terminal stdout (one plain screen) and NO_COLOR (no colour escapes)."""
+the agent stopping under it; a non-terminal stdout (one plain screen) and NO_COLOR (no colour escapes); ncursesw
+loaded for the screen only, and missing.
+
+Usage: test_top.py TEGRAWATCH SOURCE_ROOT EMPTY_LIBRARY"""
 import fcntl
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import struct
 import subprocess
+import sys
 import termios
 import threading
 
@@ -22,6 +27,7 @@ except ImportError:  # harness.init skips the test
 
 COLOUR = re.compile(rb"\x1b\[[0-9;]*(3[0-7]|4[0-7])(;[0-9]+)*m")
 HOT = "tests/fixtures/boards/orin-nano-jp6-hot"
+EX_UNAVAILABLE = 69
 
 
 class Pty:
@@ -167,6 +173,26 @@ class TopTest(harness.TestCase):
         p.key("q")
         self.assertEqual(p.proc.wait(10), 0)
 
+    def test_ncurses_loaded_for_the_screen_only(self):
+        """ncursesw is loaded when the screen opens (an agent never maps it: test_tick_cost.py); one that cannot be
+        loaded is one error naming the package, exit 69."""
+        cfg = self.path("top.yaml", web_config(free_port()))
+        p = self.pty(["-c", cfg, "--root", src(HOT)])
+        p.wait_for("TEMP")
+        self.assertEqual(harness.mapped(p.proc.pid, ("libncursesw",)), {"libncursesw"})
+        p.key("q")
+        self.assertEqual(p.proc.wait(10), 0)
+        libs = os.path.join(self.d, "libs")
+        os.makedirs(libs)
+        shutil.copy(EMPTY_LIB, os.path.join(libs, "libncursesw.so.6"))
+        p = self.pty(["-c", cfg, "--root", src(HOT)], env={"LD_LIBRARY_PATH": libs})
+        self.assertEqual(p.proc.wait(30), EX_UNAVAILABLE)
+        p.reader.join(5)
+        said = bytes(p.raw).decode(errors="replace")
+        self.assertIn("top: cannot load ncursesw: install libncursesw6 (libncursesw.so.6 has no ", said)
+        self.assertIn("tegrawatch top: the full screen needs ncursesw; `tegrawatch top --once` prints one screen",
+                      said)
+
     def test_not_a_terminal_and_no_color(self):
         cfg = self.path("top.yaml", web_config(free_port()))
         r = tegrawatch(["top", "-c", cfg, "--root", src(HOT)], env={"TERM": "xterm"})
@@ -187,5 +213,6 @@ class TopTest(harness.TestCase):
 
 
 if __name__ == "__main__":
+    EMPTY_LIB = os.path.abspath(sys.argv.pop(3))
     harness.init(needs=("module:pyte",))
     harness.main()

@@ -111,8 +111,9 @@ grep -q 'rm -rf /var/lib/private/tegrawatch' "$tmp/control/postrm" || bad "postr
 grep -qx "Version: $version" "$tmp/control/control" || bad "the package version is not $version"
 # the notify protocol is spoken by the agent itself (service/service.c): no libsystemd
 grep -q '^Depends:.*libsystemd' "$tmp/control/control" && bad "the package depends on libsystemd"
-# MQTT and the web server load their libraries with dlopen(): shlibs cannot see them, debian/control names them
-for lib in libmosquitto1 libmicrohttpd12; do
+# MQTT, the web server and top's screen load their libraries with dlopen(): shlibs cannot see them,
+# debian/control names them
+for lib in libmosquitto1 libmicrohttpd12 libncursesw6; do
 	grep -q "^Depends:.*\b$lib\b" "$tmp/control/control" || bad "the package does not depend on $lib"
 done
 
