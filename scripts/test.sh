@@ -311,6 +311,22 @@ phase "end"
 rm -f "$times_file"
 echo
 if [ "${#failures[@]}" -gt 0 ]; then
+	# each failed test's last words, from the meson logs of this run's builds
+	python3 - build build-clang build-tsan build-arm64 <<'EOF_PY'
+import json, os, sys
+for d in sys.argv[1:]:
+    path = os.path.join(d, "meson-logs", "testlog.json")
+    if not os.path.exists(path):
+        continue
+    for line in open(path, errors="replace"):
+        t = json.loads(line)
+        if t.get("result") in ("OK", "SKIP", "EXPECTEDFAIL"):
+            continue
+        words = [w for w in (t.get("stdout") or "").splitlines() if w.strip() and w.strip("=-") != ""]
+        print("%s: %s (%s), its last lines:" % (d, t.get("name"), t.get("result")))
+        for w in words[-8:]:
+            print("  | " + w[:200])
+EOF_PY
 	echo "what failed:"
 	printf '  %s\n' "${failures[@]}"
 fi
