@@ -311,9 +311,9 @@ phase "end"
 rm -f "$times_file"
 echo
 if [ "${#failures[@]}" -gt 0 ]; then
-	# each failed test's last words, from the meson logs of this run's builds
+	# what each failed test said (its failing lines, then its last ones), from the meson logs of this run's builds
 	python3 - build build-clang build-tsan build-arm64 <<'EOF_PY'
-import json, os, sys
+import json, os, re, sys
 for d in sys.argv[1:]:
     path = os.path.join(d, "meson-logs", "testlog.json")
     if not os.path.exists(path):
@@ -322,9 +322,11 @@ for d in sys.argv[1:]:
         t = json.loads(line)
         if t.get("result") in ("OK", "SKIP", "EXPECTEDFAIL"):
             continue
-        words = [w for w in (t.get("stdout") or "").splitlines() if w.strip() and w.strip("=-") != ""]
-        print("%s: %s (%s), its last lines:" % (d, t.get("name"), t.get("result")))
-        for w in words[-8:]:
+        words = [w for w in ((t.get("stdout") or "") + (t.get("stderr") or "")).splitlines()
+                 if w.strip() and w.strip("=-") != ""]
+        telling = [w for w in words if re.search(r"^not ok|Error|FAIL|assert", w)]
+        print("%s: %s (%s), what it said:" % (d, t.get("name"), t.get("result")))
+        for w in telling[:6] + ["..."] + words[-4:]:
             print("  | " + w[:200])
 EOF_PY
 	echo "what failed:"

@@ -63,16 +63,16 @@ const kit = (function () {
 
 	/*
 	 * Draws a chart on CV. SPEC: t0, t1 (the window, epoch ms); series [{t, v, color, width, dash, step,
-	 * area, right (0-100 % on the right axis), scale}], a value that is not a number or a gap over gapMs
-	 * breaks a line; bands [[from, to]] (shaded: throttling); unit, range(lo, hi) -> [y0, y1], right,
-	 * lines [{v, label}] (trip points); offsetMs (added for labels); hover (a time to mark).
-	 * Sets data-points, data-series (with points in the window) and data-bands. Returns {t0, t1, padL,
-	 * pw} for hover, or null when there was nothing to draw.
+	 * area, right (0-100 % on the right axis), scale, projected (a forecast)}], a value that is not a number or
+	 * a gap over gapMs breaks a line; bands [[from, to]] (shaded: throttling); unit, range(lo, hi) -> [y0, y1],
+	 * right, lines [{v, label}] (trip points); offsetMs (added for labels); hover (a time to mark). Sets
+	 * data-points, data-series (with points in the window; not projected), data-projected and data-bands.
+	 * Returns {t0, t1, padL, pw} for hover, or null when there was nothing to draw.
 	 */
 	function drawChart(cv, spec) {
 		const W = cv.clientWidth, H = cv.clientHeight, dpr = window.devicePixelRatio || 1;
 		const { t0, t1 } = spec, offset = spec.offsetMs || 0, gap = spec.gapMs || Infinity;
-		let points = 0, shown = 0, lo = Infinity, hi = -Infinity;
+		let points = 0, shown = 0, projected = 0, lo = Infinity, hi = -Infinity;
 		const from = spec.series.map((s) => {
 			const i0 = lowerBound(s.t, t0);
 			let n = 0;
@@ -85,12 +85,17 @@ const kit = (function () {
 					hi = Math.max(hi, v * (s.scale || 1));
 				}
 			}
-			points += n;
-			shown += n > 0 ? 1 : 0;
+			if (s.projected) {
+				projected += n;
+			} else {
+				points += n;
+				shown += n > 0 ? 1 : 0;
+			}
 			return i0;
 		});
 		setData(cv, 'points', points);
 		setData(cv, 'series', shown);
+		setData(cv, 'projected', projected);
 		setData(cv, 'bands', (spec.bands || []).length);
 		if (cv.width !== Math.round(W * dpr) || cv.height !== Math.round(H * dpr)) {
 			cv.width = Math.round(W * dpr);
@@ -99,7 +104,7 @@ const kit = (function () {
 		const g = cv.getContext('2d');
 		g.setTransform(dpr, 0, 0, dpr, 0, 0);
 		g.clearRect(0, 0, W, H);
-		if (!points || W < 50) { return null; }
+		if (!(points + projected) || W < 50) { return null; }
 		if (!isFinite(lo)) {
 			lo = 0;
 			hi = 1;

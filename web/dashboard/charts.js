@@ -28,7 +28,7 @@ function chartConfigs() {
 				fc.t.push(S.timeMs + e * i / n);
 				fc.v.push(m[s.key] + (trip(z) - m[s.key]) * i / n);
 			}
-			tempSeries.push({ label: s.label + ' → trip', color: s.color, dash: true, fmt: s.fmt, fc });
+			tempSeries.push({ label: s.label + ' → trip', color: s.color, dash: true, projected: true, fmt: s.fmt, fc });
 		}
 	}
 	return [

@@ -11,7 +11,7 @@ const S = {
 	started: false, es: null, down: false, retry: 0, retryAt: 0, timer: 0, lastMsgAt: 0,
 	everLive: false, historyLoaded: false, snapAt: 0, hover: {}, raf: 0, intervalMs: 1000,
 	range: 'hour', day: new Map(), dayLoaded: false, counters: new Map(),
-	clockEpoch: 0, /* one more at each clock step or start-over: history asked for before it is in the old times */
+	clockEpoch: 0, /* one more at each clock step or start-over */
 };
 
 /* ---- small helpers (no markup from data: text nodes only) ---- */
@@ -214,15 +214,15 @@ function chartKeys() {
 	return Object.keys(S.metrics).filter(charted);
 }
 /* A few requests at a time (the agent limits connections per client);
- * a metric whose request failed is asked once more a little later. */
-const historyRuns = { hour: 0, day: 0 };
+ * a metric whose request failed is asked once more a little later.
+ * A later load of the same view supersedes this one. */
+const loads = [0, 0];
 async function loadHistory(day) {
-	/* a later call for the same view supersedes this one */
-	const which = day ? 'day' : 'hour', run = ++historyRuns[which];
+	const v = day ? 1 : 0, run = ++loads[v], gone = () => loads[v] !== run;
 	const queue = chartKeys().map((k) => [k, 0]);
 	const span = day ? '&seconds=' + DAY_MS / 1000 + '&tier=1' : '&seconds=' + WINDOW_MS / 1000;
 	const worker = async () => {
-		for (let job; historyRuns[which] === run && (job = queue.shift());) {
+		for (let job; !gone() && (job = queue.shift());) {
 			const [k, tries] = job, epoch = S.clockEpoch;
 			let d;
 			try {
@@ -234,11 +234,11 @@ async function loadHistory(day) {
 				}
 				continue; /* no history for it: the live points stay */
 			}
-			if (historyRuns[which] !== run) {
+			if (gone()) {
 				return;
 			}
 			if (epoch !== S.clockEpoch) {
-				/* the board's clock stepped while it came: its points are in the old times, ask again */
+				/* the clock stepped while it came: its points are in the old times */
 				queue.push([k, tries]);
 				continue;
 			}
@@ -246,7 +246,7 @@ async function loadHistory(day) {
 		}
 	};
 	await Promise.all([worker(), worker(), worker()]);
-	if (historyRuns[which] !== run) {
+	if (gone()) {
 		return;
 	}
 	if (day) { S.dayLoaded = true; } else { S.historyLoaded = true; }
