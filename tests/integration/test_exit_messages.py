@@ -8,7 +8,6 @@ for the unit's ExecReload. The real journal is tests/packaging/systemd.sh's; thi
 Usage: test_exit_messages.py TEGRAWATCH SOURCE_ROOT EMPTY_LIBRARY
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -60,14 +59,6 @@ class ExitMessages(harness.TestCase):
         self.assertEqual(rc, EX_UNAVAILABLE)
         self.assert_one_error(lines, "")
 
-    def empty_library(self, soname):
-        """A directory for LD_LIBRARY_PATH with SONAME: empty_lib.c built for the agent's machine, a shared
-        library that has none of the real one's functions."""
-        d = os.path.join(self.d, "libs")
-        os.makedirs(d, exist_ok=True)
-        shutil.copy(EMPTY_LIB, os.path.join(d, soname))
-        return d
-
     def test_feature_library_missing(self):
         """MQTT and the web server load their library when configured (not at start): one that cannot be used is
         one error naming the package, exit 69, no crash (bench/README.md: what linking them cost)."""
@@ -80,7 +71,7 @@ class ExitMessages(harness.TestCase):
             with self.subTest(soname):
                 harness.write_file(cfg, 'agent:\n  state_file: ""\n' + section)
                 rc, lines = self.run_as_service(["run", "-c", cfg, "--root", root, "--no-tegrastats"],
-                                                {"LD_LIBRARY_PATH": self.empty_library(soname)})
+                                                {"LD_LIBRARY_PATH": harness.library_dir(self.d, EMPTY_LIB, soname)})
                 self.assertEqual(rc, EX_UNAVAILABLE, lines)
                 self.assert_one_error(lines, text)
 

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import struct
 import subprocess
@@ -182,9 +181,7 @@ class TopTest(harness.TestCase):
         self.assertEqual(harness.mapped(p.proc.pid, ("libncursesw",)), {"libncursesw"})
         p.key("q")
         self.assertEqual(p.proc.wait(10), 0)
-        libs = os.path.join(self.d, "libs")
-        os.makedirs(libs)
-        shutil.copy(EMPTY_LIB, os.path.join(libs, "libncursesw.so.6"))
+        libs = harness.library_dir(self.d, EMPTY_LIB, "libncursesw.so.6")
         p = self.pty(["-c", cfg, "--root", src(HOT)], env={"LD_LIBRARY_PATH": libs})
         self.assertEqual(p.proc.wait(30), EX_UNAVAILABLE)
         p.reader.join(5)

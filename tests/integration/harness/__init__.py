@@ -20,7 +20,7 @@ import os as _os
 
 from .agent import Agent
 from .base import (BOOT_ID, FIXTURE_BOARD, SANITIZED, UNDER_QEMU, clean_env, copy_board, demo_args, emulator_limit, end_process,
-                   flag, free_port, hold, init, main, mapped, no_default_web, pid_alive, proc_status_kb, read_bytes, read_jsonl, read_text,
+                   flag, free_port, hold, init, library_dir, main, mapped, no_default_web, pid_alive, proc_status_kb, read_bytes, read_jsonl, read_text,
                    recordings, src, stays, tegrawatch, wait_until, write_file)
 from .broker import EARLY_RULE, Broker, Subscriber, dedup_seqs, make_tls, mqtt_keys, mqtt_section, parse_spool, publish
 from .case import TestCase
@@ -28,7 +28,7 @@ from .web import (WEB_PER_IP, WEB_TIMEOUT_S, Receiver, Request, demo_values, for
                   status_of, web_config)
 
 __all__ = ["Agent", "BOOT_ID", "FIXTURE_BOARD", "SANITIZED", "UNDER_QEMU", "clean_env", "copy_board", "demo_args", "emulator_limit",
-           "end_process", "flag", "free_port", "hold", "init", "main", "mapped", "no_default_web", "pid_alive", "proc_status_kb", "read_bytes",
+           "end_process", "flag", "free_port", "hold", "init", "library_dir", "main", "mapped", "no_default_web", "pid_alive", "proc_status_kb", "read_bytes",
            "read_jsonl", "read_text", "recordings", "src", "stays", "tegrawatch", "wait_until", "write_file",
            "EARLY_RULE", "Broker", "Subscriber", "dedup_seqs",
            "make_tls", "mqtt_keys", "mqtt_section", "parse_spool", "publish", "TestCase", "WEB_PER_IP", "WEB_TIMEOUT_S",

@@ -259,6 +259,15 @@ def proc_status_kb(pid, key):
     return 0
 
 
+def library_dir(d, library, soname):
+    """A directory under D for LD_LIBRARY_PATH holding LIBRARY as SONAME (the tests' empty library: one that
+    loads and has none of the real one's functions)."""
+    libs = os.path.join(d, "libs")
+    os.makedirs(libs, exist_ok=True)
+    shutil.copy(library, os.path.join(libs, soname))
+    return libs
+
+
 def mapped(pid, names):
     """Which of NAMES (substrings of a library's path) process PID has mapped now (/proc/PID/maps): an idle
     feature's library must not be."""
